@@ -1,0 +1,29 @@
+import type { AvailableResult } from '../runtime/protocol/available.js'
+
+/** The human view of `connector available`: one block per connector. */
+export function renderAvailable(result: AvailableResult): string {
+  if (result.connectors.length === 0) return 'No connectors are installed.\n'
+  const rows: string[][] = [['CONNECTOR', 'INTERFACE', 'USE', 'STATUS']]
+  for (const c of result.connectors) {
+    const label = `${c.name} (${c.key})`
+    if (c.interfaces.length === 0) rows.push([label, '-', '-', '-'])
+    c.interfaces.forEach((i, n) => {
+      const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
+      rows.push([n === 0 ? label : '', i.kind, use, i.status])
+    })
+  }
+  const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)))
+  const lines = rows.map((r) => r.map((cell, col) => cell.padEnd(widths[col]!)).join('  ').trimEnd())
+  const out = [lines[0]!, ...lines.slice(1)]
+  const withSkills = result.connectors.filter((c) => c.skills.length > 0)
+  if (withSkills.length) {
+    out.push('', 'SKILLS')
+    for (const c of withSkills) for (const s of c.skills) out.push(`  ${s.name} (${c.key})  ${s.title ? `${s.title}: ` : ''}${s.description}`)
+  }
+  const described = result.connectors.filter((c) => c.description)
+  if (described.length) {
+    out.push('', 'ABOUT')
+    for (const c of described) out.push(`  ${c.key}  ${c.description}`)
+  }
+  return `${out.join('\n')}\n`
+}

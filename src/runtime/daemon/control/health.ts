@@ -1,0 +1,15 @@
+import type { healthMessage } from '../../protocol/health.js'
+import type { ResponseOf } from '../../protocol/message.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../protocol/version.js'
+import { PRODUCT_VERSION } from '../../version.js'
+import type { DaemonContext } from '../context.js'
+
+export async function handleHealth(ctx: DaemonContext): Promise<ResponseOf<typeof healthMessage>> {
+  return {
+    pid: process.pid,
+    productVersion: PRODUCT_VERSION,
+    protocolVersion: CONTROL_PROTOCOL_VERSION,
+    stateDir: ctx.paths.root,
+    startedAt: ctx.startedAt.toISOString(),
+  }
+}

@@ -1,0 +1,72 @@
+import { timingSafeEqual } from 'node:crypto'
+import { isTuttiError } from '../../errors.js'
+import { availableMessage } from '../../protocol/available.js'
+import { healthMessage } from '../../protocol/health.js'
+import type { ControlMessage } from '../../protocol/message.js'
+import { reconcileMessage } from '../../protocol/reconcile.js'
+import { statusMessage } from '../../protocol/status.js'
+import { stopMessage } from '../../protocol/stop.js'
+import type { DaemonContext } from '../context.js'
+import { jsonResponse } from '../http/json-response.js'
+import { readBodyLimited } from '../http/read-body.js'
+import { handleAvailable } from './available.js'
+import { handleHealth } from './health.js'
+import { handleReconcile } from './reconcile.js'
+import { handleStatus } from './status.js'
+import { handleStop } from './stop.js'
+
+type Handler = (ctx: DaemonContext, req: never) => Promise<unknown>
+interface Route {
+  message: ControlMessage<unknown, unknown>
+  handle: Handler
+}
+
+const routes = new Map<string, Route>()
+function route<Req, Res>(message: ControlMessage<Req, Res>, handle: (ctx: DaemonContext, req: Req) => Promise<Res>): void {
+  routes.set(message.name, { message: message as ControlMessage<unknown, unknown>, handle: handle as Handler })
+}
+route(healthMessage, handleHealth)
+route(statusMessage, handleStatus)
+route(availableMessage, handleAvailable)
+route(reconcileMessage, handleReconcile)
+route(stopMessage, handleStop)
+
+/** Register additional control messages (sessions, doctor) from their own modules. */
+export function registerControlRoute<Req, Res>(message: ControlMessage<Req, Res>, handle: (ctx: DaemonContext, req: Req) => Promise<Res>): void {
+  route(message, handle)
+}
+
+const MAX_CONTROL_BODY = 1024 * 1024
+
+function tokenMatches(header: string | null, expected: string): boolean {
+  const presented = header?.startsWith('Bearer ') ? header.slice(7) : ''
+  const a = Buffer.from(presented)
+  const b = Buffer.from(expected)
+  return a.length === b.length && timingSafeEqual(a, b)
+}
+
+const controlError = (status: number, code: string, message: string): Response => jsonResponse(status, { error: { code, message } })
+
+/** POST /control/<name>: authenticated by the control token from daemon.json. */
+export async function handleControl(ctx: DaemonContext, controlToken: string, name: string, req: Request): Promise<Response> {
+  if (!tokenMatches(req.headers.get('authorization'), controlToken)) return controlError(401, 'UNAUTHORIZED', 'missing or wrong control token')
+  const r = routes.get(name)
+  if (!r) return controlError(404, 'UNKNOWN_MESSAGE', `unknown control message "${name}"`)
+  const text = await readBodyLimited(req, MAX_CONTROL_BODY)
+  if (text === undefined) return controlError(413, 'ARGUMENT_INVALID', 'control request body too large')
+  let json: unknown
+  try {
+    json = text ? JSON.parse(text) : {}
+  } catch {
+    return controlError(400, 'ARGUMENT_INVALID', 'control request body is not JSON')
+  }
+  const parsed = r.message.request.safeParse(json)
+  if (!parsed.success) return controlError(400, 'ARGUMENT_INVALID', `bad ${name} request: ${parsed.error.issues.map((i) => i.message).join('; ')}`)
+  try {
+    return jsonResponse(200, await r.handle(ctx, parsed.data as never))
+  } catch (err) {
+    if (isTuttiError(err)) return controlError(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
+    ctx.log.error('control handler failed', { message: name, error: err })
+    return controlError(500, 'INTERNAL', ctx.log.redactor.redactString((err as Error).message))
+  }
+}

@@ -1,0 +1,18 @@
+import type { ResponseOf } from '../../protocol/message.js'
+import type { statusMessage } from '../../protocol/status.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../protocol/version.js'
+import { PRODUCT_VERSION } from '../../version.js'
+import type { DaemonContext } from '../context.js'
+
+export async function handleStatus(ctx: DaemonContext): Promise<ResponseOf<typeof statusMessage>> {
+  return {
+    pid: process.pid,
+    port: ctx.port(),
+    productVersion: PRODUCT_VERSION,
+    protocolVersion: CONTROL_PROTOCOL_VERSION,
+    startedAt: ctx.startedAt.toISOString(),
+    uptimeMs: Date.now() - ctx.startedAt.getTime(),
+    sessions: ctx.sessionCount(),
+    connectors: ctx.reconciler.snapshot(),
+  }
+}

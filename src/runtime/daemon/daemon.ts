@@ -1,0 +1,123 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import { toNodeHandler } from 'h3'
+import { listen, type Listener } from 'listhen'
+import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
+import { holdLock } from '../fs/lock.js'
+import { createLogger, fileSink, type Logger } from '../log/logger.js'
+import type { StatePaths } from '../paths.js'
+import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
+import { Reconciler } from '../reconcile/reconciler.js'
+import { ConnectorStore } from '../store/connector-store.js'
+import { PRODUCT_VERSION } from '../version.js'
+import type { DaemonContext } from './context.js'
+import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from './daemon-info.js'
+import { createDaemonApp } from './http/app.js'
+
+export interface DaemonOptions {
+  paths: StatePaths
+  /** Stop after this long with no control or MCP traffic (0 = never). */
+  idleTimeoutMs?: number
+}
+
+/**
+ * The daemon's composition root and lifecycle: singleton lock → listen →
+ * daemon.json → reconcile everything; one idempotent shutdown.
+ */
+export class TuttiDaemon {
+  readonly log: Logger
+  private readonly store: ConnectorStore
+  private readonly reconciler: Reconciler
+  private readonly startedAt = new Date()
+  private readonly controlToken = randomBytes(32).toString('base64url')
+  private listener?: Listener
+  private releaseLock?: () => Promise<void>
+  private stopping?: Promise<void>
+  private resolveStopped!: () => void
+  /** Resolves when shutdown has finished (for whatever reason it began). */
+  readonly stopped = new Promise<void>((resolve) => {
+    this.resolveStopped = resolve
+  })
+
+  constructor(private readonly options: DaemonOptions) {
+    this.log = createLogger(fileSink(options.paths.daemonLog), undefined, 'daemon')
+    this.log.redactor.addSecret(this.controlToken)
+    this.store = new ConnectorStore(options.paths)
+    this.reconciler = new Reconciler(this.store, this.log.child('reconcile'))
+  }
+
+  get port(): number {
+    return this.listener ? Number(new URL(this.listener.url).port) : 0
+  }
+
+  async start(): Promise<void> {
+    const { paths } = this.options
+    await ensurePrivateDir(paths.root)
+    try {
+      this.releaseLock = await holdLock(paths.daemonLockTarget, (err) => {
+        this.log.error('daemon lock compromised; another daemon took over this state directory', { error: err })
+        void this.stop('lock compromised', { revokeSessions: false })
+      })
+    } catch (err) {
+      this.log.error('another daemon holds the lock for this state directory', { error: err, stateDir: paths.root })
+      throw err
+    }
+    await writeFileAtomic(`${paths.daemonLockTarget}.pid`, `${process.pid}\n`)
+    const ctx: DaemonContext = {
+      paths,
+      log: this.log.child('control'),
+      store: this.store,
+      reconciler: this.reconciler,
+      startedAt: this.startedAt,
+      port: () => this.port,
+      sessionCount: () => 0,
+      requestStop: (reason, opts) => void this.stop(reason, opts),
+    }
+    const app = createDaemonApp(ctx, this.controlToken)
+    const preferred = await readPreferredPort(paths)
+    this.listener = await listen(toNodeHandler(app), {
+      hostname: '127.0.0.1',
+      // the previous port first (clients configured with it keep working), else any free one
+      port: { port: preferred ?? 0, host: '127.0.0.1' },
+      showURL: false,
+      open: false,
+      clipboard: false,
+      qr: false,
+      public: false,
+      autoClose: false,
+      isTest: true,
+    })
+    await writeDaemonInfo(paths, {
+      pid: process.pid,
+      port: this.port,
+      productVersion: PRODUCT_VERSION,
+      protocolVersion: CONTROL_PROTOCOL_VERSION,
+      startedAt: this.startedAt.toISOString(),
+      controlToken: this.controlToken,
+    })
+    this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
+    const states = await this.reconciler.reconcile().catch((err: unknown) => {
+      this.log.error('initial reconcile failed', { error: err })
+      return []
+    })
+    this.log.info('initial reconcile done', { connectors: states.length })
+  }
+
+  /** One idempotent shutdown for signals, `daemon stop`, idle timeout and lock loss. */
+  stop(reason: string, options: { revokeSessions: boolean }): Promise<void> {
+    this.stopping ??= this.shutdown(reason, options)
+    return this.stopping
+  }
+
+  private async shutdown(reason: string, options: { revokeSessions: boolean }): Promise<void> {
+    this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
+    const { paths } = this.options
+    await this.listener?.close().catch(() => {})
+    await removeDaemonInfoIfOurs(paths, process.pid)
+    const pidFile = `${paths.daemonLockTarget}.pid`
+    if ((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(pidFile, { force: true })
+    await this.releaseLock?.().catch(() => {})
+    this.log.info('daemon stopped', { reason })
+    this.resolveStopped()
+  }
+}

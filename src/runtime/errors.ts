@@ -1,0 +1,69 @@
+/**
+ * Typed errors with stable codes. `kind` decides the CLI exit code:
+ * bad input (the caller can fix it) exits 2, a failure of tutti or an
+ * upstream exits 1.
+ */
+export type ErrorKind = 'input' | 'failure'
+
+export const ErrorCodes = {
+  // bad input
+  MANIFEST_INVALID: 'MANIFEST_INVALID',
+  MANIFEST_NOT_FOUND: 'MANIFEST_NOT_FOUND',
+  CONNECTOR_NOT_INSTALLED: 'CONNECTOR_NOT_INSTALLED',
+  CREDENTIAL_INVALID: 'CREDENTIAL_INVALID',
+  ARGUMENT_INVALID: 'ARGUMENT_INVALID',
+  SESSION_INVALID: 'SESSION_INVALID',
+  // failures
+  DAEMON_START_FAILED: 'DAEMON_START_FAILED',
+  DAEMON_UNREACHABLE: 'DAEMON_UNREACHABLE',
+  DAEMON_PROTOCOL: 'DAEMON_PROTOCOL',
+  STATE_CORRUPT: 'STATE_CORRUPT',
+  LOCK_TIMEOUT: 'LOCK_TIMEOUT',
+  INTERNAL: 'INTERNAL',
+} as const
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
+
+const INPUT_CODES = new Set<string>([
+  ErrorCodes.MANIFEST_INVALID,
+  ErrorCodes.MANIFEST_NOT_FOUND,
+  ErrorCodes.CONNECTOR_NOT_INSTALLED,
+  ErrorCodes.CREDENTIAL_INVALID,
+  ErrorCodes.ARGUMENT_INVALID,
+  ErrorCodes.SESSION_INVALID,
+])
+
+export class TuttiError extends Error {
+  readonly code: ErrorCode
+  readonly kind: ErrorKind
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'TuttiError'
+    this.code = code
+    this.kind = INPUT_CODES.has(code) ? 'input' : 'failure'
+  }
+
+  get exitCode(): 1 | 2 {
+    return this.kind === 'input' ? 2 : 1
+  }
+
+  toJSON(): { code: ErrorCode; message: string } {
+    return { code: this.code, message: this.message }
+  }
+}
+
+export function isTuttiError(err: unknown): err is TuttiError {
+  return err instanceof TuttiError
+}
+
+/** Serialized form used on the control API; rebuilt into a TuttiError by the client. */
+export interface WireError {
+  code: ErrorCode
+  message: string
+}
+
+export function fromWire(wire: WireError): TuttiError {
+  const code = (Object.values(ErrorCodes) as string[]).includes(wire.code) ? wire.code : ErrorCodes.INTERNAL
+  return new TuttiError(code, wire.message)
+}

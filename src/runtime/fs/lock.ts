@@ -1,0 +1,50 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import lockfile from 'proper-lockfile'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { ensurePrivateDir } from './atomic-write.js'
+
+/**
+ * The one lock helper: every read-modify-write of shared state goes through
+ * here with the same settings. The target need not exist; the lock is the
+ * directory `<target>.lock` that proper-lockfile manages.
+ */
+const LOCK_OPTIONS = {
+  stale: 10_000,
+  update: 2_000,
+  realpath: false,
+  retries: { retries: 400, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
+} as const
+
+export async function withLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
+  await ensurePrivateDir(path.dirname(target))
+  let release: () => Promise<void>
+  try {
+    release = await lockfile.lock(target, { ...LOCK_OPTIONS, onCompromised: () => {} })
+  } catch (err) {
+    throw new TuttiError(ErrorCodes.LOCK_TIMEOUT, `could not lock ${path.basename(target)}: ${(err as Error).message}`, { cause: err })
+  }
+  try {
+    return await fn()
+  } finally {
+    await release().catch(() => {})
+  }
+}
+
+/**
+ * A lock held for the life of a process (the daemon's singleton lock).
+ * `onCompromised` fires if another process broke it; the holder must stop.
+ */
+export async function holdLock(target: string, onCompromised: (err: Error) => void): Promise<() => Promise<void>> {
+  await ensurePrivateDir(path.dirname(target))
+  return lockfile.lock(target, { ...LOCK_OPTIONS, retries: 0, onCompromised })
+}
+
+/**
+ * Remove a lock whose holder is provably dead (its pid no longer exists).
+ * proper-lockfile would only break it after the stale period; the caller
+ * has stronger evidence and wants recovery now.
+ */
+export async function breakOrphanedLock(target: string): Promise<void> {
+  await fs.rm(`${target}.lock`, { recursive: true, force: true })
+}

@@ -1,0 +1,94 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { readSkills, type SkillSummary } from '../skills/skill-file.js'
+import { formatIssues } from './format-issues.js'
+import { ReleaseTreeError, resolveInside, walkRelease, type ReleaseEntry } from './release-tree.js'
+import { MANIFEST_FILE, manifestSchema, type ConnectorManifest } from './schema.js'
+
+export interface LoadedRelease {
+  /** Real absolute path of the release root. */
+  root: string
+  manifest: ConnectorManifest
+  skills: SkillSummary[]
+  entries: ReleaseEntry[]
+}
+
+const MAX_MANIFEST_BYTES = 256 * 1024
+
+function invalid(message: string, cause?: unknown): TuttiError {
+  return new TuttiError(ErrorCodes.MANIFEST_INVALID, `${MANIFEST_FILE}: ${message}`, { cause })
+}
+
+export function parseManifest(text: string): ConnectorManifest {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (err) {
+    throw invalid(`not valid JSON (${(err as Error).message})`)
+  }
+  const result = manifestSchema.safeParse(json)
+  if (!result.success) throw invalid(formatIssues(result.error.issues).join('\n'))
+  return result.data
+}
+
+/**
+ * Read and fully validate a connector release directory: the manifest, every
+ * path it names (inside the release, also after symlinks), and its Skills.
+ * Touches nothing on disk.
+ */
+export async function loadRelease(dir: string): Promise<LoadedRelease> {
+  let root: string
+  try {
+    root = await fs.realpath(dir)
+    if (!(await fs.stat(root)).isDirectory()) throw new Error('not a directory')
+  } catch {
+    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} is not a connector directory`)
+  }
+  const file = path.join(root, MANIFEST_FILE)
+  let text: string
+  try {
+    const st = await fs.lstat(file)
+    if (!st.isFile()) throw invalid('must be a regular file')
+    if (st.size > MAX_MANIFEST_BYTES) throw invalid(`larger than ${MAX_MANIFEST_BYTES} bytes`)
+    text = await fs.readFile(file, 'utf8')
+  } catch (err) {
+    if (err instanceof TuttiError) throw err
+    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${MANIFEST_FILE} not found in ${dir}`)
+  }
+  const manifest = parseManifest(text)
+  try {
+    const entries = await walkRelease(root)
+    if (manifest.cli) await resolveInside(root, manifest.cli.entrypoint, 'cli.entrypoint', 'file')
+    if (manifest.mcp?.transport === 'stdio') await checkStdioPaths(root, manifest.mcp.command, manifest.mcp.args)
+    let skills: SkillSummary[] = []
+    if (manifest.skills) {
+      const skillsRoot = await resolveInside(root, manifest.skills, 'skills', 'dir')
+      skills = await readSkills(root, skillsRoot, manifest.skills)
+    }
+    return { root, manifest, skills, entries }
+  } catch (err) {
+    if (err instanceof ReleaseTreeError) throw invalid(err.message, err)
+    throw err
+  }
+}
+
+/**
+ * A command with a path separator is a file in the release. Arguments are
+ * free text, but one that names a path must not climb out of the release.
+ */
+async function checkStdioPaths(root: string, command: string, args: readonly string[]): Promise<void> {
+  if (command.includes('/') || command.includes('\\')) {
+    if (path.isAbsolute(command)) throw new ReleaseTreeError('mcp.command', `mcp.command: "${command}" must be a program name or a relative path inside the release, not an absolute path`)
+    await resolveInside(root, command, 'mcp.command', 'file')
+  }
+  for (const [i, arg] of args.entries()) {
+    if (arg.split(/[\\/]/).includes('..')) throw new ReleaseTreeError(`mcp.args[${i}]`, `mcp.args[${i}]: "${arg}" escapes the release ("..")`)
+    const candidate = path.resolve(root, arg)
+    const exists = await fs.lstat(candidate).then(() => true, () => false)
+    if (!path.isAbsolute(arg) && exists) await resolveInside(root, arg, `mcp.args[${i}]`, 'file').catch(async (err: ReleaseTreeError) => {
+      // a directory argument is fine as long as it is inside
+      if (!(await fs.stat(candidate)).isDirectory() || err.message.includes('outside')) throw err
+    })
+  }
+}

@@ -1,0 +1,88 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+
+/**
+ * A connector release on disk, walked once in a stable order. The walk
+ * refuses symlinks that point outside the release, and bounds size and
+ * count, so the copy and the digest are made from exactly what was checked.
+ */
+export interface ReleaseEntry {
+  /** POSIX-style path relative to the release root. */
+  rel: string
+  type: 'file' | 'dir' | 'symlink'
+  executable: boolean
+  size: number
+  /** For symlinks: the link text (relative, inside the release). */
+  linkTarget?: string
+}
+
+export const RELEASE_LIMITS = { maxFiles: 20_000, maxBytes: 256 * 1024 * 1024, maxDepth: 32 } as const
+const SKIP = new Set(['.git'])
+
+export class ReleaseTreeError extends Error {
+  constructor(readonly field: string, message: string) {
+    super(message)
+  }
+}
+
+export function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate)
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))
+}
+
+export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
+  const realRoot = await fs.realpath(root)
+  const entries: ReleaseEntry[] = []
+  let bytes = 0
+  const visit = async (dirRel: string, depth: number): Promise<void> => {
+    if (depth > RELEASE_LIMITS.maxDepth) throw new ReleaseTreeError('(release)', `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
+    const names = (await fs.readdir(path.join(realRoot, dirRel))).sort()
+    for (const name of names) {
+      if (SKIP.has(name) && dirRel === '') continue
+      const rel = dirRel ? `${dirRel}/${name}` : name
+      const abs = path.join(realRoot, rel)
+      const st = await fs.lstat(abs)
+      if (entries.length >= RELEASE_LIMITS.maxFiles) throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
+      if (st.isSymbolicLink()) {
+        const target = await fs.readlink(abs)
+        const resolved = path.resolve(path.dirname(abs), target)
+        if (path.isAbsolute(target) || !isInside(realRoot, resolved)) {
+          throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} points outside the release`)
+        }
+        entries.push({ rel, type: 'symlink', executable: false, size: 0, linkTarget: target })
+      } else if (st.isDirectory()) {
+        entries.push({ rel, type: 'dir', executable: false, size: 0 })
+        await visit(rel, depth + 1)
+      } else if (st.isFile()) {
+        bytes += st.size
+        if (bytes > RELEASE_LIMITS.maxBytes) throw new ReleaseTreeError('(release)', `release larger than ${RELEASE_LIMITS.maxBytes} bytes`)
+        entries.push({ rel, type: 'file', executable: (st.mode & 0o111) !== 0, size: st.size })
+      } else {
+        throw new ReleaseTreeError(rel, `${rel} is not a regular file, directory or symlink`)
+      }
+    }
+  }
+  await visit('', 0)
+  return entries
+}
+
+/**
+ * Resolve a manifest-relative path and prove it stays inside the release
+ * after following symlinks. Returns the real absolute path.
+ */
+export async function resolveInside(root: string, rel: string, field: string, want: 'file' | 'dir'): Promise<string> {
+  const realRoot = await fs.realpath(root)
+  const abs = path.resolve(realRoot, rel)
+  if (!isInside(realRoot, abs)) throw new ReleaseTreeError(field, `${field}: "${rel}" escapes the release`)
+  let real: string
+  try {
+    real = await fs.realpath(abs)
+  } catch {
+    throw new ReleaseTreeError(field, `${field}: "${rel}" does not exist in the release`)
+  }
+  if (!isInside(realRoot, real)) throw new ReleaseTreeError(field, `${field}: "${rel}" resolves outside the release (symlink escape)`)
+  const st = await fs.stat(real)
+  if (want === 'file' && !st.isFile()) throw new ReleaseTreeError(field, `${field}: "${rel}" is not a file`)
+  if (want === 'dir' && !st.isDirectory()) throw new ReleaseTreeError(field, `${field}: "${rel}" is not a directory`)
+  return real
+}

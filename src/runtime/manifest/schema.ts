@@ -1,0 +1,124 @@
+import { z } from 'zod'
+
+/**
+ * The connector manifest (`tutti-connector.json`, DESIGN §5). Every object is
+ * strict: an unknown field is an error naming its path. Filesystem rules
+ * (paths inside the release, symlinks, Skills) are checked in load.ts.
+ */
+export const MANIFEST_FILE = 'tutti-connector.json'
+
+/** Short, and without "_": "_" separates the key from the tool name. */
+export const CONNECTOR_KEY = /^[a-z][a-z0-9-]{0,23}$/
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const VAR_REF = /\$\{([^}]*)\}/g
+
+const relativePath = z
+  .string()
+  .min(1, 'must not be empty')
+  .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(p) && !p.startsWith('\\'), 'must be a relative path inside the release, not an absolute path')
+  .refine((p) => !p.split(/[\\/]/).includes('..'), 'must stay inside the release ("..") is not allowed')
+
+const toolDeclaration = z.strictObject({
+  name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+  title: z.string().optional(),
+  description: z.string().max(8192).optional(),
+  inputSchema: z.looseObject({ type: z.literal('object', { error: 'the root of an inputSchema must be type "object"' }) }),
+  outputSchema: z.looseObject({ type: z.literal('object', { error: 'the root of an outputSchema must be type "object"' }) }).optional(),
+  annotations: z.record(z.string(), z.unknown()).optional(),
+})
+export type ToolDeclaration = z.infer<typeof toolDeclaration>
+
+const activation = z.enum(['eager', 'lazy'], { error: 'must be "eager" or "lazy"' })
+
+const stdioServer = z.strictObject({
+  transport: z.literal('stdio'),
+  command: z.string().min(1, 'must not be empty'),
+  args: z.array(z.string()).max(256).default([]),
+  env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
+  activation: activation.default('eager'),
+  idleTimeoutSeconds: z.number().int().positive().optional(),
+  tools: z.array(toolDeclaration).max(1000).optional(),
+})
+
+const httpServer = z.strictObject({
+  transport: z.literal('http'),
+  url: z
+    .string()
+    .url('must be an absolute http(s) URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
+  headers: z.record(z.string().min(1), z.string()).default({}),
+  activation: activation.default('eager'),
+  idleTimeoutSeconds: z.number().int().positive().optional(),
+  tools: z.array(toolDeclaration).max(1000).optional(),
+})
+
+const authVariable = z.strictObject({
+  name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+  secret: z.boolean().default(true),
+  description: z.string().optional(),
+})
+
+const auth = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('none') }),
+  z.strictObject({ kind: z.literal('env'), variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32) }),
+], { error: 'must be {"kind":"none"} or {"kind":"env","variables":[...]}' })
+
+export const manifestSchema = z
+  .strictObject({
+    schemaVersion: z.literal(1, { error: 'must be 1' }),
+    key: z.string().regex(CONNECTOR_KEY, 'must match ^[a-z][a-z0-9-]{0,23}$ (lowercase, digits, "-", at most 24 chars, no "_")'),
+    name: z.string().min(1, 'must not be empty').max(80),
+    version: z.string().min(1, 'must not be empty').max(64),
+    description: z.string().max(1024).default(''),
+    auth: auth.default({ kind: 'none' }),
+    mcp: z.discriminatedUnion('transport', [stdioServer, httpServer], { error: 'transport must be "stdio" or "http"' }).optional(),
+    cli: z.strictObject({ entrypoint: relativePath }).optional(),
+    skills: relativePath.optional(),
+  })
+  .superRefine((m, ctx) => {
+    if (m.mcp && m.mcp.activation === 'lazy' && !m.mcp.tools?.length) {
+      ctx.addIssue({ code: 'custom', path: ['mcp', 'tools'], message: 'lazy activation requires a non-empty tools declaration' })
+    }
+    const names = new Set<string>()
+    m.mcp?.tools?.forEach((tool, i) => {
+      if (names.has(tool.name)) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, 'name'], message: `duplicate tool name "${tool.name}"` })
+      names.add(tool.name)
+    })
+    const declared = new Set(m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : [])
+    const checkRefs = (value: string, path: (string | number)[]): void => {
+      for (const match of value.matchAll(VAR_REF)) {
+        if (!declared.has(match[1]!)) {
+          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable` })
+        }
+      }
+    }
+    if (m.mcp?.transport === 'stdio') {
+      m.mcp.args.forEach((a, i) => checkRefs(a, ['mcp', 'args', i]))
+      for (const [k, v] of Object.entries(m.mcp.env)) checkRefs(v, ['mcp', 'env', k])
+    } else if (m.mcp?.transport === 'http') {
+      checkRefs(m.mcp.url, ['mcp', 'url'])
+      for (const [k, v] of Object.entries(m.mcp.headers)) checkRefs(v, ['mcp', 'headers', k])
+    }
+    if (!m.mcp && !m.cli && !m.skills) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'a connector must bring at least one of "mcp", "cli" or "skills"' })
+    }
+  })
+
+export type ConnectorManifest = z.infer<typeof manifestSchema>
+export type StdioServerSpec = z.infer<typeof stdioServer>
+export type HttpServerSpec = z.infer<typeof httpServer>
+export type McpServerSpec = StdioServerSpec | HttpServerSpec
+
+/** Replace `${VAR}` by the declared auth variable's value (validated to be declared). */
+export function expandVariables(value: string, vars: Readonly<Record<string, string>>): string {
+  return value.replace(VAR_REF, (_m, name: string) => vars[name] ?? '')
+}
+
+export function authVariableNames(m: ConnectorManifest): string[] {
+  return m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : []
+}
+
+/** Active iff auth is ready: no auth, or every declared variable has a value. */
+export function isAuthReady(m: ConnectorManifest, credentials: Readonly<Record<string, string>> | undefined): boolean {
+  return authVariableNames(m).every((name) => typeof credentials?.[name] === 'string' && credentials[name] !== '')
+}

@@ -1,0 +1,73 @@
+import os from 'node:os'
+import path from 'node:path'
+
+/**
+ * Every path tutti touches is computed here, so a reader can see the whole
+ * state directory layout in one place (DESIGN §4).
+ */
+export function resolveStateDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (env.TUTTI_STATE_DIR) return path.resolve(env.TUTTI_STATE_DIR)
+  if (env.XDG_STATE_HOME) return path.join(path.resolve(env.XDG_STATE_HOME), 'tutti')
+  const home = env.HOME || os.homedir()
+  if (platform === 'darwin') return path.join(home, 'Library', 'Application Support', 'tutti')
+  if (platform === 'win32') return path.join(env.LOCALAPPDATA || path.join(home, 'AppData', 'Local'), 'tutti')
+  return path.join(home, '.local', 'state', 'tutti')
+}
+
+export interface StatePaths {
+  readonly root: string
+  /** pid, port, versions and the control token of the running daemon (0600). */
+  readonly daemonJson: string
+  readonly daemonLog: string
+  /** The port the last daemon listened on; a restarted daemon asks for it first. */
+  readonly daemonPort: string
+  /** Held (proper-lockfile) by the running daemon for its whole life. */
+  readonly daemonLockTarget: string
+  /** Held by a CLI while it decides whether to spawn a daemon. */
+  readonly startLockTarget: string
+  /** Read-modify-write of installed.json / credentials.json / sessions.json goes through this. */
+  readonly stateLockTarget: string
+  readonly installedJson: string
+  readonly credentialsJson: string
+  readonly sessionsJson: string
+  readonly connectorsDir: string
+  /** The only directory put on agents' PATH: tutti-connector-<key> shims. */
+  readonly binDir: string
+  readonly shimLockTarget: string
+  /** Per-session projections (CODEX_HOME, Claude --add-dir, ...). */
+  readonly sessionsDir: string
+  readonly tmpDir: string
+  connectorDir(key: string): string
+  releasesDir(key: string): string
+  releaseDir(key: string, digest: string): string
+  shimPath(key: string): string
+  sessionDir(sessionId: string): string
+}
+
+export function statePaths(root: string = resolveStateDir()): StatePaths {
+  const connectorsDir = path.join(root, 'connectors')
+  const binDir = path.join(root, 'bin')
+  const sessionsDir = path.join(root, 'sessions')
+  return {
+    root,
+    daemonJson: path.join(root, 'daemon.json'),
+    daemonLog: path.join(root, 'daemon.log'),
+    daemonPort: path.join(root, 'daemon.port'),
+    daemonLockTarget: path.join(root, 'daemon'),
+    startLockTarget: path.join(root, 'daemon-start'),
+    stateLockTarget: path.join(root, 'state'),
+    installedJson: path.join(root, 'installed.json'),
+    credentialsJson: path.join(root, 'credentials.json'),
+    sessionsJson: path.join(root, 'sessions.json'),
+    connectorsDir,
+    binDir,
+    shimLockTarget: path.join(root, 'shims'),
+    sessionsDir,
+    tmpDir: path.join(root, 'tmp'),
+    connectorDir: (key) => path.join(connectorsDir, key),
+    releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
+    releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),
+    shimPath: (key) => path.join(binDir, `tutti-connector-${key}`),
+    sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
+  }
+}

@@ -1,0 +1,26 @@
+import { z } from 'zod'
+import { interfaceStatus } from './connector-state.js'
+import { defineMessage } from './message.js'
+
+/**
+ * The public discovery shape (DESIGN §11). It carries no URL, port, token,
+ * header, credential, upstream endpoint or release path, by construction:
+ * every object is strict, so nothing else can ride along.
+ */
+const skillSummary = z.strictObject({ name: z.string(), title: z.string().optional(), description: z.string() })
+const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal('connector'), toolPrefix: z.string(), status: interfaceStatus })
+const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus })
+
+export const availableConnector = z.strictObject({
+  key: z.string(),
+  name: z.string(),
+  description: z.string(),
+  skills: z.array(skillSummary),
+  interfaces: z.array(z.discriminatedUnion('kind', [mcpInterface, cliInterface])),
+})
+export type AvailableConnector = z.infer<typeof availableConnector>
+
+export const availableResult = z.strictObject({ connectors: z.array(availableConnector) })
+export type AvailableResult = z.infer<typeof availableResult>
+
+export const availableMessage = defineMessage('available', z.object({}).strict(), availableResult)

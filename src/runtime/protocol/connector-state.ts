@@ -1,0 +1,19 @@
+import { z } from 'zod'
+
+/** Run conditions of a connector interface (never a user on/off switch). */
+export const interfaceStatus = z.enum(['ready', 'starting', 'needs-auth', 'failed'])
+export type InterfaceStatus = z.infer<typeof interfaceStatus>
+
+export const connectorState = z.object({
+  key: z.string(),
+  version: z.string(),
+  status: interfaceStatus,
+  /** Current route generation (0 when none was ever committed). */
+  generation: z.number().int(),
+  tools: z.number().int(),
+  activation: z.enum(['eager', 'lazy']).optional(),
+  upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
+  error: z.string().optional(),
+  lastChange: z.string().optional(),
+})
+export type ConnectorState = z.infer<typeof connectorState>

@@ -1,0 +1,19 @@
+import type { z } from 'zod'
+
+/**
+ * One control message: a name (the route `POST /control/<name>`), and the
+ * shapes of its request and response. Each message type lives in its own
+ * file next to this one; the daemon's handlers live in daemon/control/.
+ */
+export interface ControlMessage<Req, Res> {
+  readonly name: string
+  readonly request: z.ZodType<Req>
+  readonly response: z.ZodType<Res>
+}
+
+export function defineMessage<Req, Res>(name: string, request: z.ZodType<Req>, response: z.ZodType<Res>): ControlMessage<Req, Res> {
+  return { name, request, response }
+}
+
+export type RequestOf<M> = M extends ControlMessage<infer Req, unknown> ? Req : never
+export type ResponseOf<M> = M extends ControlMessage<unknown, infer Res> ? Res : never

@@ -1,0 +1,68 @@
+import { z } from 'zod'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
+import { withLock } from '../fs/lock.js'
+import type { StatePaths } from '../paths.js'
+
+/**
+ * installed.json and credentials.json: small JSON documents, always written
+ * atomically under the one state lock. credentials.json is 0600 (all state
+ * files are), and its values never leave the process except into a
+ * connector's own environment.
+ */
+const installedConnector = z.object({
+  key: z.string(),
+  name: z.string(),
+  version: z.string(),
+  digest: z.string().regex(/^[a-f0-9]{64}$/),
+  installedAt: z.string(),
+})
+export type InstalledConnector = z.infer<typeof installedConnector>
+
+const installedState = z.object({
+  schemaVersion: z.literal(1),
+  connectors: z.record(z.string(), installedConnector),
+})
+export type InstalledState = z.infer<typeof installedState>
+
+const credentialsState = z.object({
+  schemaVersion: z.literal(1),
+  connectors: z.record(z.string(), z.record(z.string(), z.string())),
+})
+export type CredentialsState = z.infer<typeof credentialsState>
+
+async function readDoc<T>(file: string, schema: z.ZodType<T>, empty: T): Promise<T> {
+  let raw: unknown
+  try {
+    raw = await readJsonIfExists(file)
+  } catch (err) {
+    throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} is not valid JSON; fix or remove it (${(err as Error).message})`)
+  }
+  if (raw === undefined) return empty
+  const parsed = schema.safeParse(raw)
+  if (!parsed.success) throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} does not match the expected format; fix or remove it`)
+  return parsed.data
+}
+
+export const readInstalled = (paths: StatePaths): Promise<InstalledState> =>
+  readDoc(paths.installedJson, installedState, { schemaVersion: 1, connectors: {} })
+
+export const readCredentials = (paths: StatePaths): Promise<CredentialsState> =>
+  readDoc(paths.credentialsJson, credentialsState, { schemaVersion: 1, connectors: {} })
+
+/**
+ * Read-modify-write of the state documents under the state lock. `fn`
+ * mutates drafts; only documents it reports as changed are written.
+ */
+export async function updateState<T>(
+  paths: StatePaths,
+  fn: (draft: { installed: InstalledState; credentials: CredentialsState }) => Promise<{ result: T; installedChanged?: boolean; credentialsChanged?: boolean }>,
+): Promise<T> {
+  return withLock(paths.stateLockTarget, async () => {
+    const draft = { installed: await readInstalled(paths), credentials: await readCredentials(paths) }
+    const out = await fn(draft)
+    if (out.installedChanged) await writeJsonAtomic(paths.installedJson, draft.installed)
+    if (out.credentialsChanged) await writeJsonAtomic(paths.credentialsJson, draft.credentials)
+    return out.result
+  })
+}
