@@ -40,6 +40,8 @@ export interface StatePaths {
   connectorDir(key: string): string
   releasesDir(key: string): string
   releaseDir(key: string, digest: string): string
+  /** A connector's writable data directory, kept across upgrades, removed on uninstall. */
+  dataDir(key: string): string
   shimPath(key: string): string
   sessionDir(sessionId: string): string
 }
@@ -67,6 +69,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     connectorDir: (key) => path.join(connectorsDir, key),
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),
+    dataDir: (key) => path.join(connectorsDir, key, 'data'),
     shimPath: (key) => path.join(binDir, `tutti-connector-${key}`),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
   }

@@ -11,6 +11,12 @@ export const MANIFEST_FILE = 'tutti-connector.json'
 export const CONNECTOR_KEY = /^[a-z][a-z0-9-]{0,23}$/
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const VAR_REF = /\$\{([^}]*)\}/g
+/**
+ * Built-in variable: the connector's own writable data directory
+ * (`connectors/<key>/data`, kept across upgrades). Releases are read-only,
+ * so this is where a connector keeps state. No other environment leaks in.
+ */
+export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
 
 const relativePath = z
   .string()
@@ -79,16 +85,24 @@ export const manifestSchema = z
     if (m.mcp && m.mcp.activation === 'lazy' && !m.mcp.tools?.length) {
       ctx.addIssue({ code: 'custom', path: ['mcp', 'tools'], message: 'lazy activation requires a non-empty tools declaration' })
     }
+    if (m.auth.kind === 'env') {
+      const seen = new Set<string>()
+      m.auth.variables.forEach((v, i) => {
+        if (v.name === DATA_DIR_VAR || v.name.startsWith('TUTTI_')) ctx.addIssue({ code: 'custom', path: ['auth', 'variables', i, 'name'], message: 'names starting with TUTTI_ are reserved' })
+        if (seen.has(v.name)) ctx.addIssue({ code: 'custom', path: ['auth', 'variables', i, 'name'], message: `duplicate variable ${v.name}` })
+        seen.add(v.name)
+      })
+    }
     const names = new Set<string>()
     m.mcp?.tools?.forEach((tool, i) => {
       if (names.has(tool.name)) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, 'name'], message: `duplicate tool name "${tool.name}"` })
       names.add(tool.name)
     })
-    const declared = new Set(m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : [])
+    const declared = new Set([DATA_DIR_VAR, ...(m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : [])])
     const checkRefs = (value: string, path: (string | number)[]): void => {
       for (const match of value.matchAll(VAR_REF)) {
         if (!declared.has(match[1]!)) {
-          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable` })
+          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable (only those and \${${DATA_DIR_VAR}} expand)` })
         }
       }
     }

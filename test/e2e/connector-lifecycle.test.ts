@@ -1,0 +1,125 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
+import { cleanupState, EXAMPLES, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+
+const SECRET = 'sk-live-4f0c2b9e-very-secret-value'
+
+describe('connector lifecycle through the CLI', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = tempStateDir('lifecycle')
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('install copies a read-only, content-addressed release and starts the daemon', async () => {
+    const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+    expect(res).toMatchObject({ key: 'everything', version: '1.0.0', changed: true, state: { status: 'needs-auth' } })
+    expect(res.digest).toMatch(/^[a-f0-9]{64}$/)
+    const release = path.join(dir, 'connectors', 'everything', 'releases', res.digest)
+    expect(fs.statSync(release).mode & 0o777).toBe(0o555)
+    expect(fs.statSync(path.join(release, 'tutti-connector.json')).mode & 0o777).toBe(0o444)
+    expect(fs.statSync(path.join(release, 'bin', 'everything.js')).mode & 0o777).toBe(0o555)
+    expect(fs.statSync(path.join(dir, 'installed.json')).mode & 0o777).toBe(0o600)
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
+    expect(readDaemonJson(dir)).toBeDefined()
+  })
+
+  it('re-installing the same content is a no-op', async () => {
+    const before = fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')
+    const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+    expect(res.changed).toBe(false)
+    expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
+  })
+
+  it('available shows needs-auth until connected, then ready', async () => {
+    const before = await tuttiJson(dir, ['connector', 'available'])
+    expect(before.connectors[0].interfaces.map((i: { status: string }) => i.status)).toEqual(['needs-auth', 'needs-auth'])
+    const connected = await tuttiJson(dir, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { env: { EVERYTHING_API_KEY: SECRET } })
+    expect(connected).toMatchObject({ key: 'everything', variables: ['EVERYTHING_API_KEY'], state: { status: 'ready' } })
+    expect(JSON.stringify(connected)).not.toContain(SECRET)
+    expect(fs.statSync(path.join(dir, 'credentials.json')).mode & 0o777).toBe(0o600)
+    const after = await tuttiJson(dir, ['connector', 'available'])
+    expect(after).toEqual({
+      connectors: [
+        {
+          key: 'everything',
+          name: 'Everything',
+          description: expect.any(String),
+          skills: [{ name: 'everything-tour', title: 'Everything Tour', description: expect.any(String) }],
+          interfaces: [
+            { kind: 'mcp', serverName: 'connector', toolPrefix: 'everything_', status: 'ready' },
+            { kind: 'cli', command: 'tutti-connector-everything', status: 'ready' },
+          ],
+        },
+      ],
+    })
+  })
+
+  it('connect rejects undeclared variables, empty values and unknown connectors with exit 2, storing nothing', async () => {
+    const creds = fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')
+    const undeclared = await tutti(dir, ['connector', 'connect', 'everything', '--env', `OTHER=${SECRET}`, '--json'])
+    expect(undeclared.code).toBe(2)
+    expect(JSON.parse(undeclared.stdout).error).toMatchObject({ code: 'CREDENTIAL_INVALID', message: expect.stringContaining('OTHER') })
+    expect(undeclared.stdout + undeclared.stderr).not.toContain(SECRET)
+    const malformed = await tutti(dir, ['connector', 'connect', 'everything', '--env', 'novalue', '--json'])
+    expect(malformed.code).toBe(2)
+    const unknown = await tutti(dir, ['connector', 'connect', 'nope', '--env', 'A=b', '--json'])
+    expect(unknown.code).toBe(2)
+    expect(JSON.parse(unknown.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
+    const missingEnv = await tutti(dir, ['connector', 'connect', 'everything', '--from-env', 'TUTTI_TEST_UNSET_VAR', '--json'])
+    expect(missingEnv.code).toBe(2)
+    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toBe(creds)
+  })
+
+  it('no port, URL, token, credential or release path in `connector available`, JSON or table', async () => {
+    const info = readDaemonJson(dir)!
+    const json = await tutti(dir, ['connector', 'available', '--json'])
+    const table = await tutti(dir, ['connector', 'available'])
+    for (const out of [json.stdout, table.stdout]) {
+      expect(out).not.toContain(SECRET)
+      expect(out).not.toContain(info.controlToken)
+      expect(out).not.toContain(String(info.port))
+      expect(out).not.toMatch(/https?:\/\//)
+      expect(out).not.toContain(dir)
+      expect(out).not.toContain('releases')
+      expect(out).not.toMatch(/[a-f0-9]{64}/)
+    }
+    expect(table.stdout).toMatch(/tutti-connector-everything/)
+  })
+
+  it('the daemon log never contains the credential or the control token', async () => {
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    expect(log.length).toBeGreaterThan(0)
+    expect(log).not.toContain(SECRET)
+    expect(log).not.toContain(readDaemonJson(dir)!.controlToken)
+  })
+
+  it('a new version replaces the old one atomically', async () => {
+    const v1 = makeConnector(baseManifest({ key: 'upgrade', version: '1.0.0' }), CLI_FILE)
+    const v2 = makeConnector(baseManifest({ key: 'upgrade', version: '2.0.0' }), CLI_FILE)
+    const first = await tuttiJson(dir, ['connector', 'install', v1])
+    const second = await tuttiJson(dir, ['connector', 'install', v2])
+    expect(second).toMatchObject({ version: '2.0.0', changed: true, previousDigest: first.digest })
+    const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8'))
+    expect(installed.connectors.upgrade).toMatchObject({ version: '2.0.0', digest: second.digest })
+    const status = await tuttiJson(dir, ['daemon', 'status'])
+    expect(status.connectors.find((c: { key: string }) => c.key === 'upgrade')).toMatchObject({ version: '2.0.0', status: 'ready' })
+  })
+
+  it('disconnect forgets credentials; uninstall removes the connector', async () => {
+    const disc = await tuttiJson(dir, ['connector', 'disconnect', 'everything'])
+    expect(disc).toMatchObject({ disconnected: true, state: { status: 'needs-auth' } })
+    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).not.toContain(SECRET)
+    await tuttiJson(dir, ['connector', 'uninstall', 'everything'])
+    await tuttiJson(dir, ['connector', 'uninstall', 'upgrade'])
+    expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
+    expect((await tuttiJson(dir, ['daemon', 'status'])).connectors).toEqual([])
+    const again = await tutti(dir, ['connector', 'uninstall', 'everything', '--json'])
+    expect(again.code).toBe(2)
+    expect(JSON.parse(again.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
+  })
+})

@@ -1,0 +1,129 @@
+import { execFileSync } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { cleanupState, daemonPids, EXAMPLES, isAlive, readDaemonJson, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+
+const dirs: string[] = []
+function state(label: string): string {
+  const dir = tempStateDir(label)
+  dirs.push(dir)
+  return dir
+}
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await cleanupState(dir)
+})
+
+async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs
+  while (Date.now() < deadline) {
+    if (predicate()) return true
+    await new Promise((r) => setTimeout(r, 25))
+  }
+  return predicate()
+}
+
+describe('daemon lifecycle', () => {
+  it('32 concurrent `connector available --json` with no daemon: all succeed, same output, exactly one daemon', async () => {
+    const dir = state('race')
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    await tutti(dir, ['daemon', 'stop'])
+    expect(daemonPids(dir)).toEqual([])
+    const results = await Promise.all(Array.from({ length: 32 }, () => tutti(dir, ['connector', 'available', '--json'])))
+    for (const r of results) expect(r.code, r.stderr).toBe(0)
+    const outputs = new Set(results.map((r) => r.stdout))
+    expect(outputs.size).toBe(1)
+    expect(JSON.parse(results[0]!.stdout).connectors.map((c: { key: string }) => c.key)).toEqual(['notes'])
+    const pids = daemonPids(dir)
+    expect(pids).toHaveLength(1)
+    expect(readDaemonJson(dir)?.pid).toBe(pids[0])
+  })
+
+  it('recovers after kill -9 of the daemon on the next call', async () => {
+    const dir = state('kill9')
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    const before = readDaemonJson(dir)!
+    process.kill(before.pid, 'SIGKILL')
+    expect(await waitFor(() => !isAlive(before.pid), 5000)).toBe(true)
+    const started = Date.now()
+    const res = await tuttiJson(dir, ['connector', 'available'])
+    const recoveryMs = Date.now() - started
+    expect(res.connectors[0].key).toBe('notes')
+    const after = readDaemonJson(dir)!
+    expect(after.pid).not.toBe(before.pid)
+    expect(daemonPids(dir)).toEqual([after.pid])
+    // the restarted daemon asks for its previous port first
+    expect(after.port).toBe(before.port)
+    console.log(`kill -9 recovery: next call took ${recoveryMs} ms`)
+  })
+
+  it('replaces a daemon of another version instead of reusing it', async () => {
+    const dir = state('version')
+    // an "older install": a copy of the built package with another version, sharing node_modules
+    const old = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-old-'))
+    fs.cpSync(path.join(REPO, 'dist'), path.join(old, 'dist'), { recursive: true })
+    fs.cpSync(path.join(REPO, 'bin'), path.join(old, 'bin'), { recursive: true })
+    const pkg = JSON.parse(fs.readFileSync(path.join(REPO, 'package.json'), 'utf8'))
+    const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'oclif.manifest.json'), 'utf8'))
+    fs.writeFileSync(path.join(old, 'oclif.manifest.json'), JSON.stringify({ ...manifest, version: '0.0.1-old' }))
+    fs.writeFileSync(path.join(old, 'package.json'), JSON.stringify({ ...pkg, version: '0.0.1-old' }))
+    fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(old, 'node_modules'))
+    try {
+      execFileSync(process.execPath, [path.join(old, 'bin', 'run.js'), 'daemon', 'start', '--json'], { env: { ...process.env, TUTTI_STATE_DIR: dir } })
+      const oldInfo = readDaemonJson(dir)!
+      expect(oldInfo.productVersion).toBe('0.0.1-old')
+      const status = await tuttiJson(dir, ['daemon', 'status'])
+      // status never starts or adopts a foreign daemon
+      expect(status.running).toBe(false)
+      await tuttiJson(dir, ['connector', 'available'])
+      const info = readDaemonJson(dir)!
+      expect(info.productVersion).toBe(pkg.version)
+      expect(info.pid).not.toBe(oldInfo.pid)
+      expect(await waitFor(() => !isAlive(oldInfo.pid), 5000)).toBe(true)
+      expect(daemonPids(dir)).toEqual([info.pid])
+    } finally {
+      fs.rmSync(old, { recursive: true, force: true })
+    }
+  })
+
+  it('status reports pid, port, version, uptime and connector states; stop cleans up', async () => {
+    const dir = state('status')
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+    const status = await tuttiJson(dir, ['daemon', 'status'])
+    expect(status).toMatchObject({ running: true, productVersion: expect.any(String), protocolVersion: 1 })
+    expect(status.pid).toBe(readDaemonJson(dir)!.pid)
+    expect(status.port).toBeGreaterThan(0)
+    expect(status.uptimeMs).toBeGreaterThanOrEqual(0)
+    expect(status.connectors).toEqual([expect.objectContaining({ key: 'everything', status: 'needs-auth' })])
+    expect(fs.statSync(path.join(dir, 'daemon.json')).mode & 0o777).toBe(0o600)
+    const stop = await tuttiJson(dir, ['daemon', 'stop'])
+    expect(stop).toEqual({ stopped: true, pid: status.pid })
+    expect(isAlive(status.pid)).toBe(false)
+    expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
+    expect(fs.existsSync(path.join(dir, 'daemon.lock'))).toBe(false)
+    expect(await tuttiJson(dir, ['daemon', 'status'])).toEqual({ running: false })
+    expect(await tuttiJson(dir, ['daemon', 'stop'])).toEqual({ stopped: false })
+  })
+
+  it('SIGTERM shuts down once, cleanly, and the log explains it', async () => {
+    const dir = state('sigterm')
+    const started = await tuttiJson(dir, ['daemon', 'start'])
+    process.kill(started.pid, 'SIGTERM')
+    expect(await waitFor(() => !isAlive(started.pid), 5000)).toBe(true)
+    expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    expect(log.filter((l) => l.msg === 'daemon stopped')).toHaveLength(1)
+    expect(log.find((l) => l.msg === 'daemon stopping')).toMatchObject({ reason: 'SIGTERM', component: 'daemon' })
+  })
+
+  it('a second `daemon run` for the same state dir refuses to start', async () => {
+    const dir = state('singleton')
+    const first = await tuttiJson(dir, ['daemon', 'start'])
+    const res = await tutti(dir, ['daemon', 'run'])
+    expect(res.code).not.toBe(0)
+    expect(daemonPids(dir)).toEqual([first.pid])
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    expect(log).toMatch(/another daemon holds the lock/)
+  })
+})

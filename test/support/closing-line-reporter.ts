@@ -1,0 +1,22 @@
+import type { Reporter, TestModule } from 'vitest/node'
+
+/** Prints the plain closing line CI reads: `N passed, N failed` (`, N skipped`). */
+export default class ClosingLineReporter implements Reporter {
+  onTestRunEnd(testModules: ReadonlyArray<TestModule>, unhandledErrors: ReadonlyArray<unknown>): void {
+    let passed = 0
+    let failed = 0
+    let skipped = 0
+    for (const mod of testModules) {
+      for (const test of mod.children.allTests()) {
+        const state = test.result().state
+        if (state === 'passed') passed++
+        else if (state === 'failed') failed++
+        else skipped++
+      }
+      // a file that failed to load has no tests but is a failure
+      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++
+    }
+    failed += unhandledErrors.length
+    process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
+  }
+}

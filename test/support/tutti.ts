@@ -1,0 +1,131 @@
+import { execFile, spawn } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)))
+export const BIN = path.join(REPO, 'bin', 'run.js')
+export const EXAMPLES = path.join(REPO, 'examples', 'connectors')
+/** Upstream MCP servers from npm resolve on PATH, as they would for a user who installed them. */
+export const NPM_BIN = path.join(REPO, 'node_modules', '.bin')
+
+export interface RunResult {
+  code: number
+  stdout: string
+  stderr: string
+}
+
+export function tempStateDir(label = 'state'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `tutti-${label}-`))
+}
+
+export function tuttiEnv(stateDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    TUTTI_STATE_DIR: stateDir,
+    PATH: `${NPM_BIN}${path.delimiter}${process.env.PATH ?? ''}`,
+    NODE_OPTIONS: '',
+    ...extra,
+  }
+}
+
+/** Run the built CLI as a user would. */
+export function tutti(stateDir: string, args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<RunResult> {
+  return new Promise((resolve) => {
+    const child = execFile(process.execPath, [BIN, ...args], { env: tuttiEnv(stateDir, options.env), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0
+      resolve({ code, stdout, stderr })
+    })
+    if (options.input !== undefined) child.stdin?.end(options.input)
+    else child.stdin?.end()
+  })
+}
+
+export async function tuttiJson<T = any>(stateDir: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<T> {
+  const res = await tutti(stateDir, [...args, '--json'], options)
+  if (res.code !== 0) throw new Error(`tutti ${args.join(' ')} exited ${res.code}: ${res.stdout}${res.stderr}`)
+  return JSON.parse(res.stdout) as T
+}
+
+export function readDaemonJson(stateDir: string): { pid: number; port: number; controlToken: string; productVersion: string } | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(stateDir, 'daemon.json'), 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+  } catch {
+    return false
+  }
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** Pids of live daemon processes serving `stateDir` (by their environment). */
+export function daemonPids(stateDir: string): number[] {
+  const out: number[] = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    const pid = Number(name)
+    try {
+      const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+      if (!cmd.includes('daemon/main.js')) continue
+      const env = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+      if (env.includes(`TUTTI_STATE_DIR=${stateDir}`) && isAlive(pid)) out.push(pid)
+    } catch {
+      // process went away
+    }
+  }
+  return out
+}
+
+/** Stop the daemon for a state dir and make sure nothing is left running. */
+export async function cleanupState(stateDir: string): Promise<void> {
+  await tutti(stateDir, ['daemon', 'stop'])
+  for (const pid of daemonPids(stateDir)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {
+      // gone
+    }
+  }
+  fs.rmSync(stateDir, { recursive: true, force: true })
+}
+
+/** A snapshot of every path (and file content) under a directory, to prove nothing changed. */
+export function snapshotTree(root: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  const walk = (dir: string): void => {
+    let names: string[]
+    try {
+      names = fs.readdirSync(dir)
+    } catch {
+      return
+    }
+    for (const name of names.sort()) {
+      const p = path.join(dir, name)
+      const rel = path.relative(root, p)
+      if (rel === 'daemon.log') continue
+      const st = fs.lstatSync(p)
+      if (st.isDirectory()) {
+        out[`${rel}/`] = ''
+        walk(p)
+      } else out[rel] = st.isFile() ? fs.readFileSync(p, 'utf8') : 'link'
+    }
+  }
+  walk(root)
+  return out
+}
+
+export function spawnTutti(stateDir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return spawn(process.execPath, [BIN, ...args], { env: tuttiEnv(stateDir, env), stdio: ['ignore', 'pipe', 'pipe'] })
+}
