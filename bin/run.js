@@ -1,4 +1,7 @@
 #!/usr/bin/env node
-import { execute } from '@oclif/core'
+// oclif's engine check loads semver on every start (~80 ms); package.json's
+// "engines" already states what Node we need.
+process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
+const { execute } = await import('@oclif/core')
 
 await execute({ dir: import.meta.url })

@@ -1,7 +1,7 @@
 import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
-import { ConnectorStore, type InstallResult } from '../store/connector-store.js'
+import type { ConnectorStore, InstallResult } from '../store/connector-store.js'
 import { ensureDaemon } from './ensure-daemon.js'
 
 /**
@@ -10,10 +10,12 @@ import { ensureDaemon } from './ensure-daemon.js'
  * never depends on the daemon being up already: it is started here.
  */
 export class Connectors {
-  private readonly store: ConnectorStore
+  constructor(private readonly paths: StatePaths) {}
 
-  constructor(private readonly paths: StatePaths) {
-    this.store = new ConnectorStore(paths)
+  // validation (zod, yaml) is loaded only by the commands that change state
+  private async store(): Promise<ConnectorStore> {
+    const { ConnectorStore } = await import('../store/connector-store.js')
+    return new ConnectorStore(this.paths)
   }
 
   async available(): Promise<AvailableResult> {
@@ -21,23 +23,23 @@ export class Connectors {
   }
 
   async install(dir: string): Promise<InstallResult & { state?: ConnectorState }> {
-    const result = await this.store.install(dir)
+    const result = await (await this.store()).install(dir)
     return { ...result, state: await this.reconcile(result.key) }
   }
 
   async uninstall(key: string): Promise<{ key: string; uninstalled: true }> {
-    await this.store.uninstall(key)
+    await (await this.store()).uninstall(key)
     await this.reconcile(key)
     return { key, uninstalled: true }
   }
 
   async connect(key: string, values: Record<string, string>): Promise<{ key: string; variables: string[]; state?: ConnectorState }> {
-    const result = await this.store.connect(key, values)
+    const result = await (await this.store()).connect(key, values)
     return { key, variables: result.variables, state: await this.reconcile(key) }
   }
 
   async disconnect(key: string): Promise<{ key: string; disconnected: boolean; state?: ConnectorState }> {
-    const result = await this.store.disconnect(key)
+    const result = await (await this.store()).disconnect(key)
     return { key, disconnected: result.removed, state: await this.reconcile(key) }
   }
 

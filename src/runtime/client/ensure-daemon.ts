@@ -1,13 +1,15 @@
 import fs from 'node:fs/promises'
 import { readDaemonInfo, type DaemonInfo } from '../daemon/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { breakOrphanedLock, withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
 import { runsScript, terminate, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
 import { DAEMON_ENTRY, logTail, spawnDaemon } from './daemon-process.js'
+
+// the lock library is only needed on the slow path
+const lockModule = () => import('../fs/lock.js')
 
 const START_TIMEOUT_MS = 15_000
 
@@ -44,6 +46,7 @@ export async function findDaemon(paths: StatePaths): Promise<DaemonClient | unde
 export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
   const fast = await findDaemon(paths)
   if (fast) return fast
+  const { withLock } = await lockModule()
   return withLock(paths.startLockTarget, async () => {
     const found = await probe(paths)
     if (found.client && !found.foreignVersion) return found.client
@@ -79,7 +82,7 @@ async function clearOrphans(paths: StatePaths): Promise<void> {
   }
   await fs.rm(paths.daemonJson, { force: true })
   await fs.rm(`${paths.daemonLockTarget}.pid`, { force: true })
-  await breakOrphanedLock(paths.daemonLockTarget)
+  await (await lockModule()).breakOrphanedLock(paths.daemonLockTarget)
 }
 
 async function start(paths: StatePaths): Promise<DaemonClient> {

@@ -1,24 +1,37 @@
 import fs from 'node:fs/promises'
-import { z } from 'zod'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 
 /** daemon.json: written (0600) only after the daemon listens; removed only by its owner. */
-const daemonInfo = z.object({
-  pid: z.number().int(),
-  port: z.number().int(),
-  productVersion: z.string(),
-  protocolVersion: z.number().int(),
-  startedAt: z.string(),
+export interface DaemonInfo {
+  pid: number
+  port: number
+  productVersion: string
+  protocolVersion: number
+  startedAt: string
   /** Authenticates control requests; never a session token. */
-  controlToken: z.string().min(32),
-})
-export type DaemonInfo = z.infer<typeof daemonInfo>
+  controlToken: string
+}
+
+// Read on every CLI call: a plain shape check keeps the fast path free of a schema library.
+function isDaemonInfo(v: unknown): v is DaemonInfo {
+  const o = v as Record<string, unknown> | undefined
+  return (
+    !!o &&
+    Number.isInteger(o.pid) &&
+    Number.isInteger(o.port) &&
+    typeof o.productVersion === 'string' &&
+    Number.isInteger(o.protocolVersion) &&
+    typeof o.startedAt === 'string' &&
+    typeof o.controlToken === 'string' &&
+    o.controlToken.length >= 32
+  )
+}
 
 export async function readDaemonInfo(paths: StatePaths): Promise<DaemonInfo | undefined> {
   try {
-    const parsed = daemonInfo.safeParse(await readJsonIfExists(paths.daemonJson))
-    return parsed.success ? parsed.data : undefined
+    const raw = await readJsonIfExists(paths.daemonJson)
+    return isDaemonInfo(raw) ? raw : undefined
   } catch {
     return undefined
   }

@@ -5,15 +5,16 @@ import type { z } from 'zod'
  * shapes of its request and response. Each message type lives in its own
  * file next to this one; the daemon's handlers live in daemon/control/.
  */
-export interface ControlMessage<Req, Res> {
-  readonly name: string
+export interface ControlMessage<Req, Res, Name extends string = string> {
+  readonly name: Name
   readonly request: z.ZodType<Req>
   readonly response: z.ZodType<Res>
 }
 
-export function defineMessage<Req, Res>(name: string, request: z.ZodType<Req>, response: z.ZodType<Res>): ControlMessage<Req, Res> {
+export function defineMessage<Req, Res, Name extends string>(name: Name, request: z.ZodType<Req>, response: z.ZodType<Res>): ControlMessage<Req, Res, Name> {
   return { name, request, response }
 }
 
-export type RequestOf<M> = M extends ControlMessage<infer Req, unknown> ? Req : never
-export type ResponseOf<M> = M extends ControlMessage<unknown, infer Res> ? Res : never
+export type RequestOf<M> = M extends ControlMessage<infer Req, any, any> ? Req : never
+export type ResponseOf<M> = M extends ControlMessage<any, infer Res, any> ? Res : never
+export type NameOf<M> = M extends ControlMessage<any, any, infer N> ? N : never
