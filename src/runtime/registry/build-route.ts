@@ -1,0 +1,103 @@
+import { ErrorCodes, TuttiError } from '../errors.js'
+import type { ConnectorMCPRoute, ConnectorMCPTool, HeaderParam, RouteClient, UpstreamTool } from './route.js'
+import { localToolName } from './tool-naming.js'
+
+const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
+const HEADER_TYPES = new Set(['string', 'integer', 'boolean'])
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return !!v && typeof v === 'object' && !Array.isArray(v)
+}
+
+function invalid(key: string, message: string): TuttiError {
+  return new TuttiError(ErrorCodes.ROUTE_INVALID, `connector "${key}": ${message}`)
+}
+
+/**
+ * `x-mcp-header` declarations (MCP 2026-07-28, SEP-2243): a non-empty
+ * header token, unique case-insensitively, on a string/integer/boolean
+ * property reachable from the root through `properties` keys only. Any
+ * other placement makes the tool invalid. Returns the reason, or the params.
+ */
+export function headerParams(schema: Record<string, unknown>): HeaderParam[] | string {
+  const out: HeaderParam[] = []
+  const seen = new Set<string>()
+  const visit = (node: unknown, path: string[], reachable: boolean): string | undefined => {
+    if (Array.isArray(node)) {
+      for (const item of node) {
+        const err = visit(item, path, false)
+        if (err) return err
+      }
+      return undefined
+    }
+    if (!isObject(node)) return undefined
+    if ('x-mcp-header' in node) {
+      const where = path.join('.') || '(root)'
+      if (!reachable || path.length === 0) return `x-mcp-header on "${where}" is not reachable from the root through "properties" alone`
+      const header = node['x-mcp-header']
+      if (typeof header !== 'string' || !HEADER_TOKEN.test(header)) return `x-mcp-header on "${where}" is not a valid header name token`
+      if (typeof node.type !== 'string' || !HEADER_TYPES.has(node.type)) return `x-mcp-header on "${where}" needs a string, integer or boolean property`
+      if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is declared twice`
+      seen.add(header.toLowerCase())
+      out.push({ path, header, type: node.type as HeaderParam['type'] })
+    }
+    for (const [k, v] of Object.entries(node)) {
+      if (k === 'properties' && isObject(v)) {
+        for (const [prop, def] of Object.entries(v)) {
+          const err = visit(def, [...path, prop], reachable)
+          if (err) return err
+        }
+      } else if (k !== 'x-mcp-header' && (isObject(v) || Array.isArray(v))) {
+        const err = visit(v, path, false)
+        if (err) return err
+      }
+    }
+    return undefined
+  }
+  return visit(schema, [], true) ?? out
+}
+
+export interface DroppedTool {
+  name: string
+  reason: string
+}
+
+/**
+ * Validate an upstream's tool table and turn it into a route. A problem that
+ * makes the table ambiguous (a schema root that is not an object, two tools
+ * with one local name) rejects the whole generation, keeping the previous
+ * one. A tool with an invalid `x-mcp-header` is dropped, as conforming HTTP
+ * clients must drop it anyway, and reported in `dropped`.
+ */
+export function buildRoute(key: string, generation: number, client: RouteClient, upstream: readonly UpstreamTool[]): ConnectorMCPRoute & { dropped: DroppedTool[] } {
+  const byLocal = new Map<string, string>()
+  const tools: ConnectorMCPTool[] = []
+  const dropped: DroppedTool[] = []
+  for (const t of upstream) {
+    if (typeof t.name !== 'string' || t.name === '') throw invalid(key, 'a tool has no name')
+    if (!isObject(t.inputSchema) || t.inputSchema.type !== 'object') {
+      throw invalid(key, `tool "${t.name}": the root of inputSchema must be type "object"`)
+    }
+    if (t.outputSchema !== undefined && (!isObject(t.outputSchema) || t.outputSchema.type !== 'object')) {
+      throw invalid(key, `tool "${t.name}": the root of outputSchema must be type "object"`)
+    }
+    const localName = localToolName(key, t.name)
+    const clash = byLocal.get(localName)
+    if (clash !== undefined) {
+      throw invalid(key, `tools "${clash}" and "${t.name}" both become "${localName}"; the new tool table was rejected`)
+    }
+    byLocal.set(localName, t.name)
+    const params = headerParams(t.inputSchema)
+    if (typeof params === 'string') {
+      dropped.push({ name: t.name, reason: params })
+      continue
+    }
+    const tool: ConnectorMCPTool = { localName, upstreamName: t.name, inputSchema: t.inputSchema, headerParams: params }
+    if (t.title !== undefined) tool.title = t.title
+    if (t.description !== undefined) tool.description = t.description
+    if (isObject(t.outputSchema)) tool.outputSchema = t.outputSchema
+    if (isObject(t.annotations)) tool.annotations = t.annotations
+    tools.push(tool)
+  }
+  return { connectorKey: key, generation, client, tools, dropped }
+}

@@ -1,0 +1,60 @@
+/**
+ * Routes are what the ConnectorMCPRegistry holds: one per connector, the
+ * whole tool table of one generation plus the client that serves it. The
+ * client is an interface: the registry never sees SDK, HTTP or process code.
+ */
+export interface ToolCallResult {
+  content: unknown[]
+  structuredContent?: Record<string, unknown>
+  isError?: boolean
+  [key: string]: unknown
+}
+
+export interface RouteClient {
+  callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult>
+}
+
+/** A schema property that must also travel as an `Mcp-Param-<header>` request header. */
+export interface HeaderParam {
+  /** Path of `properties` keys from the schema root to the annotated property. */
+  path: string[]
+  header: string
+  type: 'string' | 'integer' | 'boolean'
+}
+
+export interface ConnectorMCPTool {
+  localName: string
+  upstreamName: string
+  title?: string
+  description?: string
+  /** Kept verbatim from the upstream (or the declaration). */
+  inputSchema: Record<string, unknown>
+  outputSchema?: Record<string, unknown>
+  annotations?: Record<string, unknown>
+  headerParams: HeaderParam[]
+}
+
+export interface ConnectorMCPRoute {
+  connectorKey: string
+  generation: number
+  client: RouteClient
+  tools: ConnectorMCPTool[]
+}
+
+/** The immutable binding a tools/call captures when it starts. */
+export interface MCPToolBinding {
+  readonly connectorKey: string
+  readonly generation: number
+  readonly client: RouteClient
+  readonly tool: ConnectorMCPTool
+}
+
+/** What an upstream reports: name, schema and metadata of one tool. */
+export interface UpstreamTool {
+  name: string
+  title?: string
+  description?: string
+  inputSchema: unknown
+  outputSchema?: unknown
+  annotations?: unknown
+}
