@@ -1,6 +1,8 @@
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import type { Reconciler } from '../reconcile/reconciler.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import type { SessionTokens } from '../sessions/session-tokens.js'
 import type { ConnectorStore } from '../store/connector-store.js'
 
 /** What control handlers may use. */
@@ -9,9 +11,14 @@ export interface DaemonContext {
   readonly log: Logger
   readonly store: ConnectorStore
   readonly reconciler: Reconciler
+  readonly registry: ConnectorMCPRegistry
+  readonly sessions: SessionTokens
   readonly startedAt: Date
   port(): number
-  sessionCount(): number
+  /** http://127.0.0.1:<port>/mcp/connector */
+  mcpUrl(): string
+  /** Skill directories of the active connectors. */
+  skillRoots(): Promise<Array<{ connector: string; dir: string }>>
   /** Idempotent shutdown; resolves once it has begun. */
   requestStop(reason: string, options: { revokeSessions: boolean }): void
 }

@@ -6,9 +6,13 @@ import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { holdLock } from '../fs/lock.js'
 import { createLogger, fileSink, type Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
+import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { Reconciler } from '../reconcile/reconciler.js'
+import { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { SessionTokens } from '../sessions/session-tokens.js'
 import { ConnectorStore } from '../store/connector-store.js'
+import path from 'node:path'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from './daemon-info.js'
@@ -27,7 +31,10 @@ export interface DaemonOptions {
 export class TuttiDaemon {
   readonly log: Logger
   private readonly store: ConnectorStore
+  private readonly registry = new ConnectorMCPRegistry()
+  private readonly sessions: SessionTokens
   private readonly reconciler: Reconciler
+  private readonly endpoint: ConnectorMcpEndpoint
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
   private listener?: Listener
@@ -43,7 +50,25 @@ export class TuttiDaemon {
     this.log = createLogger(fileSink(options.paths.daemonLog), undefined, 'daemon')
     this.log.redactor.addSecret(this.controlToken)
     this.store = new ConnectorStore(options.paths)
-    this.reconciler = new Reconciler(this.store, this.log.child('reconcile'))
+    this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
+    this.reconciler = new Reconciler(this.store, this.registry, options.paths, this.log.child('reconcile'))
+    this.endpoint = new ConnectorMcpEndpoint(this.registry, this.sessions, this.log.child('mcp'))
+  }
+
+  get mcpUrl(): string {
+    return `http://127.0.0.1:${this.port}${MCP_PATH}`
+  }
+
+  /** Skill directories of every active connector (ready, with Skills). */
+  private async skillRoots(): Promise<Array<{ connector: string; dir: string }>> {
+    const roots: Array<{ connector: string; dir: string }> = []
+    for (const c of await this.store.list()) {
+      const m = c.release?.manifest
+      if (!m?.skills || !c.release?.skills.length) continue
+      if (this.reconciler.state(m.key)?.status !== 'ready') continue
+      roots.push({ connector: m.key, dir: path.join(c.release.root, m.skills) })
+    }
+    return roots
   }
 
   get port(): number {
@@ -63,17 +88,21 @@ export class TuttiDaemon {
       throw err
     }
     await writeFileAtomic(`${paths.daemonLockTarget}.pid`, `${process.pid}\n`)
+    await this.sessions.load()
     const ctx: DaemonContext = {
       paths,
       log: this.log.child('control'),
       store: this.store,
       reconciler: this.reconciler,
+      registry: this.registry,
+      sessions: this.sessions,
       startedAt: this.startedAt,
       port: () => this.port,
-      sessionCount: () => 0,
+      mcpUrl: () => this.mcpUrl,
+      skillRoots: () => this.skillRoots(),
       requestStop: (reason, opts) => void this.stop(reason, opts),
     }
-    const app = createDaemonApp(ctx, this.controlToken)
+    const app = createDaemonApp(ctx, this.controlToken, { mount: (a) => a.all(MCP_PATH, (event) => this.endpoint.handle(event.req)) })
     const preferred = await readPreferredPort(paths)
     this.listener = await listen(toNodeHandler(app), {
       hostname: '127.0.0.1',
@@ -112,7 +141,11 @@ export class TuttiDaemon {
   private async shutdown(reason: string, options: { revokeSessions: boolean }): Promise<void> {
     this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
     const { paths } = this.options
-    await this.listener?.close().catch(() => {})
+    if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
+    // end listen streams gracefully first, or closing the listener would wait on them
+    await this.endpoint.close()
+    await Promise.race([this.listener?.close().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())])
+    await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
     const pidFile = `${paths.daemonLockTarget}.pid`
     if ((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(pidFile, { force: true })

@@ -1,62 +1,167 @@
+import fs from 'node:fs/promises'
 import type { Logger } from '../log/logger.js'
 import { isAuthReady } from '../manifest/schema.js'
+import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
+import { pruneReleases, removeTree } from '../store/release-store.js'
+import { upstreamSpec } from '../upstream/upstream-spec.js'
+import { ConnectorRuntime } from './connector-runtime.js'
+
+/** Builds that may run at once (each may spawn a process; two cores). */
+const BUILD_CONCURRENCY = 4
 
 /**
- * Brings the daemon's view of each connector in line with installed.json and
- * credentials.json. A connector is active iff it is installed and its auth is
- * ready. Reconciles are serialized: one at a time, in arrival order.
+ * Brings the daemon in line with installed.json and credentials.json
+ * (DESIGN §6). A connector is active iff it is installed and its auth is
+ * ready. Work is serialized per connector, and at most a few builds run at
+ * once across connectors.
  */
 export class Reconciler {
-  private readonly states = new Map<string, ConnectorState>()
-  private queue: Promise<unknown> = Promise.resolve()
+  private readonly runtimes = new Map<string, ConnectorRuntime>()
+  /** Installed-but-inactive connectors (needs-auth, unreadable release). */
+  private readonly inactive = new Map<string, ConnectorState>()
+  private readonly queues = new Map<string, Promise<void>>()
+  private running = 0
+  private readonly waiting: Array<() => void> = []
+  /** Release digests per connector that must survive pruning (current and previous). */
+  private readonly liveDigests = new Map<string, string[]>()
 
   constructor(
     private readonly store: ConnectorStore,
+    private readonly registry: ConnectorMCPRegistry,
+    private readonly paths: StatePaths,
     private readonly log: Logger,
   ) {}
 
-  reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
-    const run = this.queue.then(() => this.reconcileNow(keys))
-    this.queue = run.catch(() => {})
-    return run
+  async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
+    const listed = await this.store.list()
+    const installed = new Map(listed.map((c) => [c.installed.key, c]))
+    const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys()])]
+    await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
+    return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
   }
 
   snapshot(): ConnectorState[] {
-    return [...this.states.values()].sort((a, b) => a.key.localeCompare(b.key))
+    const keys = [...new Set([...this.runtimes.keys(), ...this.inactive.keys()])].sort()
+    return keys.map((k) => this.state(k)!).filter(Boolean)
   }
 
   state(key: string): ConnectorState | undefined {
-    return this.states.get(key)
-  }
-
-  private async reconcileNow(keys?: readonly string[]): Promise<ConnectorState[]> {
-    const listed = await this.store.list()
-    const installed = new Map(listed.map((c) => [c.installed.key, c]))
-    const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.states.keys()])]
-    for (const key of targets) {
-      const entry = installed.get(key)
-      if (!entry) {
-        if (this.states.delete(key)) this.log.info('connector removed', { connector: key })
-        continue
-      }
-      this.states.set(key, this.evaluate(entry))
+    const rt = this.runtimes.get(key)
+    if (!rt) return this.inactive.get(key)
+    const state: ConnectorState = {
+      key,
+      version: rt.desired?.release.manifest.version ?? '',
+      status: rt.status,
+      generation: rt.generation,
+      tools: rt.toolCount,
+      activation: rt.desired?.release.manifest.mcp?.activation ?? 'eager',
+      upstream: rt.upstreamState,
+      lastChange: rt.lastChange,
     }
-    return targets.map((k) => this.states.get(k)).filter((s): s is ConnectorState => !!s)
-  }
-
-  private evaluate(entry: ListedConnector): ConnectorState {
-    const { key, version } = entry.installed
-    const previous = this.states.get(key)
-    const base = { key, version, generation: previous?.generation ?? 0, tools: previous?.tools ?? 0, lastChange: new Date().toISOString() }
-    if (!entry.release) {
-      this.log.error('installed release is unreadable', { connector: key, error: entry.loadError })
-      return { ...base, status: 'failed', error: entry.loadError }
-    }
-    const active = isAuthReady(entry.release.manifest, entry.credentials)
-    const state: ConnectorState = { ...base, status: active ? 'ready' : 'needs-auth' }
-    if (previous?.status !== state.status || previous.version !== version) this.log.info('connector reconciled', { connector: key, version, status: state.status })
+    if (rt.error) state.error = rt.error
     return state
+  }
+
+  /** Pids of running upstream processes, by connector (for status and tests). */
+  upstreamPids(): Record<string, number> {
+    const out: Record<string, number> = {}
+    for (const [key, rt] of this.runtimes) if (rt.pid !== undefined) out[key] = rt.pid
+    return out
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()))
+  }
+
+  private async reconcileOne(key: string, entry: ListedConnector | undefined): Promise<void> {
+    if (!entry) {
+      await this.runtimes.get(key)?.deactivate('failed', 'uninstalled')
+      this.runtimes.delete(key)
+      this.inactive.delete(key)
+      this.liveDigests.delete(key)
+      await pruneReleases(this.paths, key, new Set())
+      await removeTree(this.paths.dataDir(key))
+      await fs.rmdir(this.paths.connectorDir(key)).catch(() => {})
+      this.log.info('connector removed', { connector: key })
+      return
+    }
+    const { version, digest } = entry.installed
+    if (!entry.release) {
+      await this.deactivate(key, { key, version, status: 'failed', generation: this.registry.fence(key), tools: 0, error: entry.loadError })
+      return
+    }
+    if (!isAuthReady(entry.release.manifest, entry.credentials)) {
+      await this.deactivate(key, { key, version, status: 'needs-auth', generation: this.registry.fence(key), tools: 0 })
+      return
+    }
+    this.inactive.delete(key)
+    let rt = this.runtimes.get(key)
+    if (!rt) {
+      rt = new ConnectorRuntime(key, this.registry, this.log.child('connector'), (work) => this.enqueue(key, work))
+      this.runtimes.set(key, rt)
+    }
+    const dataDir = this.paths.dataDir(key)
+    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
+    for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
+    await rt.apply({ release: entry.release, digest, spec: upstreamSpec(entry.release, entry.credentials, dataDir) })
+    if (rt.status === 'ready') await this.keepDigest(key, digest)
+  }
+
+  private async deactivate(key: string, state: ConnectorState): Promise<void> {
+    const rt = this.runtimes.get(key)
+    if (rt) {
+      await rt.deactivate(state.status, state.error ?? state.status)
+      this.runtimes.delete(key)
+    }
+    const previous = this.inactive.get(key)
+    this.inactive.set(key, { ...state, lastChange: previous?.status === state.status ? previous.lastChange : new Date().toISOString() })
+    if (previous?.status !== state.status) this.log.info('connector inactive', { connector: key, status: state.status, error: state.error })
+  }
+
+  /** Keep the current and the previous release (a running CLI may still use it); prune the rest. */
+  private async keepDigest(key: string, digest: string): Promise<void> {
+    const live = this.liveDigests.get(key) ?? []
+    if (live[0] === digest) return
+    const next = [digest, ...live.filter((d) => d !== digest)].slice(0, 2)
+    this.liveDigests.set(key, next)
+    const removed = await pruneReleases(this.paths, key, new Set(next))
+    if (removed.length) this.log.info('old releases pruned', { connector: key, removed: removed.length })
+  }
+
+  /** Run `work` after everything already queued for `key`, within the global build limit. */
+  private enqueue(key: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.queues.get(key) ?? Promise.resolve()
+    const run = previous.then(async () => {
+      await this.acquire()
+      try {
+        await work()
+      } catch (err) {
+        this.log.error('reconcile step failed', { connector: key, error: err })
+      } finally {
+        this.release()
+      }
+    })
+    this.queues.set(key, run)
+    void run.finally(() => {
+      if (this.queues.get(key) === run) this.queues.delete(key)
+    })
+    return run
+  }
+
+  private acquire(): Promise<void> {
+    if (this.running < BUILD_CONCURRENCY) {
+      this.running++
+      return Promise.resolve()
+    }
+    return new Promise((resolve) => this.waiting.push(() => resolve()))
+  }
+
+  private release(): void {
+    const next = this.waiting.shift()
+    if (next) next()
+    else this.running--
   }
 }

@@ -7,8 +7,10 @@ export async function handleAvailable(ctx: DaemonContext): Promise<AvailableResu
   const inputs = listed.map((c): AvailableInput => {
     const state = ctx.reconciler.state(c.installed.key)
     // a connector installed behind the daemon's back is reported as starting until reconciled
-    const status = state?.status ?? 'starting'
-    return { key: c.installed.key, name: c.installed.name, release: c.release, mcpStatus: status, cliStatus: status }
+    const mcpStatus = state?.status ?? 'starting'
+    // the CLI does not depend on the MCP upstream: only on auth and a readable release
+    const cliStatus = !c.release ? 'failed' : mcpStatus === 'needs-auth' || mcpStatus === 'starting' ? mcpStatus : 'ready'
+    return { key: c.installed.key, name: c.installed.name, release: c.release, mcpStatus, cliStatus }
   })
   return buildAvailable(inputs)
 }

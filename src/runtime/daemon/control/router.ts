@@ -4,6 +4,8 @@ import { availableMessage } from '../../protocol/available.js'
 import { healthMessage } from '../../protocol/health.js'
 import type { ControlMessage } from '../../protocol/message.js'
 import { reconcileMessage } from '../../protocol/reconcile.js'
+import { sessionPrepareMessage } from '../../protocol/session-prepare.js'
+import { sessionRevokeMessage } from '../../protocol/session-revoke.js'
 import { statusMessage } from '../../protocol/status.js'
 import { stopMessage } from '../../protocol/stop.js'
 import type { DaemonContext } from '../context.js'
@@ -12,6 +14,8 @@ import { readBodyLimited } from '../http/read-body.js'
 import { handleAvailable } from './available.js'
 import { handleHealth } from './health.js'
 import { handleReconcile } from './reconcile.js'
+import { handleSessionPrepare } from './session-prepare.js'
+import { handleSessionRevoke } from './session-revoke.js'
 import { handleStatus } from './status.js'
 import { handleStop } from './stop.js'
 
@@ -30,11 +34,8 @@ route(statusMessage, handleStatus)
 route(availableMessage, handleAvailable)
 route(reconcileMessage, handleReconcile)
 route(stopMessage, handleStop)
-
-/** Register additional control messages (sessions, doctor) from their own modules. */
-export function registerControlRoute<Req, Res>(message: ControlMessage<Req, Res>, handle: (ctx: DaemonContext, req: Req) => Promise<Res>): void {
-  route(message, handle)
-}
+route(sessionPrepareMessage, handleSessionPrepare)
+route(sessionRevokeMessage, handleSessionRevoke)
 
 const MAX_CONTROL_BODY = 1024 * 1024
 
@@ -61,7 +62,10 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
     return controlError(400, 'ARGUMENT_INVALID', 'control request body is not JSON')
   }
   const parsed = r.message.request.safeParse(json)
-  if (!parsed.success) return controlError(400, 'ARGUMENT_INVALID', `bad ${name} request: ${parsed.error.issues.map((i) => i.message).join('; ')}`)
+  if (!parsed.success) {
+    const issues = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ')
+    return controlError(400, 'ARGUMENT_INVALID', `bad ${name} request: ${issues}`)
+  }
   try {
     return jsonResponse(200, await r.handle(ctx, parsed.data as never))
   } catch (err) {

@@ -12,7 +12,7 @@ export async function handleStatus(ctx: DaemonContext): Promise<ResponseOf<typeo
     protocolVersion: CONTROL_PROTOCOL_VERSION,
     startedAt: ctx.startedAt.toISOString(),
     uptimeMs: Date.now() - ctx.startedAt.getTime(),
-    sessions: ctx.sessionCount(),
+    sessions: ctx.sessions.size,
     connectors: ctx.reconciler.snapshot(),
   }
 }

@@ -1,0 +1,28 @@
+/**
+ * Coalesces registry changes into one `notifications/tools/list_changed`
+ * per burst: several connectors committing within the window produce a
+ * single notification on each open listen stream.
+ */
+export class ListChangedNotifier {
+  private timer?: NodeJS.Timeout
+  sent = 0
+
+  constructor(
+    private readonly notify: () => void,
+    private readonly windowMs = 25,
+  ) {}
+
+  changed(): void {
+    if (this.timer) return
+    this.timer = setTimeout(() => {
+      this.timer = undefined
+      this.sent++
+      this.notify()
+    }, this.windowMs)
+  }
+
+  dispose(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+  }
+}

@@ -1,0 +1,97 @@
+import { createMcpHandler, PROTOCOL_VERSION_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server'
+import type { Logger } from '../log/logger.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import type { SessionTokens } from '../sessions/session-tokens.js'
+import { readBodyLimited } from '../daemon/http/read-body.js'
+import { jsonRpcError, JSONRPC } from './jsonrpc-error.js'
+import { LegacyCancellation } from './legacy-cancellation.js'
+import { ListChangedNotifier } from './list-changed-notifier.js'
+import { ListenStreams } from './listen-streams.js'
+import { checkParamHeaders } from './param-headers.js'
+import { createServerFactory } from './server-factory.js'
+
+export const MCP_PATH = '/mcp/connector'
+export const MAX_MCP_BODY = 4 * 1024 * 1024
+
+type JsonRpcBody = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown; requestId?: unknown; _meta?: Record<string, unknown> } }
+
+/**
+ * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
+ * session token, body size, no batches, `Mcp-Param-*`), then the SDK's
+ * handler serving both protocol eras from the registry. The loopback
+ * Host/Origin guard has already run in the daemon app.
+ */
+export class ConnectorMcpEndpoint {
+  private readonly handler: McpHttpHandler
+  private readonly cancellation = new LegacyCancellation()
+  private readonly streams = new ListenStreams()
+  readonly notifier: ListChangedNotifier
+
+  constructor(
+    private readonly registry: ConnectorMCPRegistry,
+    private readonly sessions: SessionTokens,
+    private readonly log: Logger,
+  ) {
+    this.handler = createMcpHandler(createServerFactory(registry, this.cancellation), {
+      maxRequestBodySize: MAX_MCP_BODY,
+      keepAliveMs: 15_000,
+      onerror: (err) => log.warn('mcp request failed', { error: err }),
+    })
+    this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
+    registry.onChange(() => this.notifier.changed())
+    sessions.onRevoked((hashes) => {
+      const closed = this.streams.closeSessions(hashes)
+      if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
+    })
+  }
+
+  get openStreams(): number {
+    return this.streams.size
+  }
+
+  async handle(req: Request): Promise<Response> {
+    if (req.method !== 'POST') return jsonRpcError(405, -32000, 'Method not allowed: the connector MCP server accepts POST only', null, undefined, { allow: 'POST' })
+    const auth = req.headers.get('authorization')
+    const session = this.sessions.verify(auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined)
+    if (!session) {
+      return jsonRpcError(401, -32001, auth ? 'invalid or revoked session token' : 'missing session token (Authorization: Bearer …)', null, undefined, { 'www-authenticate': 'Bearer realm="tutti"' })
+    }
+    const text = await readBodyLimited(req, MAX_MCP_BODY)
+    if (text === undefined) return jsonRpcError(413, JSONRPC.INVALID_REQUEST, `request body larger than ${MAX_MCP_BODY} bytes`)
+    let body: unknown
+    try {
+      body = JSON.parse(text)
+    } catch {
+      return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the body is not valid JSON')
+    }
+    if (Array.isArray(body)) return jsonRpcError(400, JSONRPC.INVALID_REQUEST, 'JSON-RPC batches are not supported')
+    if (!body || typeof body !== 'object') return jsonRpcError(400, JSONRPC.INVALID_REQUEST, 'the body must be a JSON-RPC message object')
+    const msg = body as JsonRpcBody
+    const modern = !!msg.params?._meta && PROTOCOL_VERSION_META_KEY in msg.params._meta
+
+    if (modern && msg.method === 'tools/call' && typeof msg.params?.name === 'string') {
+      const binding = this.registry.resolve(msg.params.name)
+      const mismatch = binding?.tool.headerParams.length ? checkParamHeaders(binding.tool.headerParams, msg.params.arguments, req.headers) : undefined
+      if (mismatch) {
+        return jsonRpcError(400, JSONRPC.HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${mismatch.problem} for ${mismatch.header}`, msg.id, { mismatch: { header: mismatch.header, body: mismatch.body } })
+      }
+    }
+    if (!modern && msg.method === 'notifications/cancelled' && msg.params?.requestId !== undefined) {
+      this.cancellation.cancel(`${session.workspace}/${session.session}`, msg.params.requestId, 'cancelled by the client')
+    }
+    const response = await this.handler.fetch(req, {
+      parsedBody: body,
+      authInfo: { token: session.hash, clientId: `${session.workspace}/${session.session}`, scopes: [] },
+    })
+    if (msg.method === 'subscriptions/listen' && response.headers.get('content-type')?.includes('text/event-stream')) {
+      return this.streams.track(session.hash, response)
+    }
+    return response
+  }
+
+  /** Graceful: open listen streams get their final result, then close. */
+  async close(): Promise<void> {
+    this.notifier.dispose()
+    await this.handler.close().catch(() => {})
+  }
+}

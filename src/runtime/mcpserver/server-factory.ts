@@ -1,0 +1,77 @@
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
+import { isTuttiError } from '../errors.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import type { ConnectorMCPTool } from '../registry/route.js'
+import { PRODUCT_VERSION } from '../version.js'
+import type { LegacyCancellation } from './legacy-cancellation.js'
+
+export const SERVER_NAME = 'connector'
+
+const INSTRUCTIONS =
+  'Tools of every connector installed in tutti, named <connector>_<tool>. The list changes while you run ' +
+  'as connectors are installed, connected or removed; `tutti connector available` describes each connector.'
+
+/**
+ * The per-request server behind `/mcp/connector`. `createMcpHandler` builds
+ * one per HTTP request, so it stays cheap: every answer is read from the
+ * registry at that moment. `tools.listChanged` is true only in the
+ * 2026-07-28 era, where `subscriptions/listen` carries the notifications.
+ */
+export function createServerFactory(registry: ConnectorMCPRegistry, cancellation: LegacyCancellation) {
+  return (ctx: McpRequestContext): Server => {
+    const server = new Server(
+      { name: SERVER_NAME, version: PRODUCT_VERSION },
+      {
+        capabilities: { tools: { listChanged: ctx.era === 'modern' }, resources: {} },
+        // a 2025 client asking for any 2025 revision is answered with 2025-06-18
+        supportedProtocolVersions: ['2026-07-28', '2025-06-18'],
+        instructions: INSTRUCTIONS,
+      },
+    )
+    const session = ctx.authInfo?.clientId ?? 'anonymous'
+
+    server.setRequestHandler('tools/list', async (req) => {
+      if (req.params?.cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${req.params.cursor}"`)
+      return { tools: registry.list().map(toMcpTool) }
+    })
+
+    server.setRequestHandler('tools/call', async (req, hctx) => {
+      const name = req.params.name
+      const binding = registry.resolve(name)
+      if (!binding) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`)
+      const legacy = ctx.era === 'legacy' ? cancellation.register(session, hctx.mcpReq.id) : undefined
+      try {
+        registry.assertDispatchable(binding)
+        const signal = legacy ? AbortSignal.any([hctx.mcpReq.signal, legacy.signal]) : hctx.mcpReq.signal
+        // results (content, structuredContent, isError) pass through unchanged
+        return (await binding.client.callTool(binding.tool.upstreamName, req.params.arguments, { signal })) as CallToolResult
+      } catch (err) {
+        throw asProtocolError(err, binding.connectorKey)
+      } finally {
+        legacy?.done()
+      }
+    })
+
+    server.setRequestHandler('resources/list', async () => ({ resources: [] }))
+    server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
+    return server
+  }
+}
+
+function toMcpTool(t: ConnectorMCPTool) {
+  const tool: Record<string, unknown> = { name: t.localName, inputSchema: t.inputSchema }
+  if (t.title !== undefined) tool.title = t.title
+  if (t.description !== undefined) tool.description = t.description
+  if (t.outputSchema !== undefined) tool.outputSchema = t.outputSchema
+  if (t.annotations !== undefined) tool.annotations = t.annotations
+  return tool as { name: string; inputSchema: { type: 'object' } }
+}
+
+/** An upstream's JSON-RPC error passes through; anything else is an internal error naming the connector. */
+function asProtocolError(err: unknown, connector: string): ProtocolError {
+  if (err instanceof ProtocolError) return err
+  const e = err as { code?: unknown; message?: string; data?: unknown }
+  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
+  const message = isTuttiError(err) ? err.message : `connector "${connector}": ${e.message ?? String(err)}`
+  return new ProtocolError(ProtocolErrorCode.InternalError, message, { connector })
+}

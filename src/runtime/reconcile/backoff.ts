@@ -1,0 +1,9 @@
+/** Exponential restart backoff: 250 ms, 500 ms, 1 s … capped at 30 s. */
+export const BACKOFF = { initialMs: 250, maxMs: 30_000, factor: 2 } as const
+
+export function backoffDelay(attempt: number): number {
+  return Math.min(BACKOFF.maxMs, BACKOFF.initialMs * BACKOFF.factor ** Math.max(0, attempt))
+}
+
+/** Failed restarts after which a dead upstream's tools are withdrawn (retries go on). */
+export const WITHDRAW_AFTER_FAILURES = 3

@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto'
+import type { Logger } from '../log/logger.js'
+import type { LoadedRelease } from '../manifest/load.js'
+import type { ConnectorState, InterfaceStatus } from '../protocol/connector-state.js'
+import { buildRoute } from '../registry/build-route.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { UpstreamConnection } from '../upstream/upstream-connection.js'
+import type { UpstreamSpec } from '../upstream/upstream-spec.js'
+import { backoffDelay, WITHDRAW_AFTER_FAILURES } from './backoff.js'
+
+export interface DesiredConnector {
+  release: LoadedRelease
+  digest: string
+  spec: UpstreamSpec | undefined
+}
+
+export function specHash(desired: DesiredConnector): string {
+  return createHash('sha256').update(desired.digest).update(JSON.stringify(desired.spec ?? null)).digest('hex')
+}
+
+/**
+ * One active connector inside the daemon: its upstream connection and the
+ * route generations built on it. Builds happen off to the side and are
+ * committed whole; a failed build leaves the previous generation serving.
+ * It restarts a crashed upstream with exponential backoff and rebuilds the
+ * route when the upstream says its tools changed. All work for one
+ * connector is serialized by the Reconciler's per-key queue (`enqueue`).
+ */
+export class ConnectorRuntime {
+  status: InterfaceStatus = 'starting'
+  error?: string
+  generation = 0
+  toolCount = 0
+  lastChange = new Date().toISOString()
+  hash?: string
+  desired?: DesiredConnector
+  private connection?: UpstreamConnection
+  private failures = 0
+  private restartTimer?: NodeJS.Timeout
+  private changeTimer?: NodeJS.Timeout
+  private disposed = false
+
+  constructor(
+    readonly key: string,
+    private readonly registry: ConnectorMCPRegistry,
+    private readonly log: Logger,
+    private readonly enqueue: (work: () => Promise<void>) => Promise<void>,
+  ) {}
+
+  get upstreamState(): ConnectorState['upstream'] {
+    if (!this.desired?.spec) return 'none'
+    if (this.restartTimer) return 'restarting'
+    return this.connection && !this.connection.closed ? 'running' : 'stopped'
+  }
+
+  get pid(): number | undefined {
+    return this.connection?.pid
+  }
+
+  /** Bring this connector to `desired` (a no-op when nothing that matters changed). */
+  async apply(desired: DesiredConnector): Promise<void> {
+    const hash = specHash(desired)
+    if (hash === this.hash && this.status === 'ready') return
+    this.clearRestart()
+    this.desired = desired
+    this.hash = hash
+    await this.build('reconcile')
+  }
+
+  /** Build a complete new generation, commit it, then retire the old connection. */
+  private async build(reason: string): Promise<boolean> {
+    const desired = this.desired
+    if (!desired || this.disposed) return false
+    if (!desired.spec) {
+      // a connector without an MCP server: nothing to dial, nothing to route
+      this.setStatus('ready')
+      return true
+    }
+    let conn: UpstreamConnection | undefined
+    try {
+      conn = await UpstreamConnection.open(desired.spec)
+      const tools = await conn.listTools()
+      const generation = this.registry.nextGeneration(this.key)
+      const route = buildRoute(this.key, generation, conn, tools)
+      for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
+      if (this.disposed || this.desired !== desired) {
+        await conn.close(0)
+        return false
+      }
+      this.registry.commit(route)
+      const old = this.connection
+      this.connection = conn
+      this.watch(conn)
+      this.generation = generation
+      this.toolCount = route.tools.length
+      this.failures = 0
+      this.setStatus('ready')
+      this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, pid: conn.pid })
+      if (old && old !== conn) void old.close().catch(() => {})
+      return true
+    } catch (err) {
+      await conn?.close(0).catch(() => {})
+      this.error = (err as Error).message
+      this.setStatus('failed', this.error)
+      this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
+      return false
+    }
+  }
+
+  private watch(conn: UpstreamConnection): void {
+    conn.onClosed((why) => {
+      if (conn !== this.connection || this.disposed) return
+      this.log.warn('upstream exited; restarting with backoff', { connector: this.key, reason: why })
+      this.setStatus('starting', `upstream exited (${why}); restarting`)
+      this.scheduleRestart()
+    })
+    conn.onToolsChanged(() => {
+      if (conn !== this.connection || this.disposed) return
+      // coalesce bursts of list_changed into one rebuild
+      clearTimeout(this.changeTimer)
+      this.changeTimer = setTimeout(() => void this.enqueue(() => this.rebuildFromUpstream(conn)), 50)
+    })
+  }
+
+  private async rebuildFromUpstream(conn: UpstreamConnection): Promise<void> {
+    if (conn !== this.connection || conn.closed || this.disposed) return
+    try {
+      const tools = await conn.listTools()
+      const generation = this.registry.nextGeneration(this.key)
+      const route = buildRoute(this.key, generation, conn, tools)
+      const { changed } = this.registry.commit(route)
+      this.generation = generation
+      this.toolCount = route.tools.length
+      this.log.info('upstream tools changed; route rebuilt', { connector: this.key, generation, tools: route.tools.length, visibleChange: changed })
+    } catch (err) {
+      this.log.error('rebuild after upstream tools/list_changed failed; the previous generation keeps serving', { connector: this.key, error: (err as Error).message })
+    }
+  }
+
+  private scheduleRestart(): void {
+    if (this.restartTimer || this.disposed) return
+    const delay = backoffDelay(this.failures)
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined
+      void this.enqueue(async () => {
+        if (this.disposed || (this.connection && !this.connection.closed)) return
+        if (await this.build(`restart after upstream exit (attempt ${this.failures + 1})`)) return
+        this.failures++
+        if (this.failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
+          this.registry.remove(this.key, this.generation)
+          this.toolCount = 0
+          this.log.error('upstream keeps failing; its tools are withdrawn until a restart succeeds', { connector: this.key, failures: this.failures })
+        }
+        this.scheduleRestart()
+      })
+    }, delay)
+    this.restartTimer.unref()
+  }
+
+  private clearRestart(): void {
+    clearTimeout(this.restartTimer)
+    this.restartTimer = undefined
+  }
+
+  /** Not active any more: fence and remove the route, then close the upstream. */
+  async deactivate(status: InterfaceStatus, why: string): Promise<void> {
+    this.clearRestart()
+    clearTimeout(this.changeTimer)
+    const fence = Math.max(this.generation, this.registry.fence(this.key))
+    this.registry.remove(this.key, fence)
+    this.hash = undefined
+    this.desired = undefined
+    this.toolCount = 0
+    this.setStatus(status, status === 'failed' ? why : undefined)
+    const conn = this.connection
+    this.connection = undefined
+    await conn?.close(5_000).catch(() => {})
+    this.log.info('connector deactivated', { connector: this.key, status, reason: why, fence })
+  }
+
+  async dispose(): Promise<void> {
+    this.disposed = true
+    this.clearRestart()
+    clearTimeout(this.changeTimer)
+    const conn = this.connection
+    this.connection = undefined
+    await conn?.close(1_000).catch(() => {})
+  }
+
+  setStatus(status: InterfaceStatus, error?: string): void {
+    this.status = status
+    this.error = error
+    this.lastChange = new Date().toISOString()
+  }
+}

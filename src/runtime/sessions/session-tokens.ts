@@ -1,0 +1,104 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { z } from 'zod'
+import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
+import type { Logger } from '../log/logger.js'
+
+/**
+ * Per-agent-session bearer tokens for the local `connector` MCP server
+ * (DESIGN §10). A token is a connection capability bound to one workspace +
+ * agent session, not a per-connector permission. Only SHA-256 hashes are
+ * stored, so a restarted daemon keeps honouring running sessions without
+ * ever having the raw tokens on disk. Re-issuing for the same session
+ * revokes the old token at once.
+ */
+export interface SessionRecord {
+  workspace: string
+  session: string
+  provider: string
+  issuedAt: string
+}
+
+const recordSchema = z.object({ workspace: z.string(), session: z.string(), provider: z.string(), issuedAt: z.string() })
+const fileSchema = z.object({ schemaVersion: z.literal(1), sessions: z.record(z.string(), recordSchema) })
+
+const TOKEN_PREFIX = 'tutti_'
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('hex')
+}
+
+export class SessionTokens {
+  /** token hash → record */
+  private readonly byHash = new Map<string, SessionRecord>()
+  private readonly revokeListeners = new Set<(hashes: string[]) => void>()
+  private persisting: Promise<void> = Promise.resolve()
+
+  constructor(
+    private readonly file: string,
+    private readonly log: Logger,
+  ) {}
+
+  async load(): Promise<void> {
+    try {
+      const parsed = fileSchema.safeParse(await readJsonIfExists(this.file))
+      if (parsed.success) for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
+      else if (parsed.error) this.log.warn('sessions.json unreadable; starting with no sessions', {})
+    } catch (err) {
+      this.log.warn('sessions.json unreadable; starting with no sessions', { error: err })
+    }
+  }
+
+  get size(): number {
+    return this.byHash.size
+  }
+
+  async issue(workspace: string, session: string, provider: string): Promise<string> {
+    const stale = this.matching((r) => r.workspace === workspace && r.session === session)
+    for (const hash of stale) this.byHash.delete(hash)
+    const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
+    this.log.redactor.addSecret(token)
+    this.byHash.set(hashToken(token), { workspace, session, provider, issuedAt: new Date().toISOString() })
+    await this.persist()
+    if (stale.length) this.emitRevoked(stale)
+    this.log.info('session token issued', { workspace, session, provider, replaced: stale.length })
+    return token
+  }
+
+  verify(token: string | undefined): (SessionRecord & { hash: string }) | undefined {
+    if (!token?.startsWith(TOKEN_PREFIX)) return undefined
+    const hash = hashToken(token)
+    const record = this.byHash.get(hash)
+    return record ? { ...record, hash } : undefined
+  }
+
+  async revoke(filter: { session?: string; workspace?: string; all?: boolean }): Promise<number> {
+    const hashes = this.matching((r) => !!filter.all || ((filter.session === undefined || r.session === filter.session) && (filter.workspace === undefined || r.workspace === filter.workspace)))
+    if (!filter.all && filter.session === undefined && filter.workspace === undefined) return 0
+    for (const hash of hashes) this.byHash.delete(hash)
+    if (hashes.length) {
+      await this.persist()
+      this.emitRevoked(hashes)
+    }
+    this.log.info('session tokens revoked', { ...filter, revoked: hashes.length })
+    return hashes.length
+  }
+
+  /** Listen for revocations (open listen streams of those tokens get closed). */
+  onRevoked(listener: (hashes: string[]) => void): void {
+    this.revokeListeners.add(listener)
+  }
+
+  private matching(pred: (r: SessionRecord) => boolean): string[] {
+    return [...this.byHash].filter(([, r]) => pred(r)).map(([h]) => h)
+  }
+
+  private emitRevoked(hashes: string[]): void {
+    for (const listener of this.revokeListeners) listener(hashes)
+  }
+
+  private persist(): Promise<void> {
+    // serialize writes; each writes the latest state
+    this.persisting = this.persisting.then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
+    return this.persisting
+  }
+}

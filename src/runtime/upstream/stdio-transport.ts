@@ -1,0 +1,111 @@
+import type { ChildProcess } from 'node:child_process'
+import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
+import { spawnInGroup, stopGroup } from '../proc/process-group.js'
+
+export interface StdioTransportOptions {
+  command: string
+  args: readonly string[]
+  cwd: string
+  env: NodeJS.ProcessEnv
+  /** Largest single message accepted from the server. */
+  maxMessageBytes: number
+  /** How long to wait after ending stdin, and after TERM, before escalating. */
+  closeGraceMs: number
+}
+
+const STDERR_TAIL_BYTES = 4096
+
+/**
+ * An MCP stdio client transport whose server runs in its own process group.
+ * The SDK's StdioClientTransport keeps the child in our group and signals
+ * only the direct child, which leaks grandchildren; this one closes by
+ * ending stdin, then TERM, then KILL of the whole group.
+ */
+export class ProcessGroupStdioTransport implements Transport {
+  onclose?: () => void
+  onerror?: (error: Error) => void
+  onmessage?: (message: JSONRPCMessage) => void
+
+  private child?: ChildProcess
+  private readonly buffer: ReadBuffer
+  private stderr = ''
+  private closed = false
+  private exitInfo?: string
+
+  constructor(private readonly options: StdioTransportOptions) {
+    this.buffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes })
+  }
+
+  get pid(): number | undefined {
+    return this.child?.pid
+  }
+
+  /** The last few KiB the server wrote to stderr, for error messages. */
+  stderrTail(): string {
+    return this.stderr.trim()
+  }
+
+  /** How the process ended, once it has ("exited with code 1", "killed by SIGKILL"). */
+  exit(): string | undefined {
+    return this.exitInfo
+  }
+
+  start(): Promise<void> {
+    if (this.child) throw new Error('transport already started')
+    return new Promise((resolve, reject) => {
+      const child = spawnInGroup(this.options.command, this.options.args, { cwd: this.options.cwd, env: this.options.env })
+      this.child = child
+      child.once('error', (err) => {
+        this.exitInfo = `could not start "${this.options.command}": ${err.message}`
+        reject(new Error(this.exitInfo))
+        this.onerror?.(err)
+        this.finish()
+      })
+      child.once('spawn', () => resolve())
+      child.once('exit', (code, signal) => {
+        this.exitInfo = signal ? `killed by ${signal}` : `exited with code ${code}`
+        // a crashed leader may leave children behind in its group
+        if (!this.closed && child.pid !== undefined) void stopGroup(child.pid, 0)
+        this.finish()
+      })
+      child.stdout!.on('data', (chunk: Buffer) => {
+        try {
+          this.buffer.append(chunk)
+          for (let msg = this.buffer.readMessage(); msg; msg = this.buffer.readMessage()) this.onmessage?.(msg)
+        } catch (err) {
+          this.onerror?.(err as Error)
+          void this.close()
+        }
+      })
+      child.stderr!.on('data', (chunk: Buffer) => {
+        this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+      })
+      child.stdin!.on('error', (err) => this.onerror?.(err))
+    })
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin
+    if (!stdin || this.closed) return Promise.reject(new Error('not connected'))
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve()
+      else stdin.once('drain', resolve)
+    })
+  }
+
+  async close(): Promise<void> {
+    const child = this.child
+    if (child?.pid !== undefined) {
+      child.stdin?.end()
+      await stopGroup(child.pid, this.options.closeGraceMs)
+    }
+    this.finish()
+  }
+
+  private finish(): void {
+    if (this.closed) return
+    this.closed = true
+    this.buffer.clear()
+    this.onclose?.()
+  }
+}

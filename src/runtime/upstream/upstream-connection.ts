@@ -1,0 +1,150 @@
+import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import { ProcessGroupStdioTransport } from './stdio-transport.js'
+import type { UpstreamSpec } from './upstream-spec.js'
+
+export const UPSTREAM_LIMITS = {
+  maxMessageBytes: 16 * 1024 * 1024,
+  maxToolPages: 100,
+  maxTools: 5_000,
+  connectTimeoutMs: 30_000,
+  callTimeoutMs: 10 * 60_000,
+  closeGraceMs: 2_000,
+  drainTimeoutMs: 30_000,
+} as const
+
+const CLIENT_INFO = { name: 'tutti-connector-runtime', version: '1' }
+
+/**
+ * One live session with a connector's upstream MCP server, over stdio (own
+ * process group) or Streamable HTTP. It is the route client of the
+ * generations built on it: calls count in flight so a swap can drain them
+ * before the connection closes.
+ */
+export class UpstreamConnection implements RouteClient {
+  private inFlight = 0
+  private drained?: () => void
+  private closing?: Promise<void>
+  private closedReason?: string
+  private readonly closeListeners = new Set<(reason: string) => void>()
+  private readonly changeListeners = new Set<() => void>()
+
+  private constructor(
+    readonly spec: UpstreamSpec,
+    private readonly client: Client,
+    private readonly transport: Transport,
+  ) {}
+
+  static async open(spec: UpstreamSpec): Promise<UpstreamConnection> {
+    const transport: Transport =
+      spec.kind === 'stdio'
+        ? new ProcessGroupStdioTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs })
+        : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, redirectPolicy: 'same-origin' })
+    const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
+    const conn = new UpstreamConnection(spec, client, transport)
+    client.onclose = () => conn.onTransportClosed()
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      for (const listener of conn.changeListeners) listener()
+    })
+    let timer: NodeJS.Timeout | undefined
+    try {
+      await Promise.race([
+        client.connect(transport),
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error(`no initialize answer within ${UPSTREAM_LIMITS.connectTimeoutMs} ms`)), UPSTREAM_LIMITS.connectTimeoutMs)
+        }),
+      ])
+    } catch (err) {
+      await transport.close().catch(() => {})
+      throw conn.failure('could not connect', err)
+    } finally {
+      clearTimeout(timer)
+    }
+    return conn
+  }
+
+  get pid(): number | undefined {
+    return this.transport instanceof ProcessGroupStdioTransport ? this.transport.pid : undefined
+  }
+
+  get closed(): boolean {
+    return this.closedReason !== undefined
+  }
+
+  /** Every tool, page by page, within the page and tool caps. */
+  async listTools(): Promise<UpstreamTool[]> {
+    const tools: UpstreamTool[] = []
+    let cursor: string | undefined
+    for (let page = 0; page < UPSTREAM_LIMITS.maxToolPages; page++) {
+      let result
+      try {
+        result = cursor ? await this.client.listTools({ cursor }) : await this.client.request({ method: 'tools/list', params: {} })
+      } catch (err) {
+        throw this.failure('tools/list failed', err)
+      }
+      tools.push(...(result.tools as UpstreamTool[]))
+      if (tools.length > UPSTREAM_LIMITS.maxTools) throw this.failure(`more than ${UPSTREAM_LIMITS.maxTools} tools`)
+      cursor = result.nextCursor
+      if (!cursor) return tools
+    }
+    throw this.failure(`tools/list did not end within ${UPSTREAM_LIMITS.maxToolPages} pages`)
+  }
+
+  async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+    if (this.closedReason) throw this.failure(`the upstream is gone (${this.closedReason})`)
+    this.inFlight++
+    try {
+      const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
+      return (await this.client.callTool(params, { signal: options.signal, timeout: UPSTREAM_LIMITS.callTimeoutMs })) as ToolCallResult
+    } finally {
+      if (--this.inFlight === 0) this.drained?.()
+    }
+  }
+
+  onToolsChanged(listener: () => void): void {
+    this.changeListeners.add(listener)
+  }
+
+  /** Fires once when the connection ends for any reason other than close(). */
+  onClosed(listener: (reason: string) => void): void {
+    this.closeListeners.add(listener)
+  }
+
+  /** Let calls in flight finish (bounded), then close. */
+  close(drainMs: number = UPSTREAM_LIMITS.drainTimeoutMs): Promise<void> {
+    this.closing ??= (async () => {
+      this.closeListeners.clear()
+      this.changeListeners.clear()
+      if (this.inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          this.drained = resolve
+          setTimeout(resolve, drainMs).unref()
+        })
+      }
+      this.closedReason ??= 'closed'
+      await this.client.close().catch(() => {})
+    })()
+    return this.closing
+  }
+
+  describeExit(): string {
+    if (this.transport instanceof ProcessGroupStdioTransport) {
+      const tail = this.transport.stderrTail()
+      return `${this.transport.exit() ?? 'connection closed'}${tail ? `; stderr: ${tail.split('\n').slice(-3).join(' | ')}` : ''}`
+    }
+    return 'connection closed'
+  }
+
+  private onTransportClosed(): void {
+    if (this.closedReason) return
+    this.closedReason = this.describeExit()
+    for (const listener of this.closeListeners) listener(this.closedReason)
+  }
+
+  private failure(what: string, cause?: unknown): TuttiError {
+    const detail = cause ? `: ${(cause as Error).message}` : ''
+    const exit = this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? ` (${this.describeExit()})` : ''
+    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, { cause })
+  }
+}
