@@ -130,8 +130,13 @@ export class UpstreamConnection implements RouteClient {
 
   describeExit(): string {
     if (this.transport instanceof ProcessGroupStdioTransport) {
-      const tail = this.transport.stderrTail()
-      return `${this.transport.exit() ?? 'connection closed'}${tail ? `; stderr: ${tail.split('\n').slice(-3).join(' | ')}` : ''}`
+      // the informative lines of a crash: not stack frames, not the runtime banner
+      const lines = this.transport
+        .stderrTail()
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l.length > 2 && !l.startsWith('at ') && !/^Node\.js v/.test(l) && !/^[\^~\s{}]+$/.test(l))
+      return `${this.transport.exit() ?? 'connection closed'}${lines.length ? `; stderr: ${lines.slice(-3).join(' | ')}` : ''}`
     }
     return 'connection closed'
   }

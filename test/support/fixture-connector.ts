@@ -1,0 +1,50 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { pathToFileURL } from 'node:url'
+import { REPO } from './tutti.js'
+
+const SDK_SERVER = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/index.mjs')).href
+const SDK_STDIO = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/stdio.mjs')).href
+
+/**
+ * A connector release around test/fixtures/fault-server.mjs. The release is
+ * copied into the state dir on install, so the server imports the SDK by
+ * absolute file URL instead of from a node_modules next to it.
+ */
+export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; manifest?: Record<string, unknown> }): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
+  const source = fs.readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8').replaceAll('__SDK_SERVER__', SDK_SERVER).replaceAll('__SDK_STDIO__', SDK_STDIO)
+  fs.writeFileSync(path.join(dir, 'server.mjs'), source)
+  const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
+  const env: Record<string, string> = { FIXTURE_VARIANT: options.variant ?? 'v1' }
+  for (const name of options.auth ?? []) env[name] = `\${${name}}`
+  const manifest = {
+    schemaVersion: 1,
+    key: options.key,
+    name: `Fixture ${options.key}`,
+    version: options.version ?? '1.0.0',
+    description: 'fault-injection fixture',
+    auth,
+    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'], env },
+    ...options.manifest,
+  }
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
+  return dir
+}
+
+/** A connector around the real npm memory server, optionally requiring a credential. */
+export function memoryConnector(key: string, authVar?: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-memory-${key}-`))
+  const manifest = {
+    schemaVersion: 1,
+    key,
+    name: `Memory ${key}`,
+    version: '1.0.0',
+    description: 'knowledge graph memory (npm @modelcontextprotocol/server-memory)',
+    auth: authVar ? { kind: 'env', variables: [{ name: authVar, secret: true }] } : { kind: 'none' },
+    mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' } },
+  }
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
+  return dir
+}
