@@ -13,8 +13,10 @@ export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>
 export class DaemonControl {
   constructor(private readonly paths: StatePaths) {}
 
+  /** Returns once every installed connector has been reconciled (queued behind the start-up reconcile). */
   async start(): Promise<DaemonStatus> {
     const client = await ensureDaemon(this.paths)
+    await client.reconcile()
     return { running: true, ...(await client.status()) }
   }
 

@@ -1,0 +1,110 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { faultConnector } from '../support/fixture-connector.js'
+import { modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
+import { cleanupState, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+
+const CREDENTIAL = 'cred-value-9f8e7d6c5b4a'
+
+describe('session tokens', () => {
+  let dir: string
+  const tokens: string[] = []
+  const prepare = async (session: string, workspace = 'ws') => {
+    const p = await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', workspace, '--session', session])
+    tokens.push(p.env.TUTTI_CONNECTOR_TOKEN)
+    return p
+  }
+  const works = async (binding: Binding) => (await modernPost(binding, 'tools/list')).status === 200
+
+  beforeAll(async () => {
+    dir = tempStateDir('sessions')
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', auth: ['FX_KEY'] })])
+    await tuttiJson(dir, ['connector', 'connect', 'fx', '--env', `FX_KEY=${CREDENTIAL}`])
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('prepare returns the connector server, the token in env and header, and stores only a hash', async () => {
+    const p = await prepare('s1')
+    const token = p.env.TUTTI_CONNECTOR_TOKEN
+    expect(token).toMatch(/^tutti_[A-Za-z0-9_-]{43}$/)
+    expect(p.mcpServers).toEqual([{ name: 'connector', type: 'http', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/connector$/), headers: { Authorization: `Bearer ${token}` } }])
+    expect(p.mcpServers[0].url).not.toContain(token)
+    expect(p.env.PATH.split(path.delimiter)[0]).toBe(path.join(dir, 'bin'))
+    const stored = fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')
+    expect(stored).not.toContain(token)
+    expect(fs.statSync(path.join(dir, 'sessions.json')).mode & 0o777).toBe(0o600)
+    expect(await works(p.mcpServers[0])).toBe(true)
+  })
+
+  it('re-issuing for the same session revokes the old token at once; other sessions are untouched', async () => {
+    const first = await prepare('s2')
+    const other = await prepare('s2', 'another-workspace')
+    const second = await prepare('s2')
+    expect(second.env.TUTTI_CONNECTOR_TOKEN).not.toBe(first.env.TUTTI_CONNECTOR_TOKEN)
+    expect(await works(first.mcpServers[0])).toBe(false)
+    expect(await works(second.mcpServers[0])).toBe(true)
+    expect(await works(other.mcpServers[0])).toBe(true)
+  })
+
+  it('revoke --session ends that session, and its open listen stream', async () => {
+    const p = await prepare('s3')
+    const client = await modernClient(p.mcpServers[0])
+    const sub = await client.listen({ toolsListChanged: true })
+    const closed = sub.closed
+    expect(await tuttiJson(dir, ['session', 'revoke', '--session', 's3'])).toEqual({ revoked: 1 })
+    expect(await works(p.mcpServers[0])).toBe(false)
+    await expect(Promise.race([closed, new Promise((_, rej) => setTimeout(() => rej(new Error('stream still open')), 3000))])).resolves.toBeDefined()
+    await client.close().catch(() => {})
+  })
+
+  it('revoke needs --session or --all', async () => {
+    const res = await tutti(dir, ['session', 'revoke', '--json'])
+    expect(res.code).toBe(2)
+  })
+
+  it('sessions survive a daemon crash and restart, on the same port', async () => {
+    const p = await prepare('s4')
+    const before = readDaemonJson(dir)!
+    process.kill(before.pid, 'SIGKILL')
+    while (isAlive(before.pid)) await new Promise((r) => setTimeout(r, 20))
+    await tuttiJson(dir, ['daemon', 'start'])
+    const after = readDaemonJson(dir)!
+    expect(after.pid).not.toBe(before.pid)
+    expect(after.port).toBe(before.port)
+    const client = await modernClient(p.mcpServers[0])
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('fx_echo')
+    await client.close()
+  })
+
+  it('an explicit `daemon stop` revokes every token', async () => {
+    const p = await prepare('s5')
+    await tuttiJson(dir, ['daemon', 'stop'])
+    await tuttiJson(dir, ['daemon', 'start'])
+    expect(await works(p.mcpServers[0])).toBe(false)
+    expect(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).sessions).toEqual({})
+  })
+
+  it('revoke --all', async () => {
+    const a = await prepare('s6')
+    const b = await prepare('s7')
+    expect((await tuttiJson(dir, ['session', 'revoke', '--all'])).revoked).toBe(2)
+    expect(await works(a.mcpServers[0])).toBe(false)
+    expect(await works(b.mcpServers[0])).toBe(false)
+  })
+
+  it('no token, credential or Authorization value ever reached daemon.log, available or status', async () => {
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    const available = (await tutti(dir, ['connector', 'available', '--json'])).stdout + (await tutti(dir, ['connector', 'available'])).stdout
+    const status = (await tutti(dir, ['daemon', 'status', '--json'])).stdout
+    for (const secret of [...tokens, CREDENTIAL]) {
+      expect(log).not.toContain(secret)
+      expect(available).not.toContain(secret)
+      expect(status).not.toContain(secret)
+    }
+    expect(log).not.toMatch(/Bearer [A-Za-z0-9]/)
+    expect(tokens.length).toBeGreaterThan(5)
+  })
+})
