@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest'
+import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
+import { ListChangedNotifier } from '../../src/runtime/mcpserver/list-changed-notifier.js'
+import { ListenStreams } from '../../src/runtime/mcpserver/listen-streams.js'
+import { checkParamHeaders, decodeParamValue } from '../../src/runtime/mcpserver/param-headers.js'
+
+describe('Mcp-Param headers', () => {
+  const params = [
+    { path: ['region'], header: 'Region', type: 'string' as const },
+    { path: ['opts', 'limit'], header: 'Limit', type: 'integer' as const },
+    { path: ['dry'], header: 'Dry', type: 'boolean' as const },
+  ]
+  const h = (o: Record<string, string>) => new Headers(o)
+
+  it('decodes the base64 sentinel, takes anything else literally', () => {
+    expect(decodeParamValue('=?base64?SGVsbG8=?=')).toBe('Hello')
+    expect(decodeParamValue('SGVsbG8=')).toBe('SGVsbG8=')
+    expect(decodeParamValue('=?base64?SGVsbG8=')).toBe('=?base64?SGVsbG8=')
+    expect(decodeParamValue('=?base64?SGVsbG8?=')).toBeUndefined()
+    expect(decodeParamValue('=?base64?SGVs!!!bG8=?=')).toBeUndefined()
+    expect(decodeParamValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`)).toBeUndefined()
+  })
+
+  it('matching headers pass; integers compare numerically; absent values expect no header', () => {
+    expect(checkParamHeaders(params, { region: 'us', opts: { limit: 42 }, dry: false }, h({ 'mcp-param-region': 'us', 'mcp-param-limit': '42.0', 'mcp-param-dry': 'false' }))).toBeUndefined()
+    expect(checkParamHeaders(params, { region: null }, h({}))).toBeUndefined()
+  })
+
+  it('missing, undecodable and different values are named', () => {
+    expect(checkParamHeaders(params, { region: 'us' }, h({}))).toEqual({ header: 'Mcp-Param-Region', body: 'us', problem: 'param-header-missing' })
+    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': 'eu' }))?.problem).toBe('param-header-mismatch')
+    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '2' }))?.problem).toBe('param-header-mismatch')
+    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '' }))?.problem).toBe('param-header-mismatch')
+    expect(checkParamHeaders(params, { dry: true }, h({ 'mcp-param-dry': 'TRUE' }))?.problem).toBe('param-header-mismatch')
+    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': '=?base64?***?=' }))?.problem).toBe('param-header-invalid-encoding')
+  })
+})
+
+describe('ListChangedNotifier', () => {
+  it('a burst of changes gives one notification', async () => {
+    let sent = 0
+    const n = new ListChangedNotifier(() => sent++, 10)
+    for (let i = 0; i < 20; i++) n.changed()
+    await new Promise((r) => setTimeout(r, 40))
+    expect(sent).toBe(1)
+    n.changed()
+    await new Promise((r) => setTimeout(r, 40))
+    expect(sent).toBe(2)
+  })
+})
+
+describe('LegacyCancellation', () => {
+  it('a cancel aborts exactly the registered call of that session', () => {
+    const c = new LegacyCancellation()
+    const a = c.register('s1', 7)
+    const b = c.register('s2', 7)
+    expect(c.cancel('s1', '7', 'x')).toBe(false) // ids keep their JSON type
+    expect(c.cancel('s1', 7, 'bye')).toBe(true)
+    expect(a.signal.aborted).toBe(true)
+    expect(b.signal.aborted).toBe(false)
+    a.done()
+    b.done()
+    expect(c.size).toBe(0)
+  })
+})
+
+describe('ListenStreams', () => {
+  it('closing a session ends its tracked streams only', async () => {
+    const streams = new ListenStreams()
+    const open = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n\n')) }), { headers: { 'content-type': 'text/event-stream' } })
+    const mine = streams.track('h1', open())
+    const theirs = streams.track('h2', open())
+    expect(streams.size).toBe(2)
+    expect(streams.closeSessions(['h1'])).toBe(1)
+    const reader = mine.body!.getReader()
+    let done = false
+    for (let i = 0; i < 3 && !done; i++) done = (await reader.read()).done
+    expect(done).toBe(true)
+    expect(streams.size).toBe(1)
+    expect(theirs.status).toBe(200)
+  })
+})
