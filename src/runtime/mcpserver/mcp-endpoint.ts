@@ -9,6 +9,7 @@ import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
 import { checkParamHeaders } from './param-headers.js'
 import { createServerFactory } from './server-factory.js'
+import { ToolsCallFastPath } from './tools-call-fast-path.js'
 
 export const MCP_PATH = '/mcp/connector'
 export const MAX_MCP_BODY = 4 * 1024 * 1024
@@ -25,6 +26,7 @@ export class ConnectorMcpEndpoint {
   private readonly handler: McpHttpHandler
   private readonly cancellation = new LegacyCancellation()
   private readonly streams = new ListenStreams()
+  private readonly fastPath: ToolsCallFastPath
   readonly notifier: ListChangedNotifier
 
   constructor(
@@ -37,6 +39,7 @@ export class ConnectorMcpEndpoint {
       keepAliveMs: 15_000,
       onerror: (err) => log.warn('mcp request failed', { error: err }),
     })
+    this.fastPath = new ToolsCallFastPath(registry, this.cancellation)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
     sessions.onRevoked((hashes) => {
@@ -76,12 +79,15 @@ export class ConnectorMcpEndpoint {
         return jsonRpcError(400, JSONRPC.HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${mismatch.problem} for ${mismatch.header}`, msg.id, { mismatch: { header: mismatch.header, body: mismatch.body } })
       }
     }
+    const sessionKey = `${session.workspace}/${session.session}`
     if (!modern && msg.method === 'notifications/cancelled' && msg.params?.requestId !== undefined) {
-      this.cancellation.cancel(`${session.workspace}/${session.session}`, msg.params.requestId, 'cancelled by the client')
+      this.cancellation.cancel(sessionKey, msg.params.requestId, 'cancelled by the client')
     }
+    const fast = this.fastPath.tryHandle(body as Record<string, unknown>, req, sessionKey)
+    if (fast) return fast
     const response = await this.handler.fetch(req, {
       parsedBody: body,
-      authInfo: { token: session.hash, clientId: `${session.workspace}/${session.session}`, scopes: [] },
+      authInfo: { token: session.hash, clientId: sessionKey, scopes: [] },
     })
     if (msg.method === 'subscriptions/listen' && response.headers.get('content-type')?.includes('text/event-stream')) {
       return this.streams.track(session.hash, response)

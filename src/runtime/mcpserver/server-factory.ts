@@ -68,7 +68,7 @@ function toMcpTool(t: ConnectorMCPTool) {
 }
 
 /** An upstream's JSON-RPC error passes through; anything else is an internal error naming the connector. */
-function asProtocolError(err: unknown, connector: string): ProtocolError {
+export function asProtocolError(err: unknown, connector: string): ProtocolError {
   if (err instanceof ProtocolError) return err
   const e = err as { code?: unknown; message?: string; data?: unknown }
   if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)

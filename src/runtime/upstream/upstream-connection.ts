@@ -149,7 +149,8 @@ export class UpstreamConnection implements RouteClient {
 
   private failure(what: string, cause?: unknown): TuttiError {
     const detail = cause ? `: ${(cause as Error).message}` : ''
-    const exit = this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? ` (${this.describeExit()})` : ''
+    const described = this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? this.describeExit() : ''
+    const exit = described && !detail.includes(described) ? ` (${described})` : ''
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, { cause })
   }
 }

@@ -1,0 +1,53 @@
+// (b) tutti: the example `everything` connector installed into an isolated
+// state dir, reached through the daemon's `connector` MCP server with the URL
+// and headers `tutti session prepare` returns, in both protocol eras.
+import path from 'node:path'
+import { connectStreamableHttp, LEGACY, MODERN } from '../clients.js'
+import { REPO } from '../context.js'
+import { stopDaemon, tutti } from '../tutti-cli.js'
+
+const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
+
+/**
+ * `tutti session prepare` → the `connector` server binding.
+ * @param {import('../tutti-cli.js').TuttiEnv} t
+ * @param {string} session
+ */
+export async function prepareSession(t, session) {
+  const runtime = await tutti(t, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'bench', '--session', session])
+  const server = runtime?.mcpServers?.find((s) => s.name === 'connector')
+  if (!server?.url) throw new Error(`session prepare returned no "connector" MCP server: ${JSON.stringify(runtime).slice(0, 200)}`)
+  return { url: String(server.url), headers: /** @type {Record<string, string>} */ (server.headers ?? {}) }
+}
+
+/**
+ * @param {string} url
+ * @param {Record<string, string>} headers
+ * @param {string | RegExp} tool
+ * @returns {import('./types.js').Variant[]}
+ */
+export function tuttiVariants(url, headers, tool) {
+  return [MODERN, LEGACY].map((era) => ({ era, transport: 'streamable-http', tool, connect: () => connectStreamableHttp(url, { era, headers }) }))
+}
+
+/** @type {import('./types.js').TargetDef} */
+export const tuttiTarget = {
+  id: 'tutti',
+  label: '(b) tutti',
+  async start(ctx) {
+    const t = { ctx, stateDir: ctx.dir('tutti-state') }
+    try {
+      await tutti(t, ['connector', 'install', EXAMPLE])
+      await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
+      const { url, headers } = await prepareSession(t, 'bench-1')
+      return {
+        command: `tutti connector install ${path.relative(REPO, EXAMPLE)}; tutti connector connect everything; tutti session prepare → ${url}`,
+        variants: tuttiVariants(url, headers, 'everything_echo'),
+        stop: () => stopDaemon(t),
+      }
+    } catch (err) {
+      await stopDaemon(t)
+      throw new Error(`not available yet (${err instanceof Error ? err.message : err})`)
+    }
+  },
+}
