@@ -1,0 +1,111 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { faultConnector } from '../support/fixture-connector.js'
+import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
+import { cleanupState, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+
+const HTTP_TOKEN = 'remote-secret-5e6f7a8b9c0d'
+
+function httpConnector(key: string, urlPath = '/mcp'): (port: number) => string {
+  return (port) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-http-${key}-`))
+    fs.writeFileSync(
+      path.join(dir, 'tutti-connector.json'),
+      JSON.stringify({
+        schemaVersion: 1,
+        key,
+        name: `Remote ${key}`,
+        version: '1.0.0',
+        auth: { kind: 'env', variables: [{ name: 'REMOTE_TOKEN', secret: true }] },
+        mcp: { transport: 'http', url: `http://127.0.0.1:${port}${urlPath}`, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
+      }),
+    )
+    return dir
+  }
+}
+
+describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio', () => {
+  let dir: string
+  let binding: Binding
+  let server: ChildProcess
+  let port: number
+  beforeAll(async () => {
+    server = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], { env: { ...process.env, FIXTURE_HTTP_TOKEN: HTTP_TOKEN, FIXTURE_HTTP_USER: 'ada' }, stdio: ['ignore', 'pipe', 'inherit'] })
+    port = await new Promise<number>((resolve) => server.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))))
+    dir = tempStateDir('kinds')
+    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'kinds'])).mcpServers[0]
+  })
+  afterAll(async () => {
+    server?.kill()
+    await cleanupState(dir)
+  })
+
+  it('a remote HTTP connector gets its headers from credentials and serves both eras', async () => {
+    await tuttiJson(dir, ['connector', 'install', httpConnector('remote')(port)])
+    const res = await tuttiJson(dir, ['connector', 'connect', 'remote', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`])
+    expect(res.state).toMatchObject({ status: 'ready', tools: 2 })
+    for (const make of [modernClient, legacyClient]) {
+      const client = await make(binding)
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['remote_whoami', 'remote_count']))
+      expect((await client.callTool({ name: 'remote_whoami', arguments: {} })).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+      await client.close()
+    }
+  })
+
+  it('a wrong credential fails closed with a message that carries no secret', async () => {
+    await tuttiJson(dir, ['connector', 'install', httpConnector('wrong')(port)])
+    const res = await tuttiJson(dir, ['connector', 'connect', 'wrong', '--env', 'REMOTE_TOKEN=not-the-token-1234'])
+    expect(res.state.status).toBe('failed')
+    expect(res.state.error).toMatch(/wrong.*could not connect/)
+    const status = (await tutti(dir, ['daemon', 'status', '--json'])).stdout
+    expect(status).not.toContain('not-the-token-1234')
+  })
+
+  it('a redirect to another host is not followed', async () => {
+    await tuttiJson(dir, ['connector', 'install', httpConnector('redir', '/redirect')(port)])
+    const res = await tuttiJson(dir, ['connector', 'connect', 'redir', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`])
+    expect(res.state.status).toBe('failed')
+  })
+
+  it('paginated upstream tools/list is followed to the end', async () => {
+    const src = faultConnector({ key: 'paged' })
+    const manifest = JSON.parse(fs.readFileSync(path.join(src, 'tutti-connector.json'), 'utf8'))
+    manifest.mcp.env = { ...manifest.mcp.env, FIXTURE_PAGE_SIZE: '3', FIXTURE_EXTRA_TOOLS: '20' }
+    fs.writeFileSync(path.join(src, 'tutti-connector.json'), JSON.stringify(manifest))
+    const res = await tuttiJson(dir, ['connector', 'install', src])
+    expect(res.state).toMatchObject({ status: 'ready', tools: 29 })
+    const client = await modernClient(binding)
+    const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('paged_'))
+    expect(names).toHaveLength(29)
+    expect(names).toContain('paged_extra-19')
+    await client.close()
+  })
+
+  it('an upstream tools/list_changed rebuilds the route as a new generation and tells listeners once', async () => {
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'grower' })])
+    const before = (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === 'grower')
+    const client = await modernClient(binding)
+    const changes: unknown[] = []
+    client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
+    const sub = await client.listen({ toolsListChanged: true })
+    await client.callTool({ name: 'grower_grow', arguments: {} })
+    for (let i = 0; i < 50 && changes.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(changes).toHaveLength(1)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('grower_grown-9')
+    const after = (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === 'grower')
+    expect(after.generation).toBe(before.generation + 1)
+    expect(after.tools).toBe(before.tools + 1)
+    await sub.close()
+    await client.close()
+  })
+
+  it('the remote credential never reached the log', () => {
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    expect(log).not.toContain(HTTP_TOKEN)
+    expect(log).not.toContain('not-the-token-1234')
+  })
+})
