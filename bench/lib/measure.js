@@ -91,6 +91,7 @@ export async function sequentialLatency(call, { warmup, count, budgetMs, what = 
  * @property {number} concurrency
  * @property {number} elapsedMs
  * @property {number} callsPerSec
+ * @property {number} clientCpuPct  CPU used by this (client) process during the run, % of one core
  */
 
 /**
@@ -117,9 +118,11 @@ export async function throughput(call, { total, concurrency, budgetMs, what = 'c
     }
   }
   const t0 = performance.now()
+  const cpu0 = process.cpuUsage()
   const results = await Promise.allSettled(Array.from({ length: Math.min(concurrency, total) }, worker))
   const elapsedMs = performance.now() - t0
+  const cpu = process.cpuUsage(cpu0)
   const rejected = results.find((r) => r.status === 'rejected')
   if (rejected && rejected.status === 'rejected') throw rejected.reason
-  return { total, concurrency, elapsedMs, callsPerSec: (total / elapsedMs) * 1000 }
+  return { total, concurrency, elapsedMs, callsPerSec: (total / elapsedMs) * 1000, clientCpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100 }
 }

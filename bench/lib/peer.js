@@ -15,7 +15,7 @@ export async function startPeer(ctx, { name, script, args, env = {}, ready, read
   const dir = ctx.dir(name)
   const logFile = path.join(dir, `${name}.log`)
   const argv = ['--import', NET_GUARD, script, ...args]
-  /** @type {{ host: string, port: number }[]} */
+  /** @type {ReturnType<typeof listeningAddresses>} */
   let listens = []
   const proc = await spawnGroup(name, process.execPath, argv, { env: ctx.env(env), cwd: dir, logFile })
   try {

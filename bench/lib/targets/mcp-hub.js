@@ -47,7 +47,7 @@ function prepareHome(ctx) {
 async function hubReady(port) {
   const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) })
   if (!res.ok) return false
-  const health = await res.json()
+  const health = /** @type {{ state?: string, servers?: { name: string, status: string, error?: string }[] }} */ (await res.json())
   const server = (health.servers ?? []).find((s) => s.name === SERVER)
   if (server?.status === 'disconnected' && server.error) throw new Error(`upstream failed: ${server.error}`)
   return health.state === 'ready' && server?.status === 'connected'

@@ -11,6 +11,7 @@ import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { Reconciler } from '../reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { SessionTokens } from '../sessions/session-tokens.js'
+import { ShimPublisher } from '../shims/shim-publisher.js'
 import { ConnectorStore } from '../store/connector-store.js'
 import path from 'node:path'
 import { PRODUCT_VERSION } from '../version.js'
@@ -51,7 +52,7 @@ export class TuttiDaemon {
     this.log.redactor.addSecret(this.controlToken)
     this.store = new ConnectorStore(options.paths)
     this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
-    this.reconciler = new Reconciler(this.store, this.registry, options.paths, this.log.child('reconcile'))
+    this.reconciler = new Reconciler(this.store, this.registry, new ShimPublisher(options.paths, this.log.child('shims')), options.paths, this.log.child('reconcile'))
     this.endpoint = new ConnectorMcpEndpoint(this.registry, this.sessions, this.log.child('mcp'))
   }
 

@@ -14,6 +14,8 @@ export const connectorState = z.object({
   activation: z.enum(['eager', 'lazy']).optional(),
   upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
   error: z.string().optional(),
+  /** Status of the CLI shim, for connectors with a CLI. */
+  cli: interfaceStatus.optional(),
   lastChange: z.string().optional(),
 })
 export type ConnectorState = z.infer<typeof connectorState>

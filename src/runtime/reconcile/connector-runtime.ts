@@ -2,8 +2,12 @@ import { createHash } from 'node:crypto'
 import type { Logger } from '../log/logger.js'
 import type { LoadedRelease } from '../manifest/load.js'
 import type { ConnectorState, InterfaceStatus } from '../protocol/connector-state.js'
+import path from 'node:path'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import type { RouteClient } from '../registry/route.js'
+import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { UpstreamConnection } from '../upstream/upstream-connection.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import { backoffDelay, WITHDRAW_AFTER_FAILURES } from './backoff.js'
@@ -12,6 +16,13 @@ export interface DesiredConnector {
   release: LoadedRelease
   digest: string
   spec: UpstreamSpec | undefined
+}
+
+/** The route client of a connector without an MCP server: it has no tools, so it is never called. */
+const NO_UPSTREAM: RouteClient = {
+  callTool: async () => {
+    throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'this connector has no MCP server')
+  },
 }
 
 export function specHash(desired: DesiredConnector): string {
@@ -34,6 +45,10 @@ export class ConnectorRuntime {
   lastChange = new Date().toISOString()
   hash?: string
   desired?: DesiredConnector
+  /** Generation of the published CLI shim (0: none), and the desired state it was published for. */
+  shimGeneration = 0
+  private shimHash?: string
+  shimError?: string
   private connection?: UpstreamConnection
   private failures = 0
   private restartTimer?: NodeJS.Timeout
@@ -43,6 +58,7 @@ export class ConnectorRuntime {
   constructor(
     readonly key: string,
     private readonly registry: ConnectorMCPRegistry,
+    private readonly shims: ShimPublisher,
     private readonly log: Logger,
     private readonly enqueue: (work: () => Promise<void>) => Promise<void>,
   ) {}
@@ -71,32 +87,29 @@ export class ConnectorRuntime {
   private async build(reason: string): Promise<boolean> {
     const desired = this.desired
     if (!desired || this.disposed) return false
-    if (!desired.spec) {
-      // a connector without an MCP server: nothing to dial, nothing to route
-      this.setStatus('ready')
-      return true
-    }
     let conn: UpstreamConnection | undefined
     try {
-      conn = await UpstreamConnection.open(desired.spec)
-      const tools = await conn.listTools()
+      // a connector without an MCP server still gets a (tool-less) generation: its shim is published with it
+      if (desired.spec) conn = await UpstreamConnection.open(desired.spec)
+      const tools = conn ? await conn.listTools() : []
       const generation = this.registry.nextGeneration(this.key)
-      const route = buildRoute(this.key, generation, conn, tools)
+      const route = buildRoute(this.key, generation, conn ?? NO_UPSTREAM, tools)
       for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
       if (this.disposed || this.desired !== desired) {
-        await conn.close(0)
+        await conn?.close(0)
         return false
       }
       this.registry.commit(route)
       const old = this.connection
       this.connection = conn
-      this.watch(conn)
+      if (conn) this.watch(conn)
       this.generation = generation
       this.toolCount = route.tools.length
       this.failures = 0
       this.setStatus('ready')
-      this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, pid: conn.pid })
+      this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, pid: conn?.pid })
       if (old && old !== conn) void old.close().catch(() => {})
+      await this.publishShim(desired, generation)
       return true
     } catch (err) {
       await conn?.close(0).catch(() => {})
@@ -104,6 +117,21 @@ export class ConnectorRuntime {
       this.setStatus('failed', this.error)
       this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
       return false
+    }
+  }
+
+  /** Publish the CLI shim with this generation, once per desired state (not on every restart). */
+  private async publishShim(desired: DesiredConnector, generation: number): Promise<void> {
+    const cli = desired.release.manifest.cli
+    if (!cli || this.shimHash === this.hash) return
+    try {
+      await this.shims.publish({ key: this.key, generation, digest: desired.digest, entrypoint: path.resolve(desired.release.root, cli.entrypoint) })
+      this.shimGeneration = generation
+      this.shimHash = this.hash
+      this.shimError = undefined
+    } catch (err) {
+      this.shimError = (err as Error).message
+      this.log.error('shim publish failed', { connector: this.key, generation, error: this.shimError })
     }
   }
 
@@ -172,6 +200,9 @@ export class ConnectorRuntime {
     this.desired = undefined
     this.toolCount = 0
     this.setStatus(status, status === 'failed' ? why : undefined)
+    if (this.shimGeneration) await this.shims.remove(this.key, this.shimGeneration).catch((err: Error) => this.log.error('shim removal failed', { connector: this.key, error: err.message }))
+    this.shimGeneration = 0
+    this.shimHash = undefined
     const conn = this.connection
     this.connection = undefined
     await conn?.close(5_000).catch(() => {})

@@ -5,6 +5,7 @@ import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
+import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { pruneReleases, removeTree } from '../store/release-store.js'
 import { upstreamSpec } from '../upstream/upstream-spec.js'
 import { ConnectorRuntime } from './connector-runtime.js'
@@ -31,6 +32,7 @@ export class Reconciler {
   constructor(
     private readonly store: ConnectorStore,
     private readonly registry: ConnectorMCPRegistry,
+    private readonly shims: ShimPublisher,
     private readonly paths: StatePaths,
     private readonly log: Logger,
   ) {}
@@ -62,6 +64,7 @@ export class Reconciler {
       lastChange: rt.lastChange,
     }
     if (rt.error) state.error = rt.error
+    if (rt.desired?.release.manifest.cli) state.cli = rt.shimGeneration ? 'ready' : rt.status === 'ready' ? 'failed' : rt.status
     return state
   }
 
@@ -78,6 +81,9 @@ export class Reconciler {
 
   private async reconcileOne(key: string, entry: ListedConnector | undefined): Promise<void> {
     if (!entry) {
+      // a shim left by a daemon that died before removing it (the launcher refuses to run it anyway)
+      const stale = await this.shims.publishedGeneration(key)
+      if (stale !== undefined && !this.runtimes.has(key)) await this.shims.remove(key, stale)
       await this.runtimes.get(key)?.deactivate('failed', 'uninstalled')
       this.runtimes.delete(key)
       this.inactive.delete(key)
@@ -100,7 +106,7 @@ export class Reconciler {
     this.inactive.delete(key)
     let rt = this.runtimes.get(key)
     if (!rt) {
-      rt = new ConnectorRuntime(key, this.registry, this.log.child('connector'), (work) => this.enqueue(key, work))
+      rt = new ConnectorRuntime(key, this.registry, this.shims, this.log.child('connector'), (work) => this.enqueue(key, work))
       this.runtimes.set(key, rt)
     }
     const dataDir = this.paths.dataDir(key)

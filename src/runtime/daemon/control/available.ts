@@ -9,7 +9,7 @@ export async function handleAvailable(ctx: DaemonContext): Promise<AvailableResu
     // a connector installed behind the daemon's back is reported as starting until reconciled
     const mcpStatus = state?.status ?? 'starting'
     // the CLI does not depend on the MCP upstream: only on auth and a readable release
-    const cliStatus = !c.release ? 'failed' : mcpStatus === 'needs-auth' || mcpStatus === 'starting' ? mcpStatus : 'ready'
+    const cliStatus = !c.release ? 'failed' : (state?.cli ?? (mcpStatus === 'needs-auth' ? 'needs-auth' : 'starting'))
     return { key: c.installed.key, name: c.installed.name, release: c.release, mcpStatus, cliStatus }
   })
   return buildAvailable(inputs)

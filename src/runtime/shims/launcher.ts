@@ -1,0 +1,54 @@
+import { readFileSync } from 'node:fs'
+import Module from 'node:module'
+import path from 'node:path'
+
+/**
+ * Runs inside the shim's process and becomes the connector's CLI: it checks
+ * that the pinned release is still the installed, authorized one, sets the
+ * connector's environment, then runs the entrypoint as this process's main
+ * module. No wrapper process stays between the agent and the CLI, so argv,
+ * stdio, signals and the exit code are the CLI's own.
+ *
+ * Kept free of heavy imports: it runs on every CLI invocation.
+ */
+export interface LaunchConfig {
+  stateDir: string
+  key: string
+  generation: number
+  digest: string
+  entrypoint: string
+}
+
+const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
+const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
+
+function refuse(key: string, message: string): never {
+  process.stderr.write(`tutti-connector-${key}: ${message}\n`)
+  process.exit(126)
+}
+
+function readJson(file: string): any {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+export async function launch(config: LaunchConfig): Promise<void> {
+  const { stateDir, key, digest } = config
+  const installed = readJson(path.join(stateDir, 'installed.json'))?.connectors?.[key]
+  if (!installed) refuse(key, `the connector "${key}" is not installed; this command is left over and will not run the old release`)
+  if (installed.digest !== digest) refuse(key, `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run it again)`)
+  const manifest = readJson(path.join(stateDir, 'connectors', key, 'releases', digest, 'tutti-connector.json'))
+  const declared: string[] = manifest?.auth?.kind === 'env' ? manifest.auth.variables.map((v: { name: string }) => v.name) : []
+  const credentials: Record<string, string> = readJson(path.join(stateDir, 'credentials.json'))?.connectors?.[key] ?? {}
+  const missing = declared.filter((name) => !credentials[name])
+  if (missing.length) refuse(key, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
+  // the session token is the agent's connection capability, not the connector's
+  delete process.env[TOKEN_ENV]
+  for (const name of declared) process.env[name] = credentials[name]
+  process.env[DATA_DIR_VAR] = path.join(stateDir, 'connectors', key, 'data')
+  process.argv = [process.argv[0]!, config.entrypoint, ...process.argv.slice(2)]
+  ;(Module as unknown as { runMain(main?: string): void }).runMain(config.entrypoint)
+}

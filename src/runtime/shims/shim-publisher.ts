@@ -1,0 +1,87 @@
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import cmdShim from 'cmd-shim'
+import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
+import { withLock } from '../fs/lock.js'
+import type { Logger } from '../log/logger.js'
+import type { StatePaths } from '../paths.js'
+import { shimTargetPath, shimTargetSource, type ShimPin } from './shim-target.js'
+
+/** cmd-shim writes these three files for one shim. */
+const SHIM_SUFFIXES = ['', '.cmd', '.ps1'] as const
+
+/**
+ * The `tutti-connector-<key>` commands in the state bin dir, written with
+ * cmd-shim under the shim lock. A shim is staged beside bin/ (so its
+ * relative paths are already right) and renamed into place, and it is
+ * removed only while it still points at the generation that asks.
+ */
+export class ShimPublisher {
+  constructor(
+    private readonly paths: StatePaths,
+    private readonly log: Logger,
+  ) {}
+
+  async publish(pin: ShimPin): Promise<void> {
+    const target = shimTargetPath(this.paths, pin)
+    await ensurePrivateDir(path.dirname(target))
+    await writeFileAtomic(target, shimTargetSource(this.paths, pin), 0o700)
+    await withLock(this.paths.shimLockTarget, async () => {
+      await ensurePrivateDir(this.paths.binDir)
+      const staging = path.join(this.paths.root, `.shim-staging-${randomBytes(4).toString('hex')}`)
+      await ensurePrivateDir(staging)
+      try {
+        const name = path.basename(this.paths.shimPath(pin.key))
+        await cmdShim(target, path.join(staging, name))
+        for (const suffix of SHIM_SUFFIXES) await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
+      } finally {
+        await fs.rm(staging, { recursive: true, force: true })
+      }
+    })
+    await this.pruneTargets(pin.key, pin.generation)
+    this.log.info('shim published', { connector: pin.key, generation: pin.generation })
+  }
+
+  /** The generation the shim on disk runs, if any. */
+  async publishedGeneration(key: string): Promise<number | undefined> {
+    const text = await fs.readFile(this.paths.shimPath(key), 'utf8').catch(() => '')
+    const m = /connectors\/[^/]+\/shims\/g(\d+)\.mjs/.exec(text)
+    return m ? Number(m[1]) : undefined
+  }
+
+  /** Remove the shim only if it is still `generation`'s (a newer one may have replaced it). */
+  async remove(key: string, generation: number): Promise<boolean> {
+    const removed = await withLock(this.paths.shimLockTarget, async () => {
+      if ((await this.publishedGeneration(key)) !== generation) return false
+      for (const suffix of SHIM_SUFFIXES) await fs.rm(this.paths.shimPath(key) + suffix, { force: true })
+      return true
+    })
+    if (removed) {
+      await fs.rm(path.join(this.paths.connectorDir(key), 'shims'), { recursive: true, force: true })
+      this.log.info('shim removed', { connector: key, generation })
+    }
+    return removed
+  }
+
+  /**
+   * Launch targets older than the previous generation are referenced by no
+   * shim; the previous one stays for an invocation that is just starting.
+   */
+  private async pruneTargets(key: string, current: number): Promise<void> {
+    const dir = path.join(this.paths.connectorDir(key), 'shims')
+    const gens = (await fs.readdir(dir).catch(() => [] as string[]))
+      .map((n) => /^g(\d+)\.mjs$/.exec(n))
+      .filter((m): m is RegExpExecArray => !!m)
+      .map((m) => Number(m[1]))
+      .sort((a, b) => b - a)
+    const previous = gens.find((g) => g < current)
+    for (const g of gens) if (g !== current && g !== previous) await fs.rm(path.join(dir, `g${g}.mjs`), { force: true })
+  }
+
+  /** Every shim on disk, by connector key (for doctor and tests). */
+  async list(): Promise<string[]> {
+    const names = await fs.readdir(this.paths.binDir).catch(() => [] as string[])
+    return names.filter((n) => /^tutti-connector-[a-z][a-z0-9-]*$/.test(n)).map((n) => n.slice('tutti-connector-'.length))
+  }
+}
