@@ -3,6 +3,7 @@
 // connection per (target, era). Targets run one after another; a target that
 // fails to start or to answer gets a row with the reason, and the run goes on.
 import { echoCall, findTool } from './clients.js'
+import { processCpuMs } from './cpu.js'
 import { sequentialLatency, throughput } from './measure.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { directStdio } from './targets/direct-stdio.js'
@@ -27,6 +28,7 @@ export const CALL_TARGETS = [directStdio, tuttiTarget, mcpProxy, supergateway, m
  * @property {string[]} [listens]
  * @property {import('./measure.js').LatencyStats} [latency]
  * @property {import('./measure.js').ThroughputResult} [throughput]
+ * @property {number} [gatewayCpuMsPerCall]  CPU of the gateway process per call during the throughput run
  * @property {string} [error]
  */
 
@@ -56,7 +58,7 @@ export async function runCallSection(ctx, progress) {
         /** @type {CallRow} */
         const row = { target: def.id, label: def.label, era: variant.era, transport: variant.transport, command: started.command, notes: started.notes, listens: started.listens }
         rows.push(row)
-        await measureVariant(ctx, variant, row, progress)
+        await measureVariant(ctx, variant, row, progress, started.gatewayPid)
       }
     } finally {
       try {
@@ -75,8 +77,9 @@ export async function runCallSection(ctx, progress) {
  * @param {import('./targets/types.js').Variant} variant
  * @param {CallRow} row
  * @param {(line: string) => void} progress
+ * @param {(() => number | undefined) | undefined} gatewayPid
  */
-async function measureVariant(ctx, variant, row, progress) {
+async function measureVariant(ctx, variant, row, progress, gatewayPid) {
   const { cfg } = ctx
   const tag = `${row.label} ${variant.era}`
   /** @type {import('./clients.js').Connected | undefined} */
@@ -91,7 +94,11 @@ async function measureVariant(ctx, variant, row, progress) {
     progress(`${tag}: ${cfg.calls} sequential calls (+${cfg.warmup} warm-up) to ${row.tool} [negotiated ${row.negotiated}]`)
     row.latency = await sequentialLatency(call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
     progress(`${tag}: ${cfg.concurrentCalls} calls, ${cfg.concurrency} in flight`)
+    const pid = gatewayPid?.()
+    const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
     row.throughput = await throughput(call, { total: cfg.concurrentCalls, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'concurrent' })
+    const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
+    if (cpu0 !== undefined && cpu1 !== undefined && cfg.concurrentCalls > 0) row.gatewayCpuMsPerCall = (cpu1 - cpu0) / cfg.concurrentCalls
     progress(`${tag}: median ${row.latency.median.toFixed(3)} ms, p99 ${row.latency.p99.toFixed(3)} ms, ${row.throughput.callsPerSec.toFixed(0)} calls/s`)
   } catch (err) {
     row.error = message(err)

@@ -32,7 +32,8 @@ import { FIXTURE, connectorKey, generateConnectors } from '../fixtures/generate-
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /**
- * Run `fn` over `items`, at most `limit` at a time; rejects on the first failure.
+ * Run `fn` over `items`, at most `limit` at a time; stops taking new items after a
+ * failure and rejects with it once the running ones have settled.
  * @template T
  * @param {T[]} items
  * @param {number} limit
@@ -52,7 +53,10 @@ async function pool(items, limit, fn) {
       }
     }
   }
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  // settle every worker before reporting, so nothing is still running when the caller cleans up
+  const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker))
+  const rejected = results.find((r) => r.status === 'rejected')
+  if (rejected && rejected.status === 'rejected') throw rejected.reason
 }
 
 /**

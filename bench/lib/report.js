@@ -29,7 +29,7 @@ function failures(rows) {
  */
 export function renderCallSection(rows, cfg) {
   const base = rows.find((r) => r.target === 'direct' && r.latency && r.throughput)
-  const header = ['target', 'era', 'transport', 'tool', 'median ms', 'p99 ms', 'median vs (a)', 'added median ms', 'calls/s', 'calls/s vs (a)', 'client CPU']
+  const header = ['target', 'era', 'transport', 'tool', 'median ms', 'p99 ms', 'median vs (a)', 'added median ms', 'calls/s', 'calls/s vs (a)', 'client CPU', 'gateway CPU ms/call']
   const body = rows.map((r) => {
     if (!r.latency || !r.throughput) return [r.label, r.era ?? '', r.transport ?? '', r.tool ?? '', `FAILED: ${r.error ?? 'no result'}`]
     return [
@@ -44,11 +44,12 @@ export function renderCallSection(rows, cfg) {
       r.throughput.callsPerSec.toFixed(0),
       base ? ratio(r.throughput.callsPerSec / base.throughput.callsPerSec) : '-',
       `${r.throughput.clientCpuPct.toFixed(0)}%`,
+      r.gatewayCpuMsPerCall === undefined ? '-' : r.gatewayCpuMsPerCall.toFixed(3),
     ]
   })
   const title = `tools/call: server-everything "echo"; latency over ${cfg.calls} sequential calls (after ${cfg.warmup} warm-up); throughput = ${cfg.concurrentCalls} calls with ${cfg.concurrency} in flight`
-  const lines = [title, '', table([header, ...body], ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])]
-  lines.push('', 'client CPU: CPU time of the benchmark process (the SDK client) during the throughput run, in % of one core.')
+  const lines = [title, '', table([header, ...body], ['l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])]
+  lines.push('', 'client CPU: CPU time of the benchmark process (the SDK client) during the throughput run, % of one core.', 'gateway CPU ms/call: CPU time of the gateway process alone (tutti daemon / peer; not the upstream) during the throughput run ÷ calls.')
   if (!base) lines.push('', '(no baseline (a): ratios not computed)')
   const failed = failures(rows)
   if (failed.length) lines.push('', 'failures:', ...failed)

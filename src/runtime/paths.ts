@@ -43,6 +43,8 @@ export interface StatePaths {
   /** A connector's writable data directory, kept across upgrades, removed on uninstall. */
   dataDir(key: string): string
   shimPath(key: string): string
+  /** Launch targets of a connector's shims; kept after uninstall so a stale shim refuses with a clear message. */
+  shimTargetsDir(key: string): string
   sessionDir(sessionId: string): string
 }
 
@@ -71,6 +73,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),
     dataDir: (key) => path.join(connectorsDir, key, 'data'),
     shimPath: (key) => path.join(binDir, `tutti-connector-${key}`),
+    shimTargetsDir: (key) => path.join(root, 'shims', key),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
   }
 }

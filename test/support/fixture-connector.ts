@@ -48,3 +48,18 @@ export function memoryConnector(key: string, authVar?: string): string {
   fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
   return dir
 }
+
+/** A CLI-only connector around test/fixtures/probe-cli.mjs. */
+export function probeConnector(key: string, options: { version?: string; auth?: string[]; release?: string } = {}): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-probe-${key}-`))
+  fs.mkdirSync(path.join(dir, 'bin'))
+  let source = fs.readFileSync(path.join(REPO, 'test/fixtures/probe-cli.mjs'), 'utf8')
+  if (options.release) source = source.replace("#!/usr/bin/env node\n", `#!/usr/bin/env node\nprocess.env.PROBE_RELEASE = ${JSON.stringify(options.release)}\n`)
+  fs.writeFileSync(path.join(dir, 'bin', 'probe.mjs'), source, { mode: 0o755 })
+  const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
+  fs.writeFileSync(
+    path.join(dir, 'tutti-connector.json'),
+    JSON.stringify({ schemaVersion: 1, key, name: `Probe ${key}`, version: options.version ?? '1.0.0', description: 'CLI probe', auth, cli: { entrypoint: 'bin/probe.mjs' } }),
+  )
+  return dir
+}

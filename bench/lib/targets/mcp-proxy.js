@@ -25,6 +25,7 @@ export const mcpProxy = {
     return {
       command: peer.command,
       listens: peer.listens,
+      gatewayPid: () => peer.proc.pid,
       variants: [LEGACY, MODERN].map((era) => ({ era, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era }) })),
       stop: peer.stop,
     }

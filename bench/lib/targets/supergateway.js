@@ -29,6 +29,7 @@ export const supergateway = {
     return {
       command: peer.command,
       listens: peer.listens,
+      gatewayPid: () => peer.proc.pid,
       notes: ['--stateful (stateless mode and the 2026-07-28 leg spawn a stdio child per request)', 'bound to 127.0.0.1 by the net guard (no host option)'],
       variants: [{ era: LEGACY, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era: LEGACY }) }],
       stop: peer.stop,

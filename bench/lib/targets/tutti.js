@@ -4,7 +4,7 @@
 import path from 'node:path'
 import { connectStreamableHttp, LEGACY, MODERN } from '../clients.js'
 import { REPO } from '../context.js'
-import { stopDaemon, tutti } from '../tutti-cli.js'
+import { daemonPid, stopDaemon, tutti } from '../tutti-cli.js'
 
 const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
 
@@ -43,6 +43,7 @@ export const tuttiTarget = {
       return {
         command: `tutti connector install ${path.relative(REPO, EXAMPLE)}; tutti connector connect everything; tutti session prepare → ${url}`,
         variants: tuttiVariants(url, headers, 'everything_echo'),
+        gatewayPid: () => daemonPid(t.stateDir),
         stop: () => stopDaemon(t),
       }
     } catch (err) {

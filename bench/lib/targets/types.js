@@ -16,6 +16,7 @@
  * @property {Variant[]} variants
  * @property {string} command             how it was started, for the report
  * @property {string[]} [notes]
+ * @property {() => number | undefined} [gatewayPid]  the process between client and upstream, for its CPU time
  * @property {string[]} [listens]        TCP addresses the peer listens on (checked to be loopback)
  * @property {() => Promise<string | void>} stop   stops everything it started
  */

@@ -46,7 +46,7 @@ export class ShimPublisher {
   /** The generation the shim on disk runs, if any. */
   async publishedGeneration(key: string): Promise<number | undefined> {
     const text = await fs.readFile(this.paths.shimPath(key), 'utf8').catch(() => '')
-    const m = /connectors\/[^/]+\/shims\/g(\d+)\.mjs/.exec(text)
+    const m = /shims[\\/][^/\\]+[\\/]g(\d+)\.mjs/.exec(text)
     return m ? Number(m[1]) : undefined
   }
 
@@ -57,10 +57,8 @@ export class ShimPublisher {
       for (const suffix of SHIM_SUFFIXES) await fs.rm(this.paths.shimPath(key) + suffix, { force: true })
       return true
     })
-    if (removed) {
-      await fs.rm(path.join(this.paths.connectorDir(key), 'shims'), { recursive: true, force: true })
-      this.log.info('shim removed', { connector: key, generation })
-    }
+    // the launch target stays: a copy of the shim kept somewhere still refuses with a clear message
+    if (removed) this.log.info('shim removed', { connector: key, generation })
     return removed
   }
 
@@ -69,7 +67,7 @@ export class ShimPublisher {
    * shim; the previous one stays for an invocation that is just starting.
    */
   private async pruneTargets(key: string, current: number): Promise<void> {
-    const dir = path.join(this.paths.connectorDir(key), 'shims')
+    const dir = this.paths.shimTargetsDir(key)
     const gens = (await fs.readdir(dir).catch(() => [] as string[]))
       .map((n) => /^g(\d+)\.mjs$/.exec(n))
       .filter((m): m is RegExpExecArray => !!m)

@@ -19,7 +19,7 @@ export interface ShimPin {
 const LAUNCHER = pathToFileURL(fileURLToPath(new URL('./launcher.js', import.meta.url))).href
 
 export function shimTargetPath(paths: StatePaths, pin: Pick<ShimPin, 'key' | 'generation'>): string {
-  return path.join(paths.connectorDir(pin.key), 'shims', `g${pin.generation}.mjs`)
+  return path.join(paths.shimTargetsDir(pin.key), `g${pin.generation}.mjs`)
 }
 
 export function shimTargetSource(paths: StatePaths, pin: ShimPin): string {
