@@ -46,6 +46,16 @@ describe('tools/call: fast path and SDK path agree', () => {
     expect(fast.text).toBe(sdk.text.replace(/\r\n/g, '\n'))
   })
 
+  it('tools/list: same bytes on both paths, both eras', async () => {
+    const fast = await modernPost(binding, 'tools/list')
+    const sdk = await modernPost(binding, 'tools/list', { _meta: sdkMeta })
+    expect(fast.json.result.tools.length).toBeGreaterThan(5)
+    expect(fast.json).toEqual(sdk.json)
+    const legacyFast = await legacyPost(binding, { id: 3, method: 'tools/list' }, { 'mcp-protocol-version': '2025-06-18' })
+    const legacySdk = await legacyPost(binding, { id: 3, method: 'tools/list' })
+    expect(legacyFast.text).toBe(legacySdk.text.replace(/\r\n/g, '\n'))
+  })
+
   async function cancellations(): Promise<number> {
     const res = await modernPost(binding, 'tools/call', { name: 'fx_cancellations', arguments: {} })
     return Number(res.json.result.content[0].text)

@@ -9,7 +9,7 @@ import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
 import { checkParamHeaders } from './param-headers.js'
 import { createServerFactory } from './server-factory.js'
-import { ToolsCallFastPath } from './tools-call-fast-path.js'
+import { FastPath } from './fast-path.js'
 
 export const MCP_PATH = '/mcp/connector'
 export const MAX_MCP_BODY = 4 * 1024 * 1024
@@ -26,7 +26,7 @@ export class ConnectorMcpEndpoint {
   private readonly handler: McpHttpHandler
   private readonly cancellation = new LegacyCancellation()
   private readonly streams = new ListenStreams()
-  private readonly fastPath: ToolsCallFastPath
+  private readonly fastPath: FastPath
   readonly notifier: ListChangedNotifier
 
   constructor(
@@ -39,7 +39,7 @@ export class ConnectorMcpEndpoint {
       keepAliveMs: 15_000,
       onerror: (err) => log.warn('mcp request failed', { error: err }),
     })
-    this.fastPath = new ToolsCallFastPath(registry, this.cancellation)
+    this.fastPath = new FastPath(registry, this.cancellation)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
     sessions.onRevoked((hashes) => {

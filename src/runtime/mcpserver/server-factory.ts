@@ -58,7 +58,7 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
   }
 }
 
-function toMcpTool(t: ConnectorMCPTool) {
+export function toMcpTool(t: ConnectorMCPTool) {
   const tool: Record<string, unknown> = { name: t.localName, inputSchema: t.inputSchema }
   if (t.title !== undefined) tool.title = t.title
   if (t.description !== undefined) tool.description = t.description

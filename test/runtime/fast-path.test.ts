@@ -1,19 +1,19 @@
 import { describe, expect, it } from 'vitest'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
-import { ToolsCallFastPath } from '../../src/runtime/mcpserver/tools-call-fast-path.js'
+import { FastPath } from '../../src/runtime/mcpserver/fast-path.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
 const registry = new ConnectorMCPRegistry()
 registry.commit(buildRoute('k', 1, { callTool: async (_n, args) => ({ content: [{ type: 'text', text: String(JSON.stringify(args)) }] }) }, [{ name: 't', inputSchema: { type: 'object' } }]))
-const fast = new ToolsCallFastPath(registry, new LegacyCancellation())
+const fast = new FastPath(registry, new LegacyCancellation())
 
 const modernHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'k_t' }
 const modernBody = () => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t', arguments: { a: 1 }, _meta: { ...META } } }) as Record<string, any>
 const req = (headers: Record<string, string>) => new Request('http://127.0.0.1/mcp/connector', { method: 'POST', headers })
 
-describe('tools/call fast path', () => {
+describe('fast path', () => {
   it('serves an exactly-right modern call with resultType and serverInfo', async () => {
     const res = await fast.tryHandle(modernBody(), req(modernHeaders), 's')!
     expect(await res.json()).toEqual({
@@ -44,7 +44,7 @@ describe('tools/call fast path', () => {
     ['a null id', (b) => (b.id = null)],
     ['an extra params key', (b) => (b.params.task = {})],
     ['non-object arguments', (b) => (b.params.arguments = [1])],
-    ['another method', (b) => (b.method = 'tools/list')],
+    ['another method', (b) => (b.method = 'resources/list')],
   ]
   it.each(defer)('defers to the SDK on %s', (_label, mutate) => {
     const body = modernBody()
@@ -57,5 +57,15 @@ describe('tools/call fast path', () => {
     const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t' } }
     expect(fast.tryHandle(body, req({ 'content-type': 'application/json', accept: 'application/json, text/event-stream' }), 's')).toBeUndefined()
     expect(fast.tryHandle(body, req({ 'content-type': 'application/json', accept: 'application/json', 'mcp-protocol-version': '2025-06-18' }), 's')).toBeUndefined()
+  })
+
+  it('serves tools/list from one serialized snapshot until the registry changes', async () => {
+    const h = { ...modernHeaders, 'mcp-method': 'tools/list' }
+    delete (h as Record<string, string>)['mcp-name']
+    const list = () => fast.tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...META } } }, req(h), 's') as Response
+    expect((await list().json()).result).toMatchObject({ tools: [{ name: 'k_t', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' })
+    registry.commit(buildRoute('k', 2, { callTool: async () => ({ content: [] }) }, [{ name: 't', inputSchema: { type: 'object' } }, { name: 'u', inputSchema: { type: 'object' } }]))
+    expect((await list().json()).result.tools.map((t: { name: string }) => t.name)).toEqual(['k_t', 'k_u'])
+    expect(fast.tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x', _meta: { ...META } } }, req(h), 's')).toBeUndefined()
   })
 })
