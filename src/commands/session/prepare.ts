@@ -1,22 +1,50 @@
 import { Flags } from '@oclif/core'
+import fs from 'node:fs/promises'
 import { TuttiCommand } from '../../cli/base-command.js'
-import { Sessions } from '../../runtime/client/sessions.js'
-import { PROVIDERS } from '../../runtime/protocol/session-prepare.js'
+import { prepareRuntime } from '../../runtime/client/sessions.js'
+import { PROVIDERS, type Provider } from '../../runtime/protocol/session-prepare.js'
 
 export default class SessionPrepare extends TuttiCommand {
   static override hidden = true
-  static override summary = 'Prepare the runtime of one agent session: env, the connector MCP server, Skill roots'
+  static override summary = 'Prepare the runtime of one agent session: env, the connector MCP server, Skill roots and the provider projection'
   static override flags = {
     provider: Flags.string({ description: 'agent provider', options: [...PROVIDERS], required: true }),
     workspace: Flags.string({ description: 'workspace id the session belongs to', required: true }),
     session: Flags.string({ description: 'agent session id', required: true }),
+    'agent-initialize': Flags.string({ description: "ACP: a file with the agent's initialize response, or - for stdin" }),
   }
-  static override examples = ['<%= config.bin %> session prepare --provider codex --workspace ~/src/app --session 7f3c --json']
+  static override examples = [
+    '<%= config.bin %> session prepare --provider codex --workspace ~/src/app --session 7f3c --json',
+    '<%= config.bin %> session prepare --provider acp --workspace w --session s --agent-initialize init.json --json',
+  ]
 
   async run() {
     const { flags } = await this.parse(SessionPrepare)
-    const runtime = await new Sessions(this.paths).prepare({ provider: flags.provider as (typeof PROVIDERS)[number], workspace: flags.workspace, session: flags.session })
+    const runtime = await prepareRuntime({
+      provider: flags.provider as Provider,
+      workspace: flags.workspace,
+      session: flags.session,
+      stateDir: this.paths.root,
+      agentInitialize: flags.provider === 'acp' ? await readAgentInitialize(flags['agent-initialize']) : undefined,
+    })
     if (!this.jsonEnabled()) this.log(`prepared ${runtime.provider} session ${runtime.session}; use --json for the runtime (it contains the session token)`)
     return runtime
   }
+}
+
+/** A missing or unreadable response is not an error: it means "no connector context". */
+async function readAgentInitialize(source: string | undefined): Promise<unknown> {
+  if (!source) return undefined
+  try {
+    const text = source === '-' ? await readStdin() : await fs.readFile(source, 'utf8')
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8')
 }

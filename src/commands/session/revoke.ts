@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
-import { Sessions } from '../../runtime/client/sessions.js'
+import { revokeSessions } from '../../runtime/client/sessions.js'
 
 export default class SessionRevoke extends TuttiCommand {
   static override hidden = true
@@ -14,7 +14,7 @@ export default class SessionRevoke extends TuttiCommand {
 
   async run() {
     const { flags } = await this.parse(SessionRevoke)
-    const result = await new Sessions(this.paths).revoke({ session: flags.session, workspace: flags.workspace, all: flags.all || undefined })
+    const result = await revokeSessions(this.paths, { session: flags.session, workspace: flags.workspace, all: flags.all || undefined })
     if (!this.jsonEnabled()) this.log(`revoked ${result.revoked} session token(s)`)
     return result
   }

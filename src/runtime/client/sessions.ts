@@ -1,39 +1,87 @@
 import path from 'node:path'
-import type { StatePaths } from '../paths.js'
-import type { sessionPrepareMessage, Provider } from '../protocol/session-prepare.js'
+import { isTuttiError } from '../errors.js'
+import { resolveStateDir, statePaths, type StatePaths } from '../paths.js'
+import type { AvailableResult } from '../protocol/available.js'
+import type { Provider, sessionPrepareMessage } from '../protocol/session-prepare.js'
 import type { sessionRevokeMessage } from '../protocol/session-revoke.js'
-import { TOKEN_ENV, type PreparedRuntime } from '../sessions/prepared-runtime.js'
+import type { MCPServerBinding, PreparedRuntime, ProviderProjection } from '../sessions/prepared-runtime.js'
+import { TOKEN_ENV } from '../sessions/prepared-runtime.js'
+import { acpSupportsHttp, plainAcp, projectAcp } from '../sessions/projections/acp.js'
+import { projectClaude } from '../sessions/projections/claude.js'
+import { projectCodex } from '../sessions/projections/codex.js'
+import { runtimePrompt } from '../sessions/runtime-prompt.js'
+import { sessionDir } from '../sessions/session-dir.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
-export interface PrepareRequest {
+export interface PrepareRuntimeOptions {
   provider: Provider
   workspace: string
   session: string
+  /** The tutti state directory; defaults to TUTTI_STATE_DIR / XDG / the platform default. */
+  stateDir?: string
+  /**
+   * ACP only: the agent's `initialize` response (the result, or the whole
+   * JSON-RPC response). Connector context is attached only when it declares
+   * `agentCapabilities.mcpCapabilities.http === true`.
+   */
+  agentInitialize?: unknown
+  /** The agent host's environment (PATH, CODEX_HOME, HOME); defaults to process.env. */
+  env?: NodeJS.ProcessEnv
 }
 
-/** `tutti session prepare|revoke`: tokens come from the daemon; the runtime is assembled here. */
-export class Sessions {
-  constructor(private readonly paths: StatePaths) {}
-
-  async prepare(req: PrepareRequest): Promise<PreparedRuntime> {
-    const daemon = await ensureDaemon(this.paths)
-    const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', req)
-    return {
-      provider: req.provider,
-      workspace: req.workspace,
-      session: req.session,
-      env: {
-        PATH: `${this.paths.binDir}${path.delimiter}${process.env.PATH ?? ''}`,
-        [TOKEN_ENV]: issued.token,
-      },
-      mcpServers: [{ name: 'connector', type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }],
-      skillRoots: issued.skillRoots,
+/**
+ * Prepare one agent session (DESIGN §10): a session token from the daemon,
+ * the one authoritative `mcpServers` list, the Skill roots, and the
+ * provider's projection built from exactly those. This is the function
+ * behind `tutti session prepare` and the library export for TypeScript
+ * agent hosts.
+ */
+export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<PreparedRuntime> {
+  const paths = statePaths(options.stateDir ? path.resolve(options.stateDir) : resolveStateDir(options.env ?? process.env))
+  const env = options.env ?? process.env
+  if (options.provider === 'acp') {
+    // an ACP agent must never fail to start because of connectors: anything short of a clear "yes" gives a plain session
+    const support = acpSupportsHttp(options.agentInitialize)
+    if (!support.ok) return plainRuntime(options, support.reason)
+    try {
+      return await prepareWithDaemon(paths, options, env)
+    } catch (err) {
+      return plainRuntime(options, `the tutti daemon could not be reached: ${isTuttiError(err) ? err.message : (err as Error).message}`)
     }
   }
+  return prepareWithDaemon(paths, options, env)
+}
 
-  /** Revoking needs no running daemon: with none, there is nothing live to revoke from. */
-  async revoke(filter: { session?: string; workspace?: string; all?: boolean }): Promise<{ revoked: number }> {
-    const daemon = (await findDaemon(this.paths)) ?? (await ensureDaemon(this.paths))
-    return daemon.call<typeof sessionRevokeMessage>('session-revoke', filter)
+async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptions, env: NodeJS.ProcessEnv): Promise<PreparedRuntime> {
+  const daemon = await ensureDaemon(paths)
+  const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: options.provider, workspace: options.workspace, session: options.session })
+  const available: AvailableResult = await daemon.available()
+  const mcpServers: MCPServerBinding[] = [{ name: 'connector', type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
+  let projection: ProviderProjection
+  if (options.provider === 'acp') projection = projectAcp(mcpServers)
+  else {
+    const dir = await sessionDir(paths, options.workspace, options.session)
+    projection = options.provider === 'claude' ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token) : await projectCodex(dir, mcpServers, issued.skillRoots, env)
   }
+  return {
+    provider: options.provider,
+    workspace: options.workspace,
+    session: options.session,
+    env: { PATH: `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`, [TOKEN_ENV]: issued.token, ...(projection.kind === 'codex' ? projection.env : {}) },
+    mcpServers,
+    skillRoots: issued.skillRoots,
+    projection,
+    prompt: runtimePrompt(available),
+  }
+}
+
+/** No connector context at all: no servers, no Skill roots, no PATH change, no token. */
+function plainRuntime(options: PrepareRuntimeOptions, reason: string): PreparedRuntime {
+  return { provider: options.provider, workspace: options.workspace, session: options.session, env: {}, mcpServers: [], skillRoots: [], projection: plainAcp(reason), prompt: '' }
+}
+
+/** Revoke by session (optionally within a workspace), or every token. */
+export async function revokeSessions(paths: StatePaths, filter: { session?: string; workspace?: string; all?: boolean }): Promise<{ revoked: number }> {
+  const daemon = (await findDaemon(paths)) ?? (await ensureDaemon(paths))
+  return daemon.call<typeof sessionRevokeMessage>('session-revoke', filter)
 }

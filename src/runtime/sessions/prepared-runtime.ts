@@ -1,7 +1,8 @@
 /**
  * What an agent host needs to start one agent session with connectors
  * (seed §7.1): the environment, the one authoritative `mcpServers` list and
- * the Skill roots. Every provider projection is derived from this value.
+ * the Skill roots, plus the provider's own projection, which is derived from
+ * those and never carries a second, divergent copy of them.
  */
 export interface MCPServerBinding {
   name: 'connector'
@@ -15,6 +16,35 @@ export interface SkillRoot {
   dir: string
 }
 
+export interface CodexProjection {
+  kind: 'codex'
+  /** A session-isolated CODEX_HOME: the user's config plus `[mcp_servers.connector]`, and the Skills. */
+  codexHome: string
+  env: Record<string, string>
+}
+
+export interface ClaudeProjection {
+  kind: 'claude'
+  /** `{"mcpServers":{"connector":…}}` with `${TUTTI_CONNECTOR_TOKEN}` in place of the token. */
+  mcpConfigPath: string
+  /** A directory whose `.claude/skills/` holds the connector Skills. */
+  addDir: string
+  /** Ready-made Claude Code flags. */
+  args: string[]
+  /** The same server for Claude Agent SDK options (`mcpServers`). */
+  sdkMcpServers: Record<string, { type: 'http'; url: string; headers: Record<string, string> }>
+}
+
+export interface AcpProjection {
+  kind: 'acp'
+  /** `session/new` / `session/load` entries; empty when the agent cannot take HTTP MCP servers. */
+  mcpServers: Array<{ type: 'http'; name: string; url: string; headers: Array<{ name: string; value: string }> }>
+  /** Whether connector context is attached, and if not, why. */
+  connectors: { attached: boolean; reason?: string }
+}
+
+export type ProviderProjection = CodexProjection | ClaudeProjection | AcpProjection
+
 export interface PreparedRuntime {
   provider: string
   workspace: string
@@ -22,6 +52,9 @@ export interface PreparedRuntime {
   env: Record<string, string>
   mcpServers: MCPServerBinding[]
   skillRoots: SkillRoot[]
+  projection: ProviderProjection
+  /** Guidance an agent host may append to its system prompt. */
+  prompt: string
 }
 
 export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'

@@ -1,0 +1,95 @@
+// node:http plumbing for the raw client: one request on a keep-alive Agent
+// (status, two headers and the whole body as text), and a long-lived GET
+// whose body is handed over chunk by chunk (the HTTP+SSE transport's stream).
+import http from 'node:http'
+
+/** One Agent per raw connection; sockets are reused across calls. */
+export function keepAliveAgent() {
+  return new http.Agent({ keepAlive: true })
+}
+
+/**
+ * @typedef {object} HttpAnswer
+ * @property {number} status
+ * @property {string} contentType   '' when absent
+ * @property {string | undefined} sessionId  the Mcp-Session-Id response header
+ * @property {string} text          the whole body
+ */
+
+/**
+ * @param {http.Agent} agent
+ * @param {URL} url
+ * @param {{ method?: string, headers: Record<string, string>, body?: string, timeoutMs: number }} opts
+ * @returns {Promise<HttpAnswer>}
+ */
+export function send(agent, url, { method = 'POST', headers, body, timeoutMs }) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method, headers, agent })
+    const timer = setTimeout(() => req.destroy(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
+    req.once('error', (err) => {
+      clearTimeout(timer)
+      reject(err)
+    })
+    req.once('response', (res) => {
+      res.setEncoding('utf8')
+      let text = ''
+      res.on('data', (chunk) => {
+        text += chunk
+      })
+      res.once('end', () => {
+        clearTimeout(timer)
+        const sid = res.headers['mcp-session-id']
+        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', sessionId: Array.isArray(sid) ? sid[0] : sid, text })
+      })
+    })
+    req.end(body)
+  })
+}
+
+/**
+ * GET `url` on its own connection and stream the body to `onText`. Resolves
+ * once a 200 response has started; `onEnd` is called once when the stream
+ * ends or fails afterwards (not after `close()`).
+ * @param {URL} url
+ * @param {{ headers: Record<string, string>, timeoutMs: number, onText: (chunk: string) => void, onEnd: (err?: Error) => void }} opts
+ * @returns {Promise<{ close: () => void }>}
+ */
+export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
+  return new Promise((resolve, reject) => {
+    let started = false
+    let closed = false
+    const end = (err) => {
+      if (started && !closed) {
+        closed = true
+        onEnd(err)
+      }
+    }
+    const req = http.request(url, { method: 'GET', headers, agent: false })
+    const timer = setTimeout(() => req.destroy(new Error(`GET ${url.pathname}: no response in ${timeoutMs} ms`)), timeoutMs)
+    req.once('error', (err) => {
+      clearTimeout(timer)
+      if (started) end(err)
+      else reject(err)
+    })
+    req.once('response', (res) => {
+      clearTimeout(timer)
+      if (res.statusCode !== 200) {
+        res.resume()
+        req.destroy()
+        reject(new Error(`GET ${url.pathname}: HTTP ${res.statusCode}`))
+        return
+      }
+      started = true
+      res.setEncoding('utf8')
+      res.on('data', onText)
+      res.once('close', () => end(new Error(`GET ${url.pathname}: stream closed by the server`)))
+      resolve({
+        close: () => {
+          closed = true
+          req.destroy()
+        },
+      })
+    })
+    req.end()
+  })
+}
