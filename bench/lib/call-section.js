@@ -1,8 +1,11 @@
 // Section 1: tools/call (server-everything `echo`) through every target:
 // sequential latency, then throughput with N calls in flight, on one
-// connection per (target, era). Targets run one after another; a target that
-// fails to start or to answer gets a row with the reason, and the run goes on.
+// connection per (target, era, client). Each variant is measured with the SDK
+// client and, for HTTP targets, again with the raw node:http client (a row
+// each). Targets run one after another; a target that fails to start or to
+// answer gets a row with the reason, and the run goes on.
 import { echoCall, findTool } from './clients.js'
+import { connectRaw, rawEchoCall, rawFindTool } from './raw/client.js'
 import { processCpuMs } from './cpu.js'
 import { sequentialLatency, throughput } from './measure.js'
 import { pollUntil, withTimeout } from './wait.js'
@@ -19,6 +22,7 @@ export const CALL_TARGETS = [directStdio, tuttiTarget, mcpProxy, supergateway, m
  * @typedef {object} CallRow
  * @property {string} target
  * @property {string} label
+ * @property {'sdk' | 'raw'} client       SDK v2 client, or the raw node:http client
  * @property {string} [era]
  * @property {string} [negotiated]
  * @property {string} [transport]
@@ -31,6 +35,31 @@ export const CALL_TARGETS = [directStdio, tuttiTarget, mcpProxy, supergateway, m
  * @property {number} [gatewayCpuMsPerCall]  CPU of the gateway process per call during the throughput run
  * @property {string} [error]
  */
+
+/**
+ * What a client mode needs to measure one variant.
+ * @typedef {object} ClientDriver
+ * @property {(variant: import('./targets/types.js').Variant, timeoutMs: number) => Promise<{ negotiated: string, close: () => Promise<void> }>} connect
+ * @property {(conn: any, tool: string | RegExp) => Promise<string>} findTool
+ * @property {(conn: any, tool: string, timeoutMs: number) => () => Promise<void>} echo
+ */
+
+/** @type {Record<'sdk' | 'raw', ClientDriver>} */
+const DRIVERS = {
+  sdk: {
+    connect: (variant) => variant.connect(),
+    findTool: (conn, tool) => findTool(conn.client, tool),
+    echo: (conn, tool, timeoutMs) => echoCall(conn.client, tool, timeoutMs),
+  },
+  raw: {
+    connect: (variant, timeoutMs) => {
+      if (!variant.raw) throw new Error('no raw client for this target')
+      return connectRaw(variant.raw, variant.era, timeoutMs)
+    },
+    findTool: (conn, tool) => rawFindTool(conn, tool),
+    echo: (conn, tool) => rawEchoCall(conn, tool),
+  },
+}
 
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
@@ -55,10 +84,13 @@ export async function runCallSection(ctx, progress) {
     }
     try {
       for (const variant of started.variants) {
-        /** @type {CallRow} */
-        const row = { target: def.id, label: def.label, era: variant.era, transport: variant.transport, command: started.command, notes: started.notes, listens: started.listens }
-        rows.push(row)
-        await measureVariant(ctx, variant, row, progress, started.gatewayPid)
+        for (const client of /** @type {const} */ (['sdk', 'raw'])) {
+          if (!cfg.clients.includes(client) || (client === 'raw' && !variant.raw)) continue
+          /** @type {CallRow} */
+          const row = { target: def.id, label: def.label, client, era: variant.era, transport: variant.transport, command: started.command, notes: started.notes, listens: started.listens }
+          rows.push(row)
+          await measureVariant(ctx, variant, DRIVERS[client], row, progress, started.gatewayPid)
+        }
       }
     } finally {
       try {
@@ -75,22 +107,23 @@ export async function runCallSection(ctx, progress) {
 /**
  * @param {import('./context.js').RunContext} ctx
  * @param {import('./targets/types.js').Variant} variant
+ * @param {ClientDriver} driver
  * @param {CallRow} row
  * @param {(line: string) => void} progress
  * @param {(() => number | undefined) | undefined} gatewayPid
  */
-async function measureVariant(ctx, variant, row, progress, gatewayPid) {
+async function measureVariant(ctx, variant, driver, row, progress, gatewayPid) {
   const { cfg } = ctx
-  const tag = `${row.label} ${variant.era}`
-  /** @type {import('./clients.js').Connected | undefined} */
+  const tag = `${row.label} ${variant.era}${row.client === 'raw' ? ' [raw client]' : ''}`
+  /** @type {{ negotiated: string, close: () => Promise<void> } | undefined} */
   let conn
   try {
-    conn = await withTimeout(`${tag} connect`, cfg.startBudgetMs, variant.connect)
+    conn = await withTimeout(`${tag} connect`, cfg.startBudgetMs, () => driver.connect(variant, cfg.requestTimeoutMs))
     row.negotiated = conn.negotiated
-    const client = conn.client
+    const c = conn
     // the upstream may still be registering tools right after start: retry the lookup, bounded
-    row.tool = await pollUntil(`${tag} find echo tool`, 30_000, () => findTool(client, variant.tool), { intervalMs: 250 })
-    const call = echoCall(client, row.tool, cfg.requestTimeoutMs)
+    row.tool = await pollUntil(`${tag} find echo tool`, 30_000, () => driver.findTool(c, variant.tool), { intervalMs: 250 })
+    const call = driver.echo(c, row.tool, cfg.requestTimeoutMs)
     progress(`${tag}: ${cfg.calls} sequential calls (+${cfg.warmup} warm-up) to ${row.tool} [negotiated ${row.negotiated}]`)
     row.latency = await sequentialLatency(call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
     progress(`${tag}: ${cfg.concurrentCalls} calls, ${cfg.concurrency} in flight`)

@@ -72,7 +72,15 @@ export async function connectSse(url, { headers = {} } = {}) {
  */
 export async function findTool(client, name) {
   const { tools } = await client.listTools(undefined, { cacheMode: 'bypass' })
-  const names = tools.map((t) => t.name)
+  return pickTool(tools.map((t) => t.name), name)
+}
+
+/**
+ * The one name in `names` that is `name` (or matches it, for a RegExp).
+ * @param {string[]} names
+ * @param {string | RegExp} name
+ */
+export function pickTool(names, name) {
   const hits = typeof name === 'string' ? names.filter((n) => n === name) : names.filter((n) => name.test(n))
   if (hits.length !== 1) {
     const shown = names.slice(0, 20).join(', ')

@@ -12,6 +12,7 @@
 //   BENCH_INSTALL_CONCURRENCY    `connector install` run at once             4 [4]
 //   BENCH_TARGETS                comma list to run only some targets: direct,tutti,mcp-proxy,supergateway,mcp-hub
 //   BENCH_SECTIONS               comma list: call,list (default both)
+//   BENCH_CLIENTS                comma list for section 1: sdk,raw (default both; raw = the node:http client, HTTP targets only)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
 
 function int(name, fallback) {
@@ -29,6 +30,7 @@ function list(name, fallback) {
 }
 
 export const ALL_TARGETS = ['direct', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
+export const ALL_CLIENTS = ['sdk', 'raw']
 
 /**
  * @typedef {ReturnType<typeof loadConfig>} BenchConfig
@@ -48,14 +50,16 @@ export function loadConfig() {
     installConcurrency: Math.max(1, int('BENCH_INSTALL_CONCURRENCY', 4)),
     targets: list('BENCH_TARGETS', ALL_TARGETS),
     sections: list('BENCH_SECTIONS', ['call', 'list']),
+    clients: list('BENCH_CLIENTS', ALL_CLIENTS),
     keepTmp: process.env.BENCH_KEEP_TMP === '1',
     /** Wall-clock budget of one measurement loop. */
     measureBudgetMs: 10 * 60_000,
     /** Budget for a target to start (spawn, handshake, first tools/list). */
     startBudgetMs: 60_000,
-    /** Per-request timeout given to the SDK client. */
+    /** Per-request timeout given to the SDK client and the raw client. */
     requestTimeoutMs: 30_000,
   }
   for (const t of cfg.targets) if (!ALL_TARGETS.includes(t)) throw new Error(`BENCH_TARGETS: unknown target "${t}" (known: ${ALL_TARGETS.join(', ')})`)
+  for (const c of cfg.clients) if (!ALL_CLIENTS.includes(c)) throw new Error(`BENCH_CLIENTS: unknown client "${c}" (known: ${ALL_CLIENTS.join(', ')})`)
   return cfg
 }

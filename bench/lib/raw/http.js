@@ -24,19 +24,28 @@ export function keepAliveAgent() {
  */
 export function send(agent, url, { method = 'POST', headers, body, timeoutMs }) {
   return new Promise((resolve, reject) => {
-    const req = http.request(url, { method, headers, agent })
-    const timer = setTimeout(() => req.destroy(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
-    req.once('error', (err) => {
+    let settled = false
+    const fail = (err) => {
+      if (settled) return
+      settled = true
       clearTimeout(timer)
       reject(err)
-    })
+      req.destroy()
+    }
+    const req = http.request(url, { method, headers, agent })
+    const timer = setTimeout(() => fail(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
+    req.on('error', fail)
     req.once('response', (res) => {
       res.setEncoding('utf8')
       let text = ''
       res.on('data', (chunk) => {
         text += chunk
       })
+      res.on('error', fail)
+      res.once('close', () => fail(new Error(`${method} ${url.pathname}: connection closed before the answer was complete`)))
       res.once('end', () => {
+        if (settled) return
+        settled = true
         clearTimeout(timer)
         const sid = res.headers['mcp-session-id']
         resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', sessionId: Array.isArray(sid) ? sid[0] : sid, text })
@@ -66,7 +75,7 @@ export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
     }
     const req = http.request(url, { method: 'GET', headers, agent: false })
     const timer = setTimeout(() => req.destroy(new Error(`GET ${url.pathname}: no response in ${timeoutMs} ms`)), timeoutMs)
-    req.once('error', (err) => {
+    req.on('error', (err) => {
       clearTimeout(timer)
       if (started) end(err)
       else reject(err)
@@ -82,6 +91,7 @@ export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
       started = true
       res.setEncoding('utf8')
       res.on('data', onText)
+      res.on('error', (err) => end(err))
       res.once('close', () => end(new Error(`GET ${url.pathname}: stream closed by the server`)))
       resolve({
         close: () => {

@@ -72,7 +72,7 @@ export const mcpHub = {
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
       notes: ['HTTP+SSE only (GET /mcp + POST /messages)', 'bound to 127.0.0.1 by the net guard (no host option)', 'marketplace fetch suppressed (seeded cache)'],
-      variants: [{ era: LEGACY, transport: 'sse', tool: /^everything__echo$/, connect: () => connectSse(`http://127.0.0.1:${port}/mcp`) }],
+      variants: [{ era: LEGACY, transport: 'sse', tool: /^everything__echo$/, connect: () => connectSse(`http://127.0.0.1:${port}/mcp`), raw: { transport: 'sse', url: `http://127.0.0.1:${port}/mcp` } }],
       stop: peer.stop,
     }
   },

@@ -26,7 +26,7 @@ export const mcpProxy = {
       command: peer.command,
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
-      variants: [LEGACY, MODERN].map((era) => ({ era, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era }) })),
+      variants: [LEGACY, MODERN].map((era) => ({ era, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era }), raw: { transport: 'streamable-http', url } })),
       stop: peer.stop,
     }
   },

@@ -31,7 +31,7 @@ export const supergateway = {
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
       notes: ['--stateful (stateless mode and the 2026-07-28 leg spawn a stdio child per request)', 'bound to 127.0.0.1 by the net guard (no host option)'],
-      variants: [{ era: LEGACY, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era: LEGACY }) }],
+      variants: [{ era: LEGACY, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era: LEGACY }), raw: { transport: 'streamable-http', url } }],
       stop: peer.stop,
     }
   },

@@ -27,7 +27,8 @@ export async function prepareSession(t, session) {
  * @returns {import('./types.js').Variant[]}
  */
 export function tuttiVariants(url, headers, tool) {
-  return [MODERN, LEGACY].map((era) => ({ era, transport: 'streamable-http', tool, connect: () => connectStreamableHttp(url, { era, headers }) }))
+  const raw = { transport: /** @type {const} */ ('streamable-http'), url, headers }
+  return [MODERN, LEGACY].map((era) => ({ era, transport: 'streamable-http', tool, connect: () => connectStreamableHttp(url, { era, headers }), raw }))
 }
 
 /** @type {import('./types.js').TargetDef} */

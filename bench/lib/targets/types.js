@@ -7,7 +7,8 @@
  * @property {string} era                 '2026-07-28' or '2025-06-18'
  * @property {string} transport           'stdio' | 'streamable-http' | 'sse'
  * @property {string | RegExp} tool       the echo tool's name (or a pattern matching exactly one tool)
- * @property {() => Promise<import('../clients.js').Connected>} connect
+ * @property {() => Promise<import('../clients.js').Connected>} connect   the SDK client
+ * @property {import('../raw/client.js').RawSpec} [raw]   how the raw HTTP client reaches it (HTTP targets only)
  */
 
 /**
