@@ -2,7 +2,8 @@
 // `npm run bench`: builds tutti (the npm script does), then measures the same
 // upstream (server-everything's echo over stdio) reached directly, through
 // tutti in both protocol eras, and through mcp-proxy, supergateway and
-// mcp-hub; then tools/list through tutti with 100 connectors × 50 tools.
+// mcp-hub (with the SDK client, and for HTTP targets again with a raw
+// node:http client); then tools/list through tutti with 100 connectors × 50 tools.
 // Prints the tables, writes bench/results/latest.json. See bench/README.md.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'

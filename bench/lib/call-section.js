@@ -22,7 +22,7 @@ export const CALL_TARGETS = [directStdio, tuttiTarget, mcpProxy, supergateway, m
  * @typedef {object} CallRow
  * @property {string} target
  * @property {string} label
- * @property {'sdk' | 'raw'} client       SDK v2 client, or the raw node:http client
+ * @property {'sdk' | 'raw'} [client]     SDK v2 client or the raw node:http client (absent when the target failed to start)
  * @property {string} [era]
  * @property {string} [negotiated]
  * @property {string} [transport]

@@ -34,7 +34,9 @@ const isPeer = (r) => r.target !== 'direct' && r.target !== 'tutti'
 export function renderCallSection(rows, cfg) {
   const base = rows.find((r) => r.target === 'direct' && r.client === 'sdk' && measured(r))
   // the raw rows' own yardstick: the fastest peer through the same raw client
-  const bestPeer = rows.filter((r) => r.client === 'raw' && isPeer(r) && measured(r)).reduce((best, r) => (!best || r.throughput.callsPerSec > best.throughput.callsPerSec ? r : best), undefined)
+  /** @type {import('./call-section.js').CallRow | undefined} */
+  let bestPeer
+  for (const r of rows) if (r.client === 'raw' && isPeer(r) && r.throughput && r.latency && (!bestPeer?.throughput || r.throughput.callsPerSec > bestPeer.throughput.callsPerSec)) bestPeer = r
   const header = ['target', 'client', 'era', 'transport', 'tool', 'median ms', 'p99 ms', 'median vs (a)', 'added median ms', 'calls/s', 'calls/s vs (a)', 'calls/s vs best peer', 'client CPU', 'gateway CPU ms/call']
   // SDK rows first (as measured), then the raw-client rows
   const ordered = [...rows.filter((r) => r.client !== 'raw'), ...rows.filter((r) => r.client === 'raw')]

@@ -34,14 +34,15 @@ export function send(agent, url, { method = 'POST', headers, body, timeoutMs }) 
     }
     const req = http.request(url, { method, headers, agent })
     const timer = setTimeout(() => fail(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
-    req.on('error', fail)
+    const failWith = (err) => fail(new Error(`${method} ${url.pathname}: ${err.message}`))
+    req.on('error', failWith)
     req.once('response', (res) => {
       res.setEncoding('utf8')
       let text = ''
       res.on('data', (chunk) => {
         text += chunk
       })
-      res.on('error', fail)
+      res.on('error', failWith)
       res.once('close', () => fail(new Error(`${method} ${url.pathname}: connection closed before the answer was complete`)))
       res.once('end', () => {
         if (settled) return
@@ -91,7 +92,7 @@ export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
       started = true
       res.setEncoding('utf8')
       res.on('data', onText)
-      res.on('error', (err) => end(err))
+      res.on('error', (err) => end(new Error(`GET ${url.pathname} (stream): ${err.message}`)))
       res.once('close', () => end(new Error(`GET ${url.pathname}: stream closed by the server`)))
       resolve({
         close: () => {
