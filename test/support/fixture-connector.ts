@@ -7,6 +7,9 @@ import { REPO } from './tutti.js'
 const SDK_SERVER = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/index.mjs')).href
 const SDK_STDIO = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/stdio.mjs')).href
 
+/** The fault server's tool table, as a lazy connector declares it. */
+export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }> = JSON.parse(fs.readFileSync(path.join(REPO, 'test/fixtures/fault-tools.json'), 'utf8'))
+
 /**
  * A connector release around test/fixtures/fault-server.mjs. The release is
  * copied into the state dir on install, so the server imports the SDK by
@@ -14,7 +17,11 @@ const SDK_STDIO = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextproto
  */
 export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; manifest?: Record<string, unknown> }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
-  const source = fs.readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8').replaceAll('__SDK_SERVER__', SDK_SERVER).replaceAll('__SDK_STDIO__', SDK_STDIO)
+  const source = fs
+    .readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8')
+    .replaceAll('__SDK_SERVER__', SDK_SERVER)
+    .replaceAll('__SDK_STDIO__', SDK_STDIO)
+    .replace('__TOOLS__', JSON.stringify(FAULT_TOOLS))
   fs.writeFileSync(path.join(dir, 'server.mjs'), source)
   const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
   const env: Record<string, string> = { FIXTURE_VARIANT: options.variant ?? 'v1' }

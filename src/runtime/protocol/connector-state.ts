@@ -13,6 +13,10 @@ export const connectorState = z.object({
   tools: z.number().int(),
   activation: z.enum(['eager', 'lazy']).optional(),
   upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
+  /** Pid of the running stdio upstream (its process group leader). */
+  pid: z.number().int().optional(),
+  /** Lazy connectors: how often the upstream was started. */
+  starts: z.number().int().optional(),
   error: z.string().optional(),
   /** Status of the CLI shim, for connectors with a CLI. */
   cli: interfaceStatus.optional(),

@@ -6,7 +6,9 @@ import path from 'node:path'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
-import type { RouteClient } from '../registry/route.js'
+import { compareToolTables, type ToolDifference } from '../registry/declared-tools.js'
+import type { RouteClient, UpstreamTool } from '../registry/route.js'
+import { LazyUpstream } from '../upstream/lazy-upstream.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { UpstreamConnection } from '../upstream/upstream-connection.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
@@ -49,6 +51,10 @@ export class ConnectorRuntime {
   shimGeneration = 0
   private shimHash?: string
   shimError?: string
+  /** The lazy route client, when this connector's activation is lazy. */
+  lazy?: LazyUpstream
+  /** Declared (manifest) against upstream tools, as of the last time the upstream listed them. */
+  declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private connection?: UpstreamConnection
   private failures = 0
   private restartTimer?: NodeJS.Timeout
@@ -66,11 +72,16 @@ export class ConnectorRuntime {
   get upstreamState(): ConnectorState['upstream'] {
     if (!this.desired?.spec) return 'none'
     if (this.restartTimer) return 'restarting'
+    if (this.lazy) return this.lazy.running ? 'running' : 'stopped'
     return this.connection && !this.connection.closed ? 'running' : 'stopped'
   }
 
   get pid(): number | undefined {
-    return this.connection?.pid
+    return this.lazy ? this.lazy.pid : this.connection?.pid
+  }
+
+  private get declared(): UpstreamTool[] | undefined {
+    return this.desired?.release.manifest.mcp?.tools as UpstreamTool[] | undefined
   }
 
   /** Bring this connector to `desired` (a no-op when nothing that matters changed). */
@@ -87,11 +98,14 @@ export class ConnectorRuntime {
   private async build(reason: string): Promise<boolean> {
     const desired = this.desired
     if (!desired || this.disposed) return false
+    const mcp = desired.release.manifest.mcp
+    if (desired.spec && mcp?.activation === 'lazy') return this.buildLazy(desired, reason)
     let conn: UpstreamConnection | undefined
     try {
       // a connector without an MCP server still gets a (tool-less) generation: its shim is published with it
       if (desired.spec) conn = await UpstreamConnection.open(desired.spec)
       const tools = conn ? await conn.listTools() : []
+      if (conn && this.declared) this.checkDeclaration(tools)
       const generation = this.registry.nextGeneration(this.key)
       const route = buildRoute(this.key, generation, conn ?? NO_UPSTREAM, tools)
       for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
@@ -103,6 +117,7 @@ export class ConnectorRuntime {
       const old = this.connection
       this.connection = conn
       if (conn) this.watch(conn)
+      void this.retireLazy()
       this.generation = generation
       this.toolCount = route.tools.length
       this.failures = 0
@@ -118,6 +133,72 @@ export class ConnectorRuntime {
       this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
       return false
     }
+  }
+
+  /**
+   * Lazy activation: the route is committed from the manifest's declared
+   * tools and nothing is started; the first tools/call starts the upstream.
+   */
+  private async buildLazy(desired: DesiredConnector, reason: string): Promise<boolean> {
+    const mcp = desired.release.manifest.mcp!
+    const idleMs = (mcp.idleTimeoutSeconds ?? 300) * 1000
+    const lazy: LazyUpstream = new LazyUpstream(desired.spec!, idleMs, {
+      onStarted: async (_conn, tools) => this.onLazyStarted(lazy, tools),
+      onStopped: (why) => {
+        if (lazy === this.lazy) this.log.info('lazy upstream stopped', { connector: this.key, reason: why })
+      },
+    })
+    try {
+      const generation = this.registry.nextGeneration(this.key)
+      const route = buildRoute(this.key, generation, lazy, mcp.tools as UpstreamTool[])
+      if (this.disposed || this.desired !== desired) return false
+      this.registry.commit(route)
+      const oldConnection = this.connection
+      this.connection = undefined
+      const oldLazy = this.lazy
+      this.lazy = lazy
+      this.declaredCheck = undefined
+      this.generation = generation
+      this.toolCount = route.tools.length
+      this.setStatus('ready')
+      this.log.info('route committed from the declaration; upstream starts on first call', { connector: this.key, generation, tools: route.tools.length, reason })
+      void oldConnection?.close().catch(() => {})
+      void oldLazy?.dispose().catch(() => {})
+      await this.publishShim(desired, generation)
+      return true
+    } catch (err) {
+      this.error = (err as Error).message
+      this.setStatus('failed', this.error)
+      this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
+      return false
+    }
+  }
+
+  /** The first start of a lazy upstream: if it disagrees with the declaration, its truth becomes a new generation. */
+  private async onLazyStarted(lazy: LazyUpstream, tools: UpstreamTool[]): Promise<void> {
+    if (lazy !== this.lazy || this.disposed) return
+    this.log.info('lazy upstream started', { connector: this.key, starts: lazy.starts, pid: lazy.pid })
+    if (!this.checkDeclaration(tools).length) return
+    const generation = this.registry.nextGeneration(this.key)
+    const route = buildRoute(this.key, generation, lazy, tools)
+    this.registry.commit(route)
+    this.generation = generation
+    this.toolCount = route.tools.length
+    this.log.warn('route rebuilt from the upstream tool table', { connector: this.key, generation, tools: route.tools.length })
+  }
+
+  /** Compare the manifest's declared tools with the upstream's, remember and log any difference. */
+  private checkDeclaration(tools: UpstreamTool[]): ToolDifference[] {
+    const differences = compareToolTables(this.declared ?? [], tools)
+    this.declaredCheck = { checkedAt: new Date().toISOString(), differences }
+    if (differences.length) this.log.warn('declared tools differ from the upstream', { connector: this.key, differences })
+    return differences
+  }
+
+  private async retireLazy(): Promise<void> {
+    const old = this.lazy
+    this.lazy = undefined
+    await old?.dispose().catch(() => {})
   }
 
   /** Publish the CLI shim with this generation, once per desired state (not on every restart). */
@@ -201,6 +282,7 @@ export class ConnectorRuntime {
     this.toolCount = 0
     this.setStatus(status, status === 'failed' ? why : undefined)
     if (this.shimGeneration) await this.shims.remove(this.key, this.shimGeneration).catch((err: Error) => this.log.error('shim removal failed', { connector: this.key, error: err.message }))
+    await this.retireLazy()
     this.shimGeneration = 0
     this.shimHash = undefined
     const conn = this.connection
@@ -213,6 +295,7 @@ export class ConnectorRuntime {
     this.disposed = true
     this.clearRestart()
     clearTimeout(this.changeTimer)
+    await this.retireLazy()
     const conn = this.connection
     this.connection = undefined
     await conn?.close(1_000).catch(() => {})

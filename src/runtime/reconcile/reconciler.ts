@@ -63,6 +63,8 @@ export class Reconciler {
       upstream: rt.upstreamState,
       lastChange: rt.lastChange,
     }
+    if (rt.pid !== undefined) state.pid = rt.pid
+    if (rt.lazy) state.starts = rt.lazy.starts
     if (rt.error) state.error = rt.error
     if (rt.desired?.release.manifest.cli) state.cli = rt.shimGeneration ? 'ready' : rt.status === 'ready' ? 'failed' : rt.status
     return state
