@@ -70,3 +70,15 @@ export function probeConnector(key: string, options: { version?: string; auth?: 
   )
   return dir
 }
+
+/** A lazy connector around the fault server, declaring `declared` (default: its real table). */
+export function lazyConnector(key: string, options: { declared?: unknown[]; variant?: string; idleTimeoutSeconds?: number } = {}): string {
+  const dir = faultConnector({ key, variant: options.variant })
+  const file = path.join(dir, 'tutti-connector.json')
+  const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
+  manifest.mcp.activation = 'lazy'
+  manifest.mcp.tools = options.declared ?? FAULT_TOOLS
+  if (options.idleTimeoutSeconds) manifest.mcp.idleTimeoutSeconds = options.idleTimeoutSeconds
+  fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
+  return dir
+}

@@ -129,3 +129,19 @@ export function snapshotTree(root: string): Record<string, string> {
 export function spawnTutti(stateDir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   return spawn(process.execPath, [BIN, ...args], { env: tuttiEnv(stateDir, env), stdio: ['ignore', 'pipe', 'pipe'] })
 }
+
+/** Live child processes of `pid` (a daemon's upstreams run in their own process groups but stay its children). */
+export function childPids(pid: number): number[] {
+  const out: number[] = []
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8')
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      if (Number(fields[1]) === pid && fields[0] !== 'Z') out.push(Number(name))
+    } catch {
+      // gone
+    }
+  }
+  return out
+}

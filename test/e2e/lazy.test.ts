@@ -1,0 +1,128 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FAULT_TOOLS, lazyConnector } from '../support/fixture-connector.js'
+import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
+import { childPids, cleanupState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
+
+const text = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
+
+describe('lazy activation from declared tools', () => {
+  let dir: string
+  let binding: Binding
+  const state = async (key: string) => (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === key)
+  const daemonChildren = () => childPids(readDaemonJson(dir)!.pid)
+
+  beforeAll(async () => {
+    dir = tempStateDir('lazy')
+    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'lazy'])).mcpServers[0]
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('the route is listed (both eras) before anything is spawned', async () => {
+    const res = await tuttiJson(dir, ['connector', 'install', lazyConnector('lz')])
+    expect(res.state).toMatchObject({ status: 'ready', activation: 'lazy', upstream: 'stopped', tools: FAULT_TOOLS.length, starts: 0 })
+    expect(daemonChildren()).toEqual([])
+    for (const make of [modernClient, legacyClient]) {
+      const client = await make(binding)
+      const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith('lz_'))
+      expect(tools.map((t) => t.name).sort()).toEqual(FAULT_TOOLS.map((t) => `lz_${t.name}`).sort())
+      expect(tools.find((t) => t.name === 'lz_echo')?.inputSchema).toEqual(FAULT_TOOLS[0]!.inputSchema)
+      await client.close()
+    }
+    expect(daemonChildren()).toEqual([])
+  })
+
+  it('20 concurrent first calls start the upstream exactly once, and every call is answered', async () => {
+    const client = await modernClient(binding)
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'lz_echo', arguments: { message: `m${i}` } })))
+    expect(results.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`))
+    const s = await state('lz')
+    expect(s).toMatchObject({ upstream: 'running', starts: 1 })
+    expect(daemonChildren()).toEqual([s.pid])
+    // the declaration matched: no new generation
+    expect(s.generation).toBe(1)
+    await client.close()
+  })
+
+  it('a declaration that disagrees with the upstream: one new generation, one list_changed, a log entry naming the difference', async () => {
+    const declared = FAULT_TOOLS.filter((t) => t.name !== 'grow').map((t) => (t.name === 'echo' ? { ...t, description: 'an outdated description' } : t))
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
+    const before = await state('drift')
+    expect(before.tools).toBe(declared.length)
+    const client = await modernClient(binding)
+    const changes: unknown[] = []
+    client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
+    const sub = await client.listen({ toolsListChanged: true })
+    // the call that triggers the start still gets its answer
+    expect(text(await client.callTool({ name: 'drift_echo', arguments: { message: 'first' } }))).toBe('first')
+    for (let i = 0; i < 40 && changes.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(changes).toHaveLength(1)
+    const after = await state('drift')
+    expect(after.generation).toBe(before.generation + 1)
+    const names = (await client.listTools()).tools.map((t) => t.name)
+    expect(names).toEqual(expect.arrayContaining(['drift_grow', 'drift_added']))
+    expect((await client.listTools()).tools.find((t) => t.name === 'drift_echo')?.description).toBe('Echo the message back')
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const entry = log.find((l) => l.msg === 'declared tools differ from the upstream' && l.connector === 'drift')
+    expect(entry.differences).toEqual([
+      { tool: 'added', problem: 'listed by the upstream but not declared' },
+      { tool: 'echo', problem: 'fields differ', fields: ['description'] },
+      { tool: 'grow', problem: 'listed by the upstream but not declared' },
+    ])
+    await sub.close()
+    await client.close()
+  })
+
+  it('the idle timeout stops the upstream; the next call starts it again', async () => {
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('idle', { idleTimeoutSeconds: 1 })])
+    const client = await modernClient(binding)
+    const pid1 = Number(text(await client.callTool({ name: 'idle_pid', arguments: {} })))
+    expect((await state('idle')).upstream).toBe('running')
+    for (let i = 0; i < 60 && (await state('idle')).upstream === 'running'; i++) await new Promise((r) => setTimeout(r, 100))
+    const stopped = await state('idle')
+    expect(stopped).toMatchObject({ upstream: 'stopped', starts: 1, status: 'ready' })
+    expect(daemonChildren()).not.toContain(pid1)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('idle_echo')
+    const pid2 = Number(text(await client.callTool({ name: 'idle_pid', arguments: {} })))
+    expect(pid2).not.toBe(pid1)
+    expect(await state('idle')).toMatchObject({ upstream: 'running', starts: 2 })
+    await client.close()
+  })
+
+  it('uninstalling a running lazy connector closes its upstream', async () => {
+    const pid = (await state('lz')).pid
+    expect(daemonChildren()).toContain(pid)
+    await tuttiJson(dir, ['connector', 'uninstall', 'lz'])
+    for (let i = 0; i < 50 && daemonChildren().includes(pid); i++) await new Promise((r) => setTimeout(r, 100))
+    expect(daemonChildren()).not.toContain(pid)
+  })
+})
+
+describe('scale: 50 lazy connectors', () => {
+  let dir: string
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('the daemon starts and serves tools/list for 50 lazy connectors without spawning one upstream', async () => {
+    dir = tempStateDir('lazy50')
+    const { ConnectorStore } = await import('../../src/runtime/store/connector-store.js')
+    const { statePaths } = await import('../../src/runtime/paths.js')
+    const store = new ConnectorStore(statePaths(dir))
+    for (let i = 0; i < 50; i++) await store.install(lazyConnector(`lazy-${String(i).padStart(2, '0')}`))
+    const started = await tuttiJson(dir, ['daemon', 'start'])
+    expect(started.connectors).toHaveLength(50)
+    expect(started.connectors.every((c: { status: string; upstream: string }) => c.status === 'ready' && c.upstream === 'stopped')).toBe(true)
+    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'w', '--session', 's'])).mcpServers[0]
+    for (const make of [modernClient, legacyClient]) {
+      const client = await make(binding)
+      expect((await client.listTools()).tools).toHaveLength(50 * FAULT_TOOLS.length)
+      await client.close()
+    }
+    expect(childPids(started.pid)).toEqual([])
+  })
+})
