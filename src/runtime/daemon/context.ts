@@ -15,6 +15,8 @@ export interface DaemonContext {
   readonly sessions: SessionTokens
   readonly startedAt: Date
   port(): number
+  /** Resolves once the start-up reconcile of every installed connector has finished. */
+  initialReconcile(): Promise<void>
   /** http://127.0.0.1:<port>/mcp/connector */
   mcpUrl(): string
   /** Skill directories of the active connectors. */

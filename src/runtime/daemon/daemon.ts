@@ -41,6 +41,11 @@ export class TuttiDaemon {
   private listener?: Listener
   private releaseLock?: () => Promise<void>
   private stopping?: Promise<void>
+  private markReconciled!: () => void
+  /** Settles after the start-up reconcile (requests that arrive earlier wait for it). */
+  private readonly reconciled = new Promise<void>((resolve) => {
+    this.markReconciled = resolve
+  })
   private resolveStopped!: () => void
   /** Resolves when shutdown has finished (for whatever reason it began). */
   readonly stopped = new Promise<void>((resolve) => {
@@ -99,6 +104,7 @@ export class TuttiDaemon {
       sessions: this.sessions,
       startedAt: this.startedAt,
       port: () => this.port,
+      initialReconcile: () => this.reconciled,
       mcpUrl: () => this.mcpUrl,
       skillRoots: () => this.skillRoots(),
       requestStop: (reason, opts) => void this.stop(reason, opts),
@@ -126,11 +132,12 @@ export class TuttiDaemon {
       controlToken: this.controlToken,
     })
     this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
-    const states = await this.reconciler.reconcile().catch((err: unknown) => {
-      this.log.error('initial reconcile failed', { error: err })
-      return []
-    })
-    this.log.info('initial reconcile done', { connectors: states.length })
+    const started = Date.now()
+    await this.reconciler.reconcile().then(
+      (states) => this.log.info('initial reconcile done', { connectors: states.length, ms: Date.now() - started }),
+      (err: unknown) => this.log.error('initial reconcile failed', { error: err }),
+    )
+    this.markReconciled()
   }
 
   /** One idempotent shutdown for signals, `daemon stop`, idle timeout and lock loss. */

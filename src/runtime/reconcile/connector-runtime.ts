@@ -87,7 +87,14 @@ export class ConnectorRuntime {
   /** Bring this connector to `desired` (a no-op when nothing that matters changed). */
   async apply(desired: DesiredConnector): Promise<void> {
     const hash = specHash(desired)
-    if (hash === this.hash && this.status === 'ready') return
+    if (hash === this.hash && this.status === 'ready') {
+      // nothing changed, but a shim deleted behind our back is put back
+      if (this.shimGeneration && (await this.shims.publishedGeneration(this.key)) !== this.shimGeneration) {
+        this.shimHash = undefined
+        await this.publishShim(desired, this.shimGeneration)
+      }
+      return
+    }
     this.clearRestart()
     this.desired = desired
     this.hash = hash

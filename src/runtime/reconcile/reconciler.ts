@@ -1,8 +1,10 @@
 import fs from 'node:fs/promises'
+import path from 'node:path'
 import type { Logger } from '../log/logger.js'
 import { isAuthReady } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
+import type { DoctorConnector } from '../protocol/doctor.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
@@ -42,6 +44,7 @@ export class Reconciler {
     const installed = new Map(listed.map((c) => [c.installed.key, c]))
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys()])]
     await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
+    if (!keys) await this.removeStrayShims()
     return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
   }
 
@@ -68,6 +71,34 @@ export class Reconciler {
     if (rt.error) state.error = rt.error
     if (rt.desired?.release.manifest.cli) state.cli = rt.shimGeneration ? 'ready' : rt.status === 'ready' ? 'failed' : rt.status
     return state
+  }
+
+  /** What the doctor needs to know about every connector the daemon tracks. */
+  doctorView(): DoctorConnector[] {
+    const out: DoctorConnector[] = []
+    for (const [key, rt] of this.runtimes) {
+      const m = rt.desired?.release.manifest
+      const view: DoctorConnector = {
+        key,
+        status: rt.status,
+        active: true,
+        generation: rt.generation,
+        hasMcp: !!m?.mcp,
+        hasCli: !!m?.cli,
+        shimGeneration: rt.shimGeneration,
+        upstreamRunning: rt.upstreamState === 'running',
+        skills: rt.desired?.release.skills.map((s) => s.name) ?? [],
+      }
+      if (rt.desired) view.digest = rt.desired.digest
+      if (m?.mcp) view.activation = m.mcp.activation
+      if (m?.skills && rt.desired) view.skillsDir = path.join(rt.desired.release.root, m.skills)
+      if (rt.declaredCheck) view.declaredCheck = rt.declaredCheck
+      out.push(view)
+    }
+    for (const [key, st] of this.inactive) {
+      out.push({ key, status: st.status, active: false, generation: st.generation, hasMcp: false, hasCli: false, shimGeneration: 0, upstreamRunning: false, skills: [] })
+    }
+    return out.sort((a, b) => a.key.localeCompare(b.key))
   }
 
   /** Pids of running upstream processes, by connector (for status and tests). */
@@ -127,6 +158,20 @@ export class Reconciler {
     const previous = this.inactive.get(key)
     this.inactive.set(key, { ...state, lastChange: previous?.status === state.status ? previous.lastChange : new Date().toISOString() })
     if (previous?.status !== state.status) this.log.info('connector inactive', { connector: key, status: state.status, error: state.error })
+  }
+
+  /** A full reconcile also removes shims on disk that no active connector published. */
+  private async removeStrayShims(): Promise<void> {
+    for (const key of await this.shims.list()) {
+      const rt = this.runtimes.get(key)
+      if (rt?.shimGeneration) continue
+      await this.enqueue(key, async () => {
+        if (this.runtimes.get(key)?.shimGeneration) return
+        const generation = await this.shims.publishedGeneration(key)
+        await this.shims.removeAny(key)
+        this.log.warn('stray shim removed', { connector: key, generation })
+      })
+    }
   }
 
   /** Keep the current and the previous release (a running CLI may still use it); prune the rest. */

@@ -62,6 +62,13 @@ export class ShimPublisher {
     return removed
   }
 
+  /** Remove whatever shim files exist for `key` (strays no active connector published). */
+  async removeAny(key: string): Promise<void> {
+    await withLock(this.paths.shimLockTarget, async () => {
+      for (const suffix of SHIM_SUFFIXES) await fs.rm(this.paths.shimPath(key) + suffix, { force: true })
+    })
+  }
+
   /**
    * Launch targets older than the previous generation are referenced by no
    * shim; the previous one stays for an invocation that is just starting.

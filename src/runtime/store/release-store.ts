@@ -76,10 +76,15 @@ export async function storeRelease(paths: StatePaths, source: LoadedRelease): Pr
     const copy = await loadRelease(tmp)
     const digest = await digestRelease(tmp, copy.entries)
     const dir = paths.releaseDir(key, digest)
-    const exists = await fs.stat(dir).then(() => true, () => false)
-    if (exists) {
+    // a release already stored under this digest is reused only if it is still intact
+    const intact = await loadRelease(dir).then(
+      async (stored) => (await digestRelease(dir, stored.entries)) === digest,
+      () => false,
+    )
+    if (intact) {
       await removeTree(tmp)
     } else {
+      await removeTree(dir)
       await makeReadOnly(tmp, copy.entries)
       try {
         await fs.rename(tmp, dir)

@@ -3,6 +3,8 @@ import type { AvailableResult } from '../../protocol/available.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleAvailable(ctx: DaemonContext): Promise<AvailableResult> {
+  // answer from reconciled state, not from the moment a fresh daemon came up
+  await ctx.initialReconcile()
   const listed = await ctx.store.list()
   const inputs = listed.map((c): AvailableInput => {
     const state = ctx.reconciler.state(c.installed.key)

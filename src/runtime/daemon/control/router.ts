@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto'
 import { isTuttiError } from '../../errors.js'
 import { availableMessage } from '../../protocol/available.js'
+import { doctorSnapshotMessage } from '../../protocol/doctor.js'
 import { healthMessage } from '../../protocol/health.js'
 import type { ControlMessage } from '../../protocol/message.js'
 import { reconcileMessage } from '../../protocol/reconcile.js'
@@ -12,6 +13,7 @@ import type { DaemonContext } from '../context.js'
 import { jsonResponse } from '../http/json-response.js'
 import { readBodyLimited } from '../http/read-body.js'
 import { handleAvailable } from './available.js'
+import { handleDoctorSnapshot } from './doctor.js'
 import { handleHealth } from './health.js'
 import { handleReconcile } from './reconcile.js'
 import { handleSessionPrepare } from './session-prepare.js'
@@ -36,6 +38,7 @@ route(reconcileMessage, handleReconcile)
 route(stopMessage, handleStop)
 route(sessionPrepareMessage, handleSessionPrepare)
 route(sessionRevokeMessage, handleSessionRevoke)
+route(doctorSnapshotMessage, handleDoctorSnapshot)
 
 const MAX_CONTROL_BODY = 1024 * 1024
 

@@ -1,0 +1,60 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { readSkills } from '../skills/skill-file.js'
+import type { DoctorConnector } from '../protocol/doctor.js'
+import type { MCPServerBinding } from '../sessions/prepared-runtime.js'
+import type { ListedTool, ShimOnDisk, SkillRootObservation } from './facade-checks.js'
+
+/** What each facade looks like from outside the daemon. */
+
+export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | 'legacy'): Promise<ListedTool[] | { error: string }> {
+  const client = new Client({ name: 'tutti-doctor', version: '1' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : { supportedProtocolVersions: ['2025-06-18'] })
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
+    const { tools } = await client.listTools()
+    return tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, description: t.description }))
+  } catch (err) {
+    return { error: (err as Error).message }
+  } finally {
+    await client.close().catch(() => {})
+  }
+}
+
+export async function observeShims(binDir: string, shimTargetsRoot: string): Promise<ShimOnDisk[]> {
+  const files = await fs.readdir(binDir).catch(() => [] as string[])
+  const keys = new Set(files.map((f) => /^tutti-connector-([a-z][a-z0-9-]*?)(\.cmd|\.ps1)?$/.exec(f)?.[1]).filter((k): k is string => !!k))
+  const out: ShimOnDisk[] = []
+  for (const key of [...keys].sort()) {
+    const shimPath = path.join(binDir, `tutti-connector-${key}`)
+    const text = await fs.readFile(shimPath, 'utf8').catch(() => '')
+    const gen = /shims[\\/][^/\\]+[\\/]g(\d+)\.mjs/.exec(text)?.[1]
+    const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === `tutti-connector-${key}` || f.startsWith(`tutti-connector-${key}.`)) }
+    if (gen !== undefined) {
+      shim.generation = Number(gen)
+      const target = await fs.readFile(path.join(shimTargetsRoot, key, `g${gen}.mjs`), 'utf8').catch(() => '')
+      const digest = /"digest":"([a-f0-9]{64})"/.exec(target)?.[1]
+      if (digest) shim.pinnedDigest = digest
+    }
+    out.push(shim)
+  }
+  return out
+}
+
+export async function observeSkillRoots(connectors: readonly DoctorConnector[]): Promise<SkillRootObservation[]> {
+  const out: SkillRootObservation[] = []
+  for (const c of connectors) {
+    if (!c.active || !c.skillsDir) continue
+    const exists = await fs.stat(c.skillsDir).then((s) => s.isDirectory(), () => false)
+    const obs: SkillRootObservation = { connector: c.key, dir: c.skillsDir, exists, valid: [], problems: [] }
+    if (exists) {
+      try {
+        obs.valid = (await readSkills(path.dirname(c.skillsDir), c.skillsDir, path.basename(c.skillsDir))).map((s) => s.name)
+      } catch (err) {
+        obs.problems.push((err as Error).message.replace(/^tutti-connector\.json: /, ''))
+      }
+    }
+    out.push(obs)
+  }
+  return out
+}

@@ -1,0 +1,85 @@
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { FAULT_TOOLS, lazyConnector, probeConnector } from '../support/fixture-connector.js'
+import { modernClient } from '../support/mcp-clients.js'
+import { cleanupState, EXAMPLES, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+
+describe('tutti daemon doctor: facade parity', () => {
+  let dir: string
+  const doctor = async () => {
+    const res = await tutti(dir, ['daemon', 'doctor', '--json'])
+    return { code: res.code, report: JSON.parse(res.stdout) }
+  }
+
+  beforeAll(async () => {
+    dir = tempStateDir('doctor')
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+    await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', 'EVERYTHING_API_KEY=doctor-key'])
+    await tuttiJson(dir, ['connector', 'install', probeConnector('probe')])
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('lazy')])
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('a clean install: no findings, exit 0, every facade checked', async () => {
+    const { code, report } = await doctor()
+    expect(report.findings).toEqual([])
+    expect(code).toBe(0)
+    expect(report.checked).toMatchObject({ connectors: 4, shims: 3, skillRoots: 2, eras: ['2026-07-28', '2025-06-18'] })
+    expect(report.checked.tools).toBeGreaterThan(20)
+    const human = await tutti(dir, ['daemon', 'doctor'])
+    expect(human.stdout).toMatch(/all facades agree/)
+  })
+
+  it('a deleted shim is found, with a fix that works', async () => {
+    fs.rmSync(path.join(dir, 'bin', 'tutti-connector-probe'))
+    const { code, report } = await doctor()
+    expect(code).toBe(1)
+    expect(report.findings).toEqual([expect.objectContaining({ check: 'shims', connector: 'probe', problem: 'tutti-connector-probe is missing from the bin dir', fix: expect.stringMatching(/tutti daemon start/) })])
+    await tuttiJson(dir, ['daemon', 'start'])
+    expect((await doctor()).report.findings).toEqual([])
+  })
+
+  it('a stray shim is found', async () => {
+    const stray = path.join(dir, 'bin', 'tutti-connector-ghost')
+    fs.writeFileSync(stray, '#!/bin/sh\necho boo\n', { mode: 0o755 })
+    const { code, report } = await doctor()
+    expect(code).toBe(1)
+    expect(report.findings).toEqual([expect.objectContaining({ check: 'shims', connector: 'ghost', problem: expect.stringMatching(/stray shim .*tutti-connector-ghost/) })])
+    await tuttiJson(dir, ['daemon', 'start'])
+    expect(fs.existsSync(stray)).toBe(false)
+    expect((await doctor()).report.findings).toEqual([])
+  })
+
+  it('a corrupted Skill is found; reinstalling repairs the release', async () => {
+    const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8'))
+    const skill = path.join(dir, 'connectors', 'notes', 'releases', installed.connectors.notes.digest, 'skills', 'notes-workflow', 'SKILL.md')
+    fs.chmodSync(skill, 0o644)
+    fs.writeFileSync(skill, 'no front matter any more\n')
+    const { code, report } = await doctor()
+    expect(code).toBe(1)
+    expect(report.findings).toEqual([expect.objectContaining({ check: 'skills', connector: 'notes', problem: expect.stringMatching(/notes-workflow\/SKILL\.md: missing YAML front matter/), fix: expect.stringMatching(/reinstall/) })])
+    const reinstall = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    expect(reinstall.changed).toBe(false)
+    expect(fs.readFileSync(skill, 'utf8')).toMatch(/name: notes-workflow/)
+    expect((await doctor()).report.findings).toEqual([])
+  })
+
+  it('an upstream that disagrees with its declaration is found once it runs', async () => {
+    const declared = FAULT_TOOLS.map((t) => (t.name === 'echo' ? { ...t, description: 'declared long ago' } : t))
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('lazy', { declared })])
+    expect((await doctor()).report.findings).toEqual([]) // not running yet: nothing to compare
+    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'doc'])).mcpServers[0]
+    const client = await modernClient(binding)
+    await client.callTool({ name: 'lazy_echo', arguments: { message: 'wake up' } })
+    await client.close()
+    const { code, report } = await doctor()
+    expect(code).toBe(1)
+    expect(report.findings).toEqual([
+      expect.objectContaining({ check: 'declared-tools', connector: 'lazy', problem: expect.stringMatching(/echo \(fields differ: description\)/), fix: expect.stringMatching(/update mcp\.tools/) }),
+    ])
+  })
+})
