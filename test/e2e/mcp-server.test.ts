@@ -1,21 +1,13 @@
 import type { Client } from '@modelcontextprotocol/client'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
 import { memoryConnector } from '../support/fixture-connector.js'
 import { legacyClient, legacyPost, modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, EXAMPLES, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 const KEY = 'sk-everything-0123456789'
 
-async function eventually<T>(fn: () => T | Promise<T>, ok: (v: T) => boolean, ms = 5000): Promise<T> {
-  const deadline = Date.now() + ms
-  let v = await fn()
-  while (!ok(v) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 50))
-    v = await fn()
-  }
-  return v
-}
 
 describe('the connector MCP server with real upstreams from npm', () => {
   let dir: string

@@ -2,21 +2,13 @@ import type { Client } from '@modelcontextprotocol/client'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, isAlive, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 const text = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
 
-async function eventually<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms
-  let v = await fn()
-  while (!ok(v) && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100))
-    v = await fn()
-  }
-  return v
-}
 
 describe('crashed upstreams and upgrades under load', () => {
   let dir: string

@@ -29,13 +29,18 @@ export function runsScript(pid: number, scriptPath: string): boolean {
   }
 }
 
-export async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+/** Poll `done` every 20 ms until it holds or `timeoutMs` passes; resolves whether it held. */
+export async function waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
-    if (!isAlive(pid)) return true
+    if (done()) return true
     await new Promise((r) => setTimeout(r, 20))
   }
-  return !isAlive(pid)
+  return done()
+}
+
+export function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
+  return waitUntil(() => !isAlive(pid), timeoutMs)
 }
 
 /** Polite stop for a process: TERM, wait, then KILL. Resolves true once it is gone. */

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { isAlive } from './pid.js'
+import { isAlive, waitUntil } from './pid.js'
 
 /**
  * Children that run in their own process group, so that stopping one stops
@@ -56,14 +56,7 @@ export function groupAlive(pgid: number): boolean {
   }
 }
 
-async function waitGroupGone(pgid: number, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms
-  while (Date.now() < deadline) {
-    if (!groupAlive(pgid)) return true
-    await new Promise((r) => setTimeout(r, 20))
-  }
-  return !groupAlive(pgid)
-}
+const waitGroupGone = (pgid: number, ms: number): Promise<boolean> => waitUntil(() => !groupAlive(pgid), ms)
 
 /**
  * Polite stop of a whole group: the caller has already ended stdin; wait a
