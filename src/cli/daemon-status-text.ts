@@ -8,7 +8,8 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   ]
   if (status.connectors.length === 0) lines.push('connectors: none installed')
   for (const c of status.connectors) {
-    lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${c.error ? ` — ${c.error}` : ''}`)
+    const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation === 'lazy' ? 'lazy ' : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
+    lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${c.error ? ` — ${c.error}` : ''}`)
   }
   return `${lines.join('\n')}\n`
 }

@@ -117,6 +117,17 @@ describe('daemon lifecycle', () => {
     expect(log.find((l) => l.msg === 'daemon stopping')).toMatchObject({ reason: 'SIGTERM', component: 'daemon' })
   })
 
+  it('with an idle timeout, a daemon nobody talks to stops by itself, and the next call starts a new one', async () => {
+    const dir = state('idle')
+    const env = { TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS: '1' }
+    const first = await tuttiJson(dir, ['daemon', 'start'], { env })
+    expect(await waitFor(() => !isAlive(first.pid), 10_000)).toBe(true)
+    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    expect(log).toMatch(/"msg":"daemon stopping","reason":"idle for 1 s"/)
+    expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
+    expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
+  })
+
   it('a second `daemon run` for the same state dir refuses to start', async () => {
     const dir = state('singleton')
     const first = await tuttiJson(dir, ['daemon', 'start'])

@@ -21,7 +21,10 @@ import { createDaemonApp } from './http/app.js'
 
 export interface DaemonOptions {
   paths: StatePaths
-  /** Stop after this long with no control or MCP traffic (0 = never). */
+  /**
+   * Stop after this long with no request, no request in flight and no open
+   * listen stream (0 = never, the default: agents may be quiet for hours).
+   */
   idleTimeoutMs?: number
 }
 
@@ -39,6 +42,9 @@ export class TuttiDaemon {
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
   private listener?: Listener
+  private activeRequests = 0
+  private lastActivity = Date.now()
+  private idleTimer?: NodeJS.Timeout
   private releaseLock?: () => Promise<void>
   private stopping?: Promise<void>
   private markReconciled!: () => void
@@ -109,7 +115,13 @@ export class TuttiDaemon {
       skillRoots: () => this.skillRoots(),
       requestStop: (reason, opts) => void this.stop(reason, opts),
     }
-    const app = createDaemonApp(ctx, this.controlToken, { mount: (a) => a.all(MCP_PATH, (event) => this.endpoint.handle(event.req)) })
+    const app = createDaemonApp(ctx, this.controlToken, {
+      mount: (a) => a.all(MCP_PATH, (event) => this.endpoint.handle(event.req)),
+      activity: (delta) => {
+        this.activeRequests += delta
+        this.lastActivity = Date.now()
+      },
+    })
     const preferred = await readPreferredPort(paths)
     this.listener = await listen(toNodeHandler(app), {
       hostname: '127.0.0.1',
@@ -133,11 +145,22 @@ export class TuttiDaemon {
     })
     this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
     const started = Date.now()
+    this.watchIdle()
     await this.reconciler.reconcile().then(
       (states) => this.log.info('initial reconcile done', { connectors: states.length, ms: Date.now() - started }),
       (err: unknown) => this.log.error('initial reconcile failed', { error: err }),
     )
     this.markReconciled()
+  }
+
+  private watchIdle(): void {
+    const idleMs = this.options.idleTimeoutMs ?? 0
+    if (idleMs <= 0) return
+    this.idleTimer = setInterval(() => {
+      const quiet = this.activeRequests <= 0 && this.endpoint.openStreams === 0 && Date.now() - this.lastActivity >= idleMs
+      if (quiet) void this.stop(`idle for ${Math.round(idleMs / 1000)} s`, { revokeSessions: false })
+    }, Math.min(idleMs, 60_000))
+    this.idleTimer.unref()
   }
 
   /** One idempotent shutdown for signals, `daemon stop`, idle timeout and lock loss. */
@@ -148,6 +171,7 @@ export class TuttiDaemon {
 
   private async shutdown(reason: string, options: { revokeSessions: boolean }): Promise<void> {
     this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
+    clearInterval(this.idleTimer)
     const { paths } = this.options
     if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
     // end listen streams gracefully first, or closing the listener would wait on them

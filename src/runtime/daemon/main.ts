@@ -6,7 +6,8 @@ import { TuttiDaemon } from './daemon.js'
  * foreground by `tutti daemon run`). It loads no CLI framework.
  */
 export async function runDaemon(): Promise<TuttiDaemon> {
-  const daemon = new TuttiDaemon({ paths: statePaths() })
+  const idleSeconds = Number(process.env.TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS ?? 0)
+  const daemon = new TuttiDaemon({ paths: statePaths(), idleTimeoutMs: Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds * 1000 : 0 })
   const exitAfterStop = (reason: string): void => void daemon.stop(reason, { revokeSessions: false })
   void daemon.stopped.then(() => process.exit())
   process.on('SIGTERM', () => exitAfterStop('SIGTERM'))

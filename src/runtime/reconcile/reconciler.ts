@@ -101,13 +101,6 @@ export class Reconciler {
     return out.sort((a, b) => a.key.localeCompare(b.key))
   }
 
-  /** Pids of running upstream processes, by connector (for status and tests). */
-  upstreamPids(): Record<string, number> {
-    const out: Record<string, number> = {}
-    for (const [key, rt] of this.runtimes) if (rt.pid !== undefined) out[key] = rt.pid
-    return out
-  }
-
   async closeAll(): Promise<void> {
     await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()))
   }

@@ -1,6 +1,6 @@
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
-import { authVariableNames, type ConnectorManifest } from '../manifest/schema.js'
+import { authVariableNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import { storeRelease } from './release-store.js'
 import { readCredentials, readInstalled, updateState, type InstalledConnector } from './state-files.js'
@@ -129,4 +129,3 @@ function notInstalled(key: string): TuttiError {
   return new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed`)
 }
 
-export type { ConnectorManifest }

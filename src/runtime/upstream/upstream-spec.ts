@@ -31,8 +31,3 @@ export function upstreamSpec(release: LoadedRelease, credentials: Readonly<Recor
   for (const [name, value] of Object.entries(mcp.env)) env[name] = expandVariables(value, vars)
   return { kind: 'stdio', key, command, args: mcp.args.map((a) => expandVariables(a, vars)), cwd: release.root, env }
 }
-
-/** Secret values in a spec (credentials expanded into env/headers/url), for the log redactor. */
-export function specSecrets(credentials: Readonly<Record<string, string>>): string[] {
-  return Object.values(credentials)
-}

@@ -7,6 +7,8 @@ import { checkLoopback } from './loopback-guard.js'
 export interface AppMounts {
   /** Extra routes (the MCP endpoint) mounted by their own modules. */
   mount?: (app: H3) => void
+  /** Called at the start and the end of every request (idle tracking). */
+  activity?: (delta: 1 | -1) => void
 }
 
 /**
@@ -15,6 +17,8 @@ export interface AppMounts {
  */
 export function createDaemonApp(ctx: DaemonContext, controlToken: string, mounts: AppMounts = {}): H3 {
   const app = new H3({
+    onRequest: () => mounts.activity?.(1),
+    onResponse: () => mounts.activity?.(-1),
     onError: (error) => {
       ctx.log.error('http handler failed', { error })
       return jsonResponse(500, { error: { code: 'INTERNAL', message: 'internal error' } })
