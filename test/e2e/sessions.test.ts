@@ -79,9 +79,13 @@ describe('session tokens', () => {
     await client.close()
   })
 
-  it('an explicit `daemon stop` revokes every token', async () => {
+  it('an explicit `daemon stop` ends open listen streams gracefully and revokes every token', async () => {
     const p = await prepare('s5')
+    const client = await modernClient(p.mcpServers[0])
+    const sub = await client.listen({ toolsListChanged: true })
     await tuttiJson(dir, ['daemon', 'stop'])
+    await expect(Promise.race([sub.closed, new Promise((_, rej) => setTimeout(() => rej(new Error('stream still open')), 3000))])).resolves.toBe('graceful')
+    await client.close().catch(() => {})
     await tuttiJson(dir, ['daemon', 'start'])
     expect(await works(p.mcpServers[0])).toBe(false)
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).sessions).toEqual({})

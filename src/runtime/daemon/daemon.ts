@@ -173,9 +173,9 @@ export class TuttiDaemon {
     this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
     clearInterval(this.idleTimer)
     const { paths } = this.options
-    if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
-    // end listen streams gracefully first, or closing the listener would wait on them
+    // end listen streams gracefully first (their final result), or closing the listener would wait on them
     await this.endpoint.close()
+    if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
     await Promise.race([this.listener?.close().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())])
     await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
