@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// `npm run demo`: install the bundled example connectors into a state
-// directory, connect the one that needs a credential, and show what an
-// agent would see with `tutti connector available`.
+// `npm run demo`: the main job on the bundled example connectors. Install
+// them into a state directory, connect the one that needs a credential, show
+// what an agent sees (`tutti connector available`), then use each native
+// mechanism the way an agent would: MCP tools through the `connector` server
+// (both protocol eras), the CLI shim on PATH, and the Skill roots.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 
 const repo = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const stateDir = process.env.TUTTI_STATE_DIR ?? fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-demo-'))
@@ -30,8 +33,41 @@ process.stdout.write(tutti('connector', 'connect', 'everything', '--from-env', '
 
 step('tutti connector available')
 process.stdout.write(tutti('connector', 'available'))
-step('tutti connector available --json')
-process.stdout.write(tutti('connector', 'available', '--json'))
+
+step('tutti session prepare --provider claude --workspace demo --session demo-1 --json  (token elided here)')
+const runtime = JSON.parse(tutti('session', 'prepare', '--provider', 'claude', '--workspace', 'demo', '--session', 'demo-1', '--json'))
+const server = runtime.mcpServers[0]
+process.stdout.write(`MCP server "${server.name}" at ${server.url}\n`)
+process.stdout.write(`Claude Code flags: ${runtime.projection.args.join(' ')}\n`)
+process.stdout.write(`Skill roots: ${runtime.skillRoots.map((r) => r.connector).join(', ')}\n`)
+
+for (const [era, options] of [
+  ['2026-07-28', { versionNegotiation: { mode: { pin: '2026-07-28' } } }],
+  ['2025-06-18', { supportedProtocolVersions: ['2025-06-18'] }],
+]) {
+  step(`an MCP client (${era}) on the connector server`)
+  const client = new Client({ name: 'tutti-demo', version: '1' }, options)
+  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
+  const { tools } = await client.listTools()
+  process.stdout.write(`tools/list: ${tools.length} tools, e.g. ${tools.slice(0, 4).map((t) => t.name).join(', ')}\n`)
+  const echo = await client.callTool({ name: 'everything_echo', arguments: { message: `hello over ${era}` } })
+  process.stdout.write(`tools/call everything_echo → ${echo.content[0].text}\n`)
+  if (era === '2026-07-28') {
+    await client.callTool({ name: 'notes_create_entities', arguments: { entities: [{ name: 'tutti', entityType: 'project', observations: ['one MCP server for every connector'] }] } })
+    const found = await client.callTool({ name: 'notes_search_nodes', arguments: { query: 'tutti' } })
+    process.stdout.write(`tools/call notes_search_nodes → ${found.content[0].text.replace(/\s+/g, ' ').slice(0, 120)}\n`)
+  }
+  await client.close()
+}
+
+step('the CLI shims, as an agent runs them from PATH')
+const shimEnv = { ...env, PATH: runtime.env.PATH }
+for (const args of [['tutti-connector-notes', 'list'], ['tutti-connector-everything', 'sum', '1', '2', '39'], ['tutti-connector-everything', 'whoami']]) {
+  process.stdout.write(`$ ${args.join(' ')}\n${execFileSync(args[0], args.slice(1), { env: shimEnv, encoding: 'utf8' })}`)
+}
+
+step('tutti daemon doctor')
+process.stdout.write(tutti('daemon', 'doctor'))
 step('tutti daemon status')
 process.stdout.write(tutti('daemon', 'status'))
 
