@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -108,6 +109,28 @@ describe('connector lifecycle through the CLI', () => {
     expect(installed.connectors.upgrade).toMatchObject({ version: '2.0.0', digest: second.digest })
     const status = await tuttiJson(dir, ['daemon', 'status'])
     expect(status.connectors.find((c: { key: string }) => c.key === 'upgrade')).toMatchObject({ version: '2.0.0', status: 'ready' })
+  })
+
+  it('installs from a .tgz (npm pack layout) like from a directory; a broken archive changes nothing', async () => {
+    const src = makeConnector(baseManifest({ key: 'packed', version: '3.1.0' }), CLI_FILE)
+    const tgz = path.join(path.dirname(src), `packed-${process.pid}.tgz`)
+    const staging = fs.mkdtempSync(path.join(path.dirname(src), 'pack-'))
+    fs.cpSync(src, path.join(staging, 'package'), { recursive: true })
+    execFileSync('tar', ['-czf', tgz, '-C', staging, 'package'])
+    const res = await tuttiJson(dir, ['connector', 'install', tgz])
+    expect(res).toMatchObject({ key: 'packed', version: '3.1.0', changed: true, state: { status: 'ready' } })
+    // the same content from the directory is the same release
+    expect((await tuttiJson(dir, ['connector', 'install', src])).changed).toBe(false)
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([])
+    const before = fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')
+    const broken = path.join(path.dirname(src), `broken-${process.pid}.tgz`)
+    fs.writeFileSync(broken, 'not gzip at all')
+    const bad = await tutti(dir, ['connector', 'install', broken, '--json'])
+    expect(bad.code).toBe(2)
+    expect(JSON.parse(bad.stdout).error.message).toMatch(/could not be unpacked/)
+    expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
+    expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([])
+    await tuttiJson(dir, ['connector', 'uninstall', 'packed'])
   })
 
   it('disconnect forgets credentials; uninstall removes the connector', async () => {

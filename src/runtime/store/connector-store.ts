@@ -3,6 +3,7 @@ import { loadRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import { storeRelease } from './release-store.js'
+import { ARCHIVE, unpackArchive } from './unpack-archive.js'
 import { readCredentials, readInstalled, updateState, type InstalledConnector } from './state-files.js'
 
 export interface InstallResult {
@@ -46,7 +47,18 @@ export class ConnectorStore {
     return release
   }
 
-  async install(sourceDir: string): Promise<InstallResult> {
+  /** Install from a release directory or a `.tgz` archive of one. */
+  async install(source: string): Promise<InstallResult> {
+    if (!ARCHIVE.test(source)) return this.installDir(source)
+    const unpacked = await unpackArchive(source, this.paths.tmpDir)
+    try {
+      return await this.installDir(unpacked.root)
+    } finally {
+      await unpacked.cleanup()
+    }
+  }
+
+  private async installDir(sourceDir: string): Promise<InstallResult> {
     const source = await loadRelease(sourceDir)
     const stored = await storeRelease(this.paths, source)
     const { key, version, name } = stored.release.manifest
