@@ -93,6 +93,17 @@ describe('lazy activation from declared tools', () => {
     await client.close()
   })
 
+  it("a running lazy upstream's own tools/list_changed rebuilds the route too", async () => {
+    const client = await modernClient(binding)
+    const before = await state('lz')
+    await client.callTool({ name: 'lz_grow', arguments: {} })
+    for (let i = 0; i < 40 && (await state('lz')).generation === before.generation; i++) await new Promise((r) => setTimeout(r, 100))
+    const after = await state('lz')
+    expect(after.generation).toBe(before.generation + 1)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain(`lz_grown-${FAULT_TOOLS.length}`)
+    await client.close()
+  })
+
   it('uninstalling a running lazy connector closes its upstream', async () => {
     const pid = (await state('lz')).pid
     expect(daemonChildren()).toContain(pid)

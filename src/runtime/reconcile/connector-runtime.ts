@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto'
+import path from 'node:path'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import type { Logger } from '../log/logger.js'
 import type { LoadedRelease } from '../manifest/load.js'
 import type { ConnectorState, InterfaceStatus } from '../protocol/connector-state.js'
-import path from 'node:path'
-import { ErrorCodes, TuttiError } from '../errors.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { compareToolTables, type ToolDifference } from '../registry/declared-tools.js'
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
-import { LazyUpstream } from '../upstream/lazy-upstream.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
+import { LazyUpstream } from '../upstream/lazy-upstream.js'
 import { UpstreamConnection } from '../upstream/upstream-connection.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import { backoffDelay, WITHDRAW_AFTER_FAILURES } from './backoff.js'
@@ -154,6 +154,10 @@ export class ConnectorRuntime {
       onStopped: (why) => {
         if (lazy === this.lazy) this.log.info('lazy upstream stopped', { connector: this.key, reason: why })
       },
+      onToolsChanged: (conn) => {
+        clearTimeout(this.changeTimer)
+        this.changeTimer = setTimeout(() => void this.enqueue(() => this.rebuildFromUpstream(conn, lazy)), 50)
+      },
     })
     try {
       const generation = this.registry.nextGeneration(this.key)
@@ -238,12 +242,15 @@ export class ConnectorRuntime {
     })
   }
 
-  private async rebuildFromUpstream(conn: UpstreamConnection): Promise<void> {
-    if (conn !== this.connection || conn.closed || this.disposed) return
+  /** Re-list after the upstream's tools/list_changed; `client` is the route client (the lazy wrapper for lazy connectors). */
+  private async rebuildFromUpstream(conn: UpstreamConnection, client: RouteClient = conn): Promise<void> {
+    const current = client === conn ? conn === this.connection : client === this.lazy
+    if (!current || conn.closed || this.disposed) return
     try {
       const tools = await conn.listTools()
+      if (client !== conn) this.checkDeclaration(tools)
       const generation = this.registry.nextGeneration(this.key)
-      const route = buildRoute(this.key, generation, conn, tools)
+      const route = buildRoute(this.key, generation, client, tools)
       const { changed } = this.registry.commit(route)
       this.generation = generation
       this.toolCount = route.tools.length

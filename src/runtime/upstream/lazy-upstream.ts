@@ -6,6 +6,8 @@ export interface LazyUpstreamHooks {
   /** Runs once per start, before the first call is forwarded (the route can be rebuilt here). */
   onStarted(connection: UpstreamConnection, tools: UpstreamTool[]): Promise<void>
   onStopped(reason: string): void
+  /** The running upstream announced tools/list_changed. */
+  onToolsChanged(connection: UpstreamConnection): void
 }
 
 /**
@@ -65,6 +67,7 @@ export class LazyUpstream implements RouteClient {
         if (this.connection === conn) this.connection = undefined
         this.hooks.onStopped(reason)
       })
+      conn.onToolsChanged(() => this.hooks.onToolsChanged(conn))
       this.connection = conn
       await this.hooks.onStarted(conn, tools)
       if (this.disposed) await this.stop()
