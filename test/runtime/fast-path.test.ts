@@ -1,3 +1,4 @@
+import type { HTTPResponse } from 'h3'
 import { describe, expect, it } from 'vitest'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
 import { FastPath } from '../../src/runtime/mcpserver/fast-path.js'
@@ -16,7 +17,8 @@ const req = (headers: Record<string, string>) => new Request('http://127.0.0.1/m
 describe('fast path', () => {
   it('serves an exactly-right modern call with resultType and serverInfo', async () => {
     const res = await fast.tryHandle(modernBody(), req(modernHeaders), 's')!
-    expect(await res.json()).toEqual({
+    expect(res.headers.get('content-length')).toBe(String(Buffer.byteLength(res.body as string)))
+    expect(JSON.parse(res.body as string)).toEqual({
       jsonrpc: '2.0',
       id: 1,
       result: { content: [{ type: 'text', text: '{"a":1}' }], resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'connector', version: expect.any(String) } } },
@@ -26,7 +28,7 @@ describe('fast path', () => {
   it('serves an exactly-right 2025-06-18 call as one SSE message', async () => {
     const res = await fast.tryHandle({ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'k_t' } }, req({ 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' }), 's')!
     expect(res.headers.get('content-type')).toBe('text/event-stream')
-    expect(await res.text()).toBe('event: message\ndata: {"result":{"content":[{"type":"text","text":"undefined"}]},"jsonrpc":"2.0","id":"x"}\n\n')
+    expect(res.body).toBe('event: message\ndata: {"result":{"content":[{"type":"text","text":"undefined"}]},"jsonrpc":"2.0","id":"x"}\n\n')
   })
 
   const defer: Array<[string, (b: Record<string, any>, h: Record<string, string>) => void]> = [
@@ -62,10 +64,10 @@ describe('fast path', () => {
   it('serves tools/list from one serialized snapshot until the registry changes', async () => {
     const h = { ...modernHeaders, 'mcp-method': 'tools/list' }
     delete (h as Record<string, string>)['mcp-name']
-    const list = () => fast.tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...META } } }, req(h), 's') as Response
-    expect((await list().json()).result).toMatchObject({ tools: [{ name: 'k_t', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' })
+    const list = () => JSON.parse((fast.tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...META } } }, req(h), 's') as HTTPResponse).body as string)
+    expect(list().result).toMatchObject({ tools: [{ name: 'k_t', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' })
     registry.commit(buildRoute('k', 2, { callTool: async () => ({ content: [] }) }, [{ name: 't', inputSchema: { type: 'object' } }, { name: 'u', inputSchema: { type: 'object' } }]))
-    expect((await list().json()).result.tools.map((t: { name: string }) => t.name)).toEqual(['k_t', 'k_u'])
+    expect(list().result.tools.map((t: { name: string }) => t.name)).toEqual(['k_t', 'k_u'])
     expect(fast.tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x', _meta: { ...META } } }, req(h), 's')).toBeUndefined()
   })
 })

@@ -1,4 +1,5 @@
 import { createMcpHandler, PROTOCOL_VERSION_META_KEY, type McpHttpHandler } from '@modelcontextprotocol/server'
+import type { HTTPResponse } from 'h3'
 import type { Logger } from '../log/logger.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
@@ -52,7 +53,7 @@ export class ConnectorMcpEndpoint {
     return this.streams.size
   }
 
-  async handle(req: Request): Promise<Response> {
+  async handle(req: Request): Promise<Response | HTTPResponse> {
     if (req.method !== 'POST') return jsonRpcError(405, -32000, 'Method not allowed: the connector MCP server accepts POST only', null, undefined, { allow: 'POST' })
     const auth = req.headers.get('authorization')
     const session = this.sessions.verify(auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined)
