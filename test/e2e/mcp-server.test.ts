@@ -66,6 +66,20 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(call.json.result.content).toEqual([{ type: 'text', text: 'Echo: raw' }])
     expect((await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources).toEqual([])
     expect((await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result.resourceTemplates).toEqual([])
+    expect((await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts).toEqual([])
+  })
+
+  it('a 2025 client that keeps its own revision (2025-11-25, 2025-03-26) in the header after the handshake is still served', async () => {
+    for (const asked of ['2025-11-25', '2025-03-26', '2024-11-05']) {
+      const init = await legacyPost(binding, { id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
+      expect(init.json.result.protocolVersion, asked).toBe('2025-06-18')
+    }
+    for (const header of ['2025-11-25', '2025-03-26']) {
+      const h = { 'mcp-protocol-version': header }
+      expect((await legacyPost(binding, { method: 'notifications/initialized' }, h)).status, header).toBe(202)
+      const call = await legacyPost(binding, { id: 2, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: header } } }, h)
+      expect(call.json.result.content).toEqual([{ type: 'text', text: `Echo: ${header}` }])
+    }
   })
 
   it('a 2026-07-28 listen stream gets exactly one list_changed per real change of a second connector', async () => {

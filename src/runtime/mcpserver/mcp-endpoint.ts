@@ -9,7 +9,7 @@ import { LegacyCancellation } from './legacy-cancellation.js'
 import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
 import { checkParamHeaders } from './param-headers.js'
-import { createServerFactory } from './server-factory.js'
+import { ANSWERED_2025_VERSION, createServerFactory } from './server-factory.js'
 import { FastPath } from './fast-path.js'
 
 export const MCP_PATH = '/mcp/connector'
@@ -79,6 +79,10 @@ export class ConnectorMcpEndpoint {
       if (mismatch) {
         return jsonRpcError(400, JSONRPC.HEADER_MISMATCH, `Bad Request: the request headers and body disagree: ${mismatch.problem} for ${mismatch.header}`, msg.id, { mismatch: { header: mismatch.header, body: mismatch.body } })
       }
+    }
+    if (!modern && msg.method === 'initialize' && msg.params && typeof (msg.params as { protocolVersion?: unknown }).protocolVersion === 'string') {
+      // whatever 2025 revision is asked for, the answer is 2025-06-18 (the SDK would echo a listed one)
+      ;(msg.params as { protocolVersion: string }).protocolVersion = ANSWERED_2025_VERSION
     }
     const sessionKey = `${session.workspace}/${session.session}`
     if (!modern && msg.method === 'notifications/cancelled' && msg.params?.requestId !== undefined) {

@@ -7,6 +7,10 @@ import type { LegacyCancellation } from './legacy-cancellation.js'
 
 export const SERVER_NAME = 'connector'
 
+/** The 2025-era revision every `initialize` is answered with. */
+export const ANSWERED_2025_VERSION = '2025-06-18'
+export const TOLERATED_2025_VERSIONS = ['2025-11-25', '2025-03-26'] as const
+
 const INSTRUCTIONS =
   'Tools of every connector installed in tutti, named <connector>_<tool>. The list changes while you run ' +
   'as connectors are installed, connected or removed; `tutti connector available` describes each connector.'
@@ -22,9 +26,12 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
     const server = new Server(
       { name: SERVER_NAME, version: PRODUCT_VERSION },
       {
-        capabilities: { tools: { listChanged: ctx.era === 'modern' }, resources: {} },
-        // a 2025 client asking for any 2025 revision is answered with 2025-06-18
-        supportedProtocolVersions: ['2026-07-28', '2025-06-18'],
+        // only tools are projected; resources and prompts answer with empty lists
+        capabilities: { tools: { listChanged: ctx.era === 'modern' }, resources: {}, prompts: {} },
+        // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
+        // the other 2025 revisions are listed so that a client that keeps sending its own revision in
+        // MCP-Protocol-Version after the handshake is still served
+        supportedProtocolVersions: ['2026-07-28', ANSWERED_2025_VERSION, ...TOLERATED_2025_VERSIONS],
         instructions: INSTRUCTIONS,
       },
     )
@@ -54,6 +61,7 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
 
     server.setRequestHandler('resources/list', async () => ({ resources: [] }))
     server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
+    server.setRequestHandler('prompts/list', async () => ({ prompts: [] }))
     return server
   }
 }
