@@ -135,6 +135,13 @@ describe('the guard in front of the connector MCP server', () => {
     expect(res.json.error.code).toBe(-32022)
   })
 
+  it('resources/read of an unknown URI → -32602 naming the URI (both eras)', async () => {
+    const modern = await modernPost(binding, 'resources/read', { uri: 'file:///nope' }, { 'mcp-name': 'file:///nope' })
+    expect(modern.json.error).toMatchObject({ code: -32602, data: { uri: 'file:///nope' } })
+    const legacy = await legacyPost(binding, { id: 4, method: 'resources/read', params: { uri: 'file:///nope' } }, { ...auth(), 'mcp-protocol-version': '2025-06-18' })
+    expect(legacy.json.error).toMatchObject({ code: -32602, data: { uri: 'file:///nope' } })
+  })
+
   it('initialize or ping with a modern envelope → 404 / -32601', async () => {
     for (const method of ['initialize', 'ping', 'unknown/method']) {
       const res = await modernPost(binding, method)

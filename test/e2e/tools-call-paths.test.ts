@@ -18,6 +18,16 @@ describe('tools/call: fast path and SDK path agree', () => {
     await cleanupState(dir)
   })
 
+  it.each([
+    ['an empty clientInfo', { 'io.modelcontextprotocol/clientInfo': {} }],
+    ['a non-object capability', { 'io.modelcontextprotocol/clientCapabilities': { sampling: 'yes' } }],
+  ])('modern with %s: the same answer on both paths', async (_label, metaPatch) => {
+    const fast = await modernPost(binding, 'tools/call', { name: 'fx_echo', arguments: { message: 'm' }, _meta: { ...MODERN_META, ...metaPatch } })
+    const sdk = await modernPost(binding, 'tools/call', { name: 'fx_echo', arguments: { message: 'm' }, _meta: { ...MODERN_META, ...metaPatch, 'io.modelcontextprotocol/logLevel': 'error' } })
+    expect(fast.status).toBe(sdk.status)
+    expect(fast.json).toEqual(sdk.json)
+  })
+
   // an extra _meta key (or a plain Accept) is legal but sends the request down the SDK path
   const sdkMeta = { ...MODERN_META, 'io.modelcontextprotocol/logLevel': 'error' }
 
@@ -25,7 +35,11 @@ describe('tools/call: fast path and SDK path agree', () => {
     ['echo', { message: 'same either way' }],
     ['fail', {}],
     ['nope', {}],
-  ])('modern %s: same JSON body on both paths', async (tool, args) => {
+    ['reject', { code: -32021 }],
+    ['reject', { code: -32042 }],
+    ['reject', { code: -32002 }],
+    ['reject', { code: -32602 }],
+  ])('modern %s %j: same status and JSON body on both paths', async (tool, args) => {
     const fast = await modernPost(binding, 'tools/call', { name: `fx_${tool}`, arguments: args })
     const sdk = await modernPost(binding, 'tools/call', { name: `fx_${tool}`, arguments: args, _meta: sdkMeta })
     expect(fast.status).toBe(sdk.status)
@@ -36,7 +50,8 @@ describe('tools/call: fast path and SDK path agree', () => {
   it.each([
     ['echo', { message: 'same either way' }],
     ['fail', {}],
-  ])('2025-06-18 %s: same SSE frame on both paths', async (tool, args) => {
+    ['reject', { code: -32021 }],
+  ])('2025-06-18 %s %j: same SSE frame on both paths', async (tool, args) => {
     const body = { id: 5, method: 'tools/call', params: { name: `fx_${tool}`, arguments: args } }
     const fast = await legacyPost(binding, body, { 'mcp-protocol-version': '2025-06-18' })
     // without the version header (allowed in 2025) the request takes the SDK path

@@ -70,6 +70,15 @@ function wellFormedList(body: Record<string, unknown>): body is ListBody & Recor
   return isPlainObject(body.params) && onlyKeys(body.params, ['_meta'])
 }
 
+/** Capabilities shaped as the schema wants (each one an object); anything else is for the SDK to judge. */
+function plainCapabilities(v: unknown): boolean {
+  return isPlainObject(v) && Object.values(v).every(isPlainObject)
+}
+
+function plainClientInfo(v: unknown): boolean {
+  return isPlainObject(v) && typeof v.name === 'string' && typeof v.version === 'string'
+}
+
 /** Which era this request is, if it is a plain, valid request the fast path may serve. */
 function era(body: CallBody | ListBody, headers: Headers): Era | undefined {
   if (!headers.get('content-type')?.startsWith('application/json')) return undefined
@@ -79,8 +88,8 @@ function era(body: CallBody | ListBody, headers: Headers): Era | undefined {
     const ok = headers.get('mcp-protocol-version') === LEGACY && accept.includes('application/json') && accept.includes('text/event-stream')
     return ok ? 'legacy' : undefined
   }
-  if (!isPlainObject(meta) || meta[ENVELOPE.version] !== MODERN || !isPlainObject(meta[ENVELOPE.capabilities])) return undefined
-  for (const k of Object.keys(meta)) if (k !== ENVELOPE.version && k !== ENVELOPE.capabilities && !(k === ENVELOPE.info && isPlainObject(meta[k]))) return undefined
+  if (!isPlainObject(meta) || meta[ENVELOPE.version] !== MODERN || !plainCapabilities(meta[ENVELOPE.capabilities])) return undefined
+  for (const k of Object.keys(meta)) if (k !== ENVELOPE.version && k !== ENVELOPE.capabilities && !(k === ENVELOPE.info && plainClientInfo(meta[k]))) return undefined
   const nameMatches = body.method === 'tools/list' || headers.get('mcp-name') === body.params.name
   const headersMatch = headers.get('mcp-protocol-version') === MODERN && headers.get('mcp-method') === body.method && nameMatches
   return headersMatch && accept.includes('application/json') ? 'modern' : undefined
@@ -91,8 +100,8 @@ function era(body: CallBody | ListBody, headers: Headers): Era | undefined {
  * writeHead + write, without a web stream or chunked encoding: on the hot path
  * that saves a syscall and the stream machinery per request.
  */
-function modernResponse(payload: string): HTTPResponse {
-  return new HTTPResponse(payload, { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } })
+function modernResponse(payload: string, status = 200): HTTPResponse {
+  return new HTTPResponse(payload, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } })
 }
 
 function legacyResponse(payload: string): HTTPResponse {
@@ -104,6 +113,24 @@ function legacyResponse(payload: string): HTTPResponse {
 }
 
 const SERVER_INFO_JSON = JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })
+
+/*
+ * What the SDK does to an error on the 2026-07-28 wire, so both paths agree:
+ * a missing client capability (-32021) is HTTP 400, and codes that revision
+ * retired (-32002 resource not found, -32042 URL elicitation) become -32603.
+ */
+const MISSING_CAPABILITY = -32021
+const RESOURCE_NOT_FOUND_2025 = -32002
+const URL_ELICITATION_2025 = -32042
+// the SDK's own wording (2.4.0); tools-call-paths.test.ts holds both paths to it
+const URL_ELICITATION_MESSAGE =
+  'URL elicitation cannot be signalled by throwing UrlElicitationRequiredError on protocol revision 2026-07-28: return inputRequired({ inputRequests: { …: inputRequired.elicitUrl(...) } }) from the handler instead. The urlElicitationRequired error (-32042) of earlier revisions is not available on this revision.'
+
+function mapModernError(code: number, message: string, data: unknown): Record<string, unknown> | undefined {
+  if (code === URL_ELICITATION_2025) return { code: -32603, message: URL_ELICITATION_MESSAGE }
+  if (code === RESOURCE_NOT_FOUND_2025) return { code: -32603, message, ...(data !== undefined ? { data } : {}) }
+  return undefined
+}
 
 export class FastPath {
   /** The serialized tool table of the registry snapshot it was made from. */
@@ -140,6 +167,7 @@ export class FastPath {
   private async call(which: Era, body: CallBody, binding: MCPToolBinding, req: Request, session: string): Promise<HTTPResponse> {
     const legacy = which === 'legacy' ? this.cancellation.register(session, body.id) : undefined
     let payload: string
+    let status = 200
     try {
       this.registry.assertDispatchable(binding)
       // req.signal aborts when the client goes away: the upstream call is cancelled too
@@ -149,12 +177,13 @@ export class FastPath {
       payload = JSON.stringify({ result: out, jsonrpc: '2.0', id: body.id })
     } catch (err) {
       const e = asProtocolError(err, binding.connectorKey)
-      const error: Record<string, unknown> = { code: e.code, message: e.message }
-      if (e.data !== undefined) error.data = e.data
+      const modernMapped = which === 'modern' ? mapModernError(e.code, e.message, e.data) : undefined
+      const error: Record<string, unknown> = modernMapped ?? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
       payload = JSON.stringify({ jsonrpc: '2.0', id: body.id, error })
+      if (which === 'modern' && error.code === MISSING_CAPABILITY) status = 400
     } finally {
       legacy?.done()
     }
-    return which === 'modern' ? modernResponse(payload) : legacyResponse(payload)
+    return which === 'modern' ? modernResponse(payload, status) : legacyResponse(payload)
   }
 }

@@ -38,7 +38,8 @@ export class ConnectorMcpEndpoint {
     this.handler = createMcpHandler(createServerFactory(registry, this.cancellation), {
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: 15_000,
-      onerror: (err) => log.warn('mcp request failed', { error: err }),
+      // a client's bad request is the client's problem: kept out of the default log level
+      onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
     this.fastPath = new FastPath(registry, this.cancellation)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())

@@ -62,6 +62,9 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
     server.setRequestHandler('resources/list', async () => ({ resources: [] }))
     server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
     server.setRequestHandler('prompts/list', async () => ({ prompts: [] }))
+    server.setRequestHandler('resources/read', async (req) => {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `resource not found: ${req.params.uri}`, { uri: req.params.uri })
+    })
     return server
   }
 }
