@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { faultConnector } from '../support/fixture-connector.js'
+import { FAULT_TOOLS, faultConnector } from '../support/fixture-connector.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -76,10 +76,10 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     manifest.mcp.env = { ...manifest.mcp.env, FIXTURE_PAGE_SIZE: '3', FIXTURE_EXTRA_TOOLS: '20' }
     fs.writeFileSync(path.join(src, 'tutti-connector.json'), JSON.stringify(manifest))
     const res = await tuttiJson(dir, ['connector', 'install', src])
-    expect(res.state).toMatchObject({ status: 'ready', tools: 29 })
+    expect(res.state).toMatchObject({ status: 'ready', tools: FAULT_TOOLS.length + 20 })
     const client = await modernClient(binding)
     const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('paged_'))
-    expect(names).toHaveLength(29)
+    expect(names).toHaveLength(FAULT_TOOLS.length + 20)
     expect(names).toContain('paged_extra-19')
     await client.close()
   })
@@ -95,7 +95,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     for (let i = 0; i < 50 && changes.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
     await new Promise((r) => setTimeout(r, 300))
     expect(changes).toHaveLength(1)
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain('grower_grown-9')
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain(`grower_grown-${FAULT_TOOLS.length}`)
     const after = (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === 'grower')
     expect(after.generation).toBe(before.generation + 1)
     expect(after.tools).toBe(before.tools + 1)
