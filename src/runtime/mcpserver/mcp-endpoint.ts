@@ -33,7 +33,7 @@ export class ConnectorMcpEndpoint {
   constructor(
     private readonly registry: ConnectorMCPRegistry,
     private readonly sessions: SessionTokens,
-    private readonly log: Logger,
+    log: Logger,
   ) {
     this.handler = createMcpHandler(createServerFactory(registry, this.cancellation), {
       maxRequestBodySize: MAX_MCP_BODY,
