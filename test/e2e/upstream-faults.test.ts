@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, isAlive, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { childPids, cleanupState, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 const text = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
 
@@ -92,6 +92,26 @@ describe('crashed upstreams and upgrades under load', () => {
     // fixing it (reinstalling a working version) recovers
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', version: '3.0.1', variant: 'v2' })])
     expect(await fxState()).toMatchObject({ status: 'ready', version: '3.0.1' })
+  })
+
+  it('an upstream that never answers initialize does not hold up `connector available`, and is gone after daemon stop', async () => {
+    const hang = faultConnector({ key: 'hang', manifest: { mcp: { transport: 'stdio', command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'] } } })
+    const install = tutti(dir, ['connector', 'install', hang, '--json']) // waits for the (slow) reconcile
+    await new Promise((r) => setTimeout(r, 500))
+    await tuttiJson(dir, ['daemon', 'stop'])
+    await install
+    // a fresh daemon reconciles everything at start; the hanging connector must not block discovery
+    const started = Date.now()
+    const available = await tuttiJson(dir, ['connector', 'available'])
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect(available.connectors.find((c: { key: string }) => c.key === 'hang').interfaces[0]).toMatchObject({ kind: 'mcp', status: 'starting' })
+    const pid = readDaemonJson(dir)!.pid
+    await tuttiJson(dir, ['daemon', 'stop'])
+    expect(childPids(pid)).toEqual([])
+    await tuttiJson(dir, ['connector', 'uninstall', 'hang'])
+    // `daemon stop` revoked every token: this test's agent session prepares again
+    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'faults'])).mcpServers[0]
+    client = await modernClient(binding)
   })
 
   it('uninstall fences the route: new calls fail with an MCP error and the process group is gone', async () => {

@@ -2,9 +2,12 @@ import { buildAvailable, type AvailableInput } from '../../available/build-avail
 import type { AvailableResult } from '../../protocol/available.js'
 import type { DaemonContext } from '../context.js'
 
+const AVAILABLE_WAIT_MS = 5_000
+
 export async function handleAvailable(ctx: DaemonContext): Promise<AvailableResult> {
-  // answer from reconciled state, not from the moment a fresh daemon came up
-  await ctx.initialReconcile()
+  // answer from reconciled state, not from the moment a fresh daemon came up; but the public
+  // command never waits long on a slow upstream: what is still building is reported as starting
+  await Promise.race([ctx.initialReconcile(), new Promise((r) => setTimeout(r, AVAILABLE_WAIT_MS).unref())])
   const listed = await ctx.store.list()
   const inputs = listed.map((c): AvailableInput => {
     const state = ctx.reconciler.state(c.installed.key)
