@@ -1,4 +1,4 @@
-import { readDaemonInfo } from '../daemon/daemon-info.js'
+import { readDaemonInfo } from '../protocol/daemon-info.js'
 import type { StatePaths } from '../paths.js'
 import { isAlive, runsScript, terminate, waitForExit } from '../proc/pid.js'
 import type { ResponseOf } from '../protocol/message.js'

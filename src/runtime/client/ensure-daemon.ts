@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises'
-import { readDaemonInfo, type DaemonInfo } from '../daemon/daemon-info.js'
+import { readDaemonInfo, type DaemonInfo } from '../protocol/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
 import { runsScript, terminate, waitForExit } from '../proc/pid.js'

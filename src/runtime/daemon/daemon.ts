@@ -16,7 +16,7 @@ import { ConnectorStore } from '../store/connector-store.js'
 import path from 'node:path'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
-import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from './daemon-info.js'
+import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
 import { createDaemonApp } from './http/app.js'
 
 export interface DaemonOptions {
