@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cleanupState, daemonPids, EXAMPLES, isAlive, readDaemonJson, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, daemonPids, EXAMPLES, isAlive, readDaemonJson, REPO, spawnTutti, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 const dirs: string[] = []
 function state(label: string): string {
@@ -126,6 +126,21 @@ describe('daemon lifecycle', () => {
     expect(log).toMatch(/"msg":"daemon stopping","reason":"idle for 1 s"/)
     expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
     expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
+  })
+
+  it('`daemon run` serves in the foreground until interrupted, then cleans up', async () => {
+    const dir = state('foreground')
+    const child = spawnTutti(dir, ['daemon', 'run'])
+    let out = ''
+    child.stdout.on('data', (d) => (out += d))
+    expect(await waitFor(() => /listening on 127\.0\.0\.1:\d+/.test(out), 15_000)).toBe(true)
+    expect(readDaemonJson(dir)?.pid).toBe(child.pid)
+    expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
+    expect(readDaemonJson(dir)?.pid).toBe(child.pid) // reused, not replaced
+    child.kill('SIGINT')
+    const code = await new Promise((resolve) => child.on('exit', resolve))
+    expect(code).toBe(0)
+    expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
   })
 
   it('a second `daemon run` for the same state dir refuses to start', async () => {

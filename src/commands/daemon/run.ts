@@ -1,4 +1,5 @@
 import { TuttiCommand } from '../../cli/base-command.js'
+import { runDaemonInForeground } from '../../runtime/client/daemon-control.js'
 
 export default class DaemonRun extends TuttiCommand {
   static override hidden = true
@@ -7,10 +8,8 @@ export default class DaemonRun extends TuttiCommand {
 
   async run() {
     await this.parse(DaemonRun)
-    const { runDaemon } = await import('../../runtime/daemon/main.js')
-    const daemon = await runDaemon()
-    if (!this.jsonEnabled()) this.log(`daemon ${process.pid} listening on 127.0.0.1:${daemon.port}; Ctrl-C stops it`)
-    await daemon.stopped
-    return { pid: process.pid, stopped: true }
+    return runDaemonInForeground((pid, port) => {
+      if (!this.jsonEnabled()) this.log(`daemon ${pid} listening on 127.0.0.1:${port}; Ctrl-C stops it`)
+    })
   }
 }

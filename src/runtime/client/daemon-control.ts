@@ -9,6 +9,15 @@ import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>) | { running: false }
 
+/** `tutti daemon run`: this process becomes the daemon (logs in daemon.log); resolves when it has stopped. */
+export async function runDaemonInForeground(onListening: (pid: number, port: number) => void): Promise<{ pid: number; stopped: true }> {
+  const { runDaemon } = await import('../daemon/main.js')
+  const daemon = await runDaemon()
+  onListening(process.pid, daemon.port)
+  await daemon.stopped
+  return { pid: process.pid, stopped: true }
+}
+
 /** `tutti daemon start|stop|status`. */
 export class DaemonControl {
   constructor(private readonly paths: StatePaths) {}
