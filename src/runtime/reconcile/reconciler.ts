@@ -42,7 +42,9 @@ export class Reconciler {
   async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
     const listed = await this.store.list()
     const installed = new Map(listed.map((c) => [c.installed.key, c]))
-    const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys()])]
+    // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
+    const onDisk = keys ? [] : await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])
+    const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
     await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
     if (!keys) await this.removeStrayShims()
     return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
@@ -110,14 +112,15 @@ export class Reconciler {
       // a shim left by a daemon that died before removing it (the launcher refuses to run it anyway)
       const stale = await this.shims.publishedGeneration(key)
       if (stale !== undefined && !this.runtimes.has(key)) await this.shims.remove(key, stale)
-      await this.runtimes.get(key)?.deactivate('failed', 'uninstalled')
+      const removedRuntime = this.runtimes.get(key)
+      await removedRuntime?.deactivate('failed', 'uninstalled')
       this.runtimes.delete(key)
       this.inactive.delete(key)
       this.liveDigests.delete(key)
       await pruneReleases(this.paths, key, new Set())
       await removeTree(this.paths.dataDir(key))
       await fs.rmdir(this.paths.connectorDir(key)).catch(() => {})
-      this.log.info('connector removed', { connector: key })
+      if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
     const { version, digest } = entry.installed
