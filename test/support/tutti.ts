@@ -3,6 +3,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { isAlive } from '../../src/runtime/proc/pid.js'
+
+export { isAlive }
 
 export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)))
 export const BIN = path.join(REPO, 'bin', 'run.js')
@@ -56,19 +59,6 @@ export function readDaemonJson(stateDir: string): { pid: number; port: number; c
   }
 }
 
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-  } catch {
-    return false
-  }
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
-  } catch {
-    return false
-  }
-}
 
 /** Pids of live daemon processes serving `stateDir` (by their environment). */
 export function daemonPids(stateDir: string): number[] {

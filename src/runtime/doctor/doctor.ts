@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import path from 'node:path'
 import { ensureDaemon } from '../client/ensure-daemon.js'
 import type { StatePaths } from '../paths.js'
 import type { doctorSnapshotMessage } from '../protocol/doctor.js'
@@ -35,7 +34,7 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   } finally {
     await daemon.call<typeof sessionRevokeMessage>('session-revoke', { session, workspace: DOCTOR_WORKSPACE }).catch(() => undefined)
   }
-  const shims = await observeShims(snapshot.binDir, path.join(paths.root, 'shims'))
+  const shims = await observeShims(paths)
   const roots = await observeSkillRoots(snapshot.connectors)
   const findings = [
     ...checkAvailable(snapshot.available, snapshot.connectors, snapshot.tools),

@@ -4,6 +4,8 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { readSkills } from '../skills/skill-file.js'
 import type { DoctorConnector } from '../protocol/doctor.js'
 import type { MCPServerBinding } from '../sessions/prepared-runtime.js'
+import type { StatePaths } from '../paths.js'
+import { pinnedDigest, shimGeneration, shimTargetPath } from '../shims/shim-target.js'
 import type { ListedTool, ShimOnDisk, SkillRootObservation } from './facade-checks.js'
 
 /** What each facade looks like from outside the daemon. */
@@ -21,19 +23,19 @@ export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | '
   }
 }
 
-export async function observeShims(binDir: string, shimTargetsRoot: string): Promise<ShimOnDisk[]> {
+export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
+  const binDir = paths.binDir
   const files = await fs.readdir(binDir).catch(() => [] as string[])
   const keys = new Set(files.map((f) => /^tutti-connector-([a-z][a-z0-9-]*?)(\.cmd|\.ps1)?$/.exec(f)?.[1]).filter((k): k is string => !!k))
   const out: ShimOnDisk[] = []
   for (const key of [...keys].sort()) {
-    const shimPath = path.join(binDir, `tutti-connector-${key}`)
+    const shimPath = paths.shimPath(key)
     const text = await fs.readFile(shimPath, 'utf8').catch(() => '')
-    const gen = /shims[\\/][^/\\]+[\\/]g(\d+)\.mjs/.exec(text)?.[1]
+    const gen = shimGeneration(text)
     const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === `tutti-connector-${key}` || f.startsWith(`tutti-connector-${key}.`)) }
     if (gen !== undefined) {
-      shim.generation = Number(gen)
-      const target = await fs.readFile(path.join(shimTargetsRoot, key, `g${gen}.mjs`), 'utf8').catch(() => '')
-      const digest = /"digest":"([a-f0-9]{64})"/.exec(target)?.[1]
+      shim.generation = gen
+      const digest = pinnedDigest(await fs.readFile(shimTargetPath(paths, { key, generation: gen }), 'utf8').catch(() => ''))
       if (digest) shim.pinnedDigest = digest
     }
     out.push(shim)

@@ -5,7 +5,6 @@
  */
 export class ListChangedNotifier {
   private timer?: NodeJS.Timeout
-  sent = 0
 
   constructor(
     private readonly notify: () => void,
@@ -16,7 +15,6 @@ export class ListChangedNotifier {
     if (this.timer) return
     this.timer = setTimeout(() => {
       this.timer = undefined
-      this.sent++
       this.notify()
     }, this.windowMs)
   }

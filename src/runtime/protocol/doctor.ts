@@ -33,5 +33,5 @@ export type DoctorTool = z.infer<typeof doctorTool>
 export const doctorSnapshotMessage = defineMessage(
   'doctor-snapshot',
   z.object({}).strict(),
-  z.object({ connectors: z.array(doctorConnector), tools: z.array(doctorTool), available: availableResult, binDir: z.string() }),
+  z.object({ connectors: z.array(doctorConnector), tools: z.array(doctorTool), available: availableResult }),
 )

@@ -6,7 +6,7 @@ import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { withLock } from '../fs/lock.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
-import { shimTargetPath, shimTargetSource, type ShimPin } from './shim-target.js'
+import { shimGeneration, shimTargetPath, shimTargetSource, type ShimPin } from './shim-target.js'
 
 /** cmd-shim writes these three files for one shim. */
 const SHIM_SUFFIXES = ['', '.cmd', '.ps1'] as const
@@ -45,9 +45,7 @@ export class ShimPublisher {
 
   /** The generation the shim on disk runs, if any. */
   async publishedGeneration(key: string): Promise<number | undefined> {
-    const text = await fs.readFile(this.paths.shimPath(key), 'utf8').catch(() => '')
-    const m = /shims[\\/][^/\\]+[\\/]g(\d+)\.mjs/.exec(text)
-    return m ? Number(m[1]) : undefined
+    return shimGeneration(await fs.readFile(this.paths.shimPath(key), 'utf8').catch(() => ''))
   }
 
   /** Remove the shim only if it is still `generation`'s (a newer one may have replaced it). */

@@ -32,3 +32,14 @@ export function shimTargetSource(paths: StatePaths, pin: ShimPin): string {
     '',
   ].join('\n')
 }
+
+/** The generation a shim file's text runs (cmd-shim writes the target's relative path into it). */
+export function shimGeneration(shimText: string): number | undefined {
+  const m = /shims[\\/][^/\\]+[\\/]g(\d+)\.mjs/.exec(shimText)
+  return m ? Number(m[1]) : undefined
+}
+
+/** The release digest a launch target pins. */
+export function pinnedDigest(targetText: string): string | undefined {
+  return /"digest":"([a-f0-9]{64})"/.exec(targetText)?.[1]
+}

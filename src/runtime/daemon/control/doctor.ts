@@ -12,5 +12,5 @@ export async function handleDoctorSnapshot(ctx: DaemonContext): Promise<Response
     if (t.description !== undefined) tool.description = t.description
     tools.push(tool)
   }
-  return { connectors: ctx.reconciler.doctorView(), tools, available: await handleAvailable(ctx), binDir: ctx.paths.binDir }
+  return { connectors: ctx.reconciler.doctorView(), tools, available: await handleAvailable(ctx) }
 }
