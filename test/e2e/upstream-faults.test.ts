@@ -62,6 +62,14 @@ describe('crashed upstreams and upgrades under load', () => {
     expect(text(await client.callTool({ name: 'fx_echo', arguments: { message: 'back' } }))).toBe('back')
   })
 
+  it('an upstream that floods stdout past the 16 MiB message cap is cut off and restarted', async () => {
+    const before = await fxState()
+    await expect(client.callTool({ name: 'fx_flood', arguments: {} })).rejects.toThrow()
+    const after = await eventually(fxState, (s) => s.status === 'ready' && s.generation > before.generation)
+    expect(after.generation).toBeGreaterThan(before.generation)
+    expect(text(await client.callTool({ name: 'fx_echo', arguments: { message: 'after the flood' } }))).toBe('after the flood')
+  })
+
   it('upgrading while 100 calls are in flight: no call fails because of the swap', async () => {
     const oldPid = Number(text(await client.callTool({ name: 'fx_pid', arguments: {} })))
     const calls = Array.from({ length: 100 }, () => client.callTool({ name: 'fx_slow', arguments: { ms: 1500 } }))
