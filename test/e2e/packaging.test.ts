@@ -1,0 +1,143 @@
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
+import { copyCloneOf, run, tarballEntries, userEnv } from '../support/package-install.js'
+import { cleanupState, daemonPids, REPO, tempStateDir } from '../support/tutti.js'
+
+const HELLO_MANIFEST = {
+  schemaVersion: 1,
+  key: 'hello',
+  name: 'Hello',
+  version: '1.0.0',
+  auth: { kind: 'none' },
+  cli: { entrypoint: 'bin/hello.js' },
+}
+
+/** A CLI-only connector: nothing for the daemon to spawn, so the install path alone is tested. */
+function writeHelloConnector(dir: string): void {
+  fs.mkdirSync(path.join(dir, 'bin'), { recursive: true })
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(HELLO_MANIFEST, null, 2))
+  const bin = path.join(dir, 'bin', 'hello.js')
+  fs.writeFileSync(bin, "#!/usr/bin/env node\nconsole.log(`hello ${process.argv.slice(2).join(' ')}`)\n")
+  fs.chmodSync(bin, 0o755)
+}
+
+describe("a fresh clone's `npm pack` plus a global install runs `connector available`", () => {
+  let tmp: string
+  let clone: string
+  let prefix: string
+  let state: string | undefined
+  let tarball: string
+  let installed: string
+  let cloneHadDist: boolean
+  // a user's shell: the global prefix, node, the system; nothing of the repo
+  let shellEnv: NodeJS.ProcessEnv
+  const shell = (args: string[]) => run('tutti', args, { cwd: tmp, env: shellEnv })
+
+  beforeAll(async () => {
+    tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-pack-'))
+    clone = path.join(tmp, 'clone')
+    const copied = copyCloneOf(REPO, clone)
+    cloneHadDist = fs.existsSync(path.join(clone, 'dist'))
+    // the build's devDependencies (tsc, oclif) without a 1 GB `npm ci`
+    fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(clone, 'node_modules'), 'dir')
+
+    const out = path.join(tmp, 'out')
+    fs.mkdirSync(out)
+    let started = performance.now()
+    const pack = await run('npm', ['pack', '--pack-destination', out], { cwd: clone, env: userEnv({}) })
+    console.log(`npm pack of ${copied} files: ${Math.round(performance.now() - started)} ms`)
+    if (pack.code !== 0) throw new Error(`npm pack exited ${pack.code}:\n${pack.stdout}\n${pack.stderr}`)
+    const tgz = fs.readdirSync(out).filter((f) => f.endsWith('.tgz'))
+    expect(tgz).toHaveLength(1)
+    tarball = path.join(out, tgz[0]!)
+
+    prefix = path.join(tmp, 'prefix')
+    started = performance.now()
+    const install = await run('npm', ['install', '-g', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
+      cwd: tmp,
+      env: userEnv({ npm_config_prefer_offline: 'true' }),
+    })
+    console.log(`npm install -g: ${Math.round(performance.now() - started)} ms`)
+    if (install.code !== 0) throw new Error(`npm install -g exited ${install.code}:\n${install.stdout}\n${install.stderr}`)
+    installed = path.join(prefix, 'lib', 'node_modules', 'tutti')
+
+    state = tempStateDir('pack-state')
+    shellEnv = {
+      HOME: process.env.HOME,
+      PATH: [path.join(prefix, 'bin'), path.dirname(process.execPath), '/usr/bin', '/bin'].join(path.delimiter),
+      TUTTI_STATE_DIR: state,
+    }
+  }, 240_000)
+
+  afterAll(async () => {
+    if (state) await cleanupState(state)
+    if (tmp) fs.rmSync(tmp, { recursive: true, force: true })
+  })
+
+  it('prepack built dist/ inside the clone, which had none', () => {
+    expect(cloneHadDist).toBe(false)
+    expect(fs.existsSync(path.join(clone, 'dist', 'commands', 'connector', 'available.js'))).toBe(true)
+    expect(fs.existsSync(path.join(clone, 'oclif.manifest.json'))).toBe(true)
+  })
+
+  it('the tarball holds the CLI, its library types, the manifest and the examples, nothing else', () => {
+    const entries = tarballEntries(tarball)
+    console.log(`tarball: ${fs.statSync(tarball).size} bytes, ${entries.length} files`)
+    for (const needed of ['bin/run.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
+      expect(entries, needed).toContain(needed)
+    }
+    expect(entries.filter((e) => !/^(bin\/|dist\/|examples\/connectors\/|oclif\.manifest\.json$|README\.md$|package\.json$)/.test(e))).toEqual([])
+    expect(entries.filter((e) => e.endsWith('.map') || (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(test|node_modules)\//.test(e))).toEqual([])
+    const manifest = JSON.parse(fs.readFileSync(path.join(clone, 'oclif.manifest.json'), 'utf8'))
+    expect(Object.keys(manifest.commands)).toContain('connector:available')
+  })
+
+  it('the global bin is the installed package, and the examples shipped with it', () => {
+    expect(fs.realpathSync(path.join(prefix, 'bin', 'tutti'))).toBe(fs.realpathSync(path.join(installed, 'bin', 'run.js')))
+    expect(fs.existsSync(path.join(installed, 'examples', 'connectors', 'notes', 'tutti-connector.json'))).toBe(true)
+  })
+
+  it('`tutti connector available --json` on an empty state lists nothing and exits 0', async () => {
+    const res = await shell(['connector', 'available', '--json'])
+    expect(res.stderr).toBe('')
+    expect(res.code).toBe(0)
+    expect(JSON.parse(res.stdout)).toEqual({ connectors: [] })
+  })
+
+  it('a CLI-only connector installs, is listed and its shim runs', async () => {
+    const fixture = path.join(tmp, 'hello-connector')
+    writeHelloConnector(fixture)
+    const install = await shell(['connector', 'install', fixture, '--json'])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    expect(JSON.parse(install.stdout)).toMatchObject({ key: 'hello', version: '1.0.0' })
+
+    const available = await shell(['connector', 'available', '--json'])
+    expect(available.code).toBe(0)
+    const { connectors } = JSON.parse(available.stdout)
+    expect(connectors).toHaveLength(1)
+    expect(connectors[0]).toMatchObject({ key: 'hello', interfaces: [{ kind: 'cli', command: 'tutti-connector-hello', status: 'ready' }] })
+
+    const hello = await run(path.join(state!, 'bin', 'tutti-connector-hello'), ['from', 'the shim'], { cwd: tmp, env: shellEnv })
+    expect(hello).toEqual({ code: 0, stdout: 'hello from the shim\n', stderr: '' })
+  })
+
+  it('the library export resolves from the installed package', async () => {
+    const consumer = path.join(tmp, 'consumer')
+    fs.mkdirSync(path.join(consumer, 'node_modules'), { recursive: true })
+    fs.symlinkSync(installed, path.join(consumer, 'node_modules', 'tutti'), 'dir')
+    const script = "import { prepareRuntime } from 'tutti'; console.log(typeof prepareRuntime)"
+    const res = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: consumer, env: shellEnv })
+    expect(res).toEqual({ code: 0, stdout: 'function\n', stderr: '' })
+    expect(fs.existsSync(path.join(installed, 'dist', 'index.d.ts'))).toBe(true)
+  })
+
+  it('`tutti daemon stop` leaves no daemon running', async () => {
+    const res = await shell(['daemon', 'stop'])
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    expect(await eventually(() => daemonPids(state!), (pids) => pids.length === 0)).toEqual([])
+  })
+})
