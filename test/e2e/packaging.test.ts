@@ -125,6 +125,11 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     expect(hello).toEqual({ code: 0, stdout: 'hello from the shim\n', stderr: '' })
   })
 
+  it('the command_not_found hook shipped: a typo gets the public suggestion', async () => {
+    const res = await shell(['conector', 'available'])
+    expect(res).toEqual({ code: 2, stdout: '', stderr: 'tutti: command "conector available" not found. Did you mean "tutti connector available"?\n' })
+  })
+
   it('the library export resolves from the installed package', async () => {
     const consumer = path.join(tmp, 'consumer')
     fs.mkdirSync(path.join(consumer, 'node_modules'), { recursive: true })
