@@ -9,7 +9,7 @@ export function renderAvailable(result: AvailableResult): string {
     if (c.interfaces.length === 0) rows.push([label, '-', '-', '-'])
     c.interfaces.forEach((i, n) => {
       const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
-      rows.push([n === 0 ? label : '', i.kind, use, i.status])
+      rows.push([n === 0 ? label : '', i.kind, use, i.reason ? `${i.status}: ${i.reason}` : i.status])
     })
   }
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)))

@@ -9,7 +9,12 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   if (status.connectors.length === 0) lines.push('connectors: none installed')
   for (const c of status.connectors) {
     const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation === 'lazy' ? 'lazy ' : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
-    lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${c.error ? ` — ${c.error}` : ''}`)
+    const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
+    lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${restarts}${c.reason ? ` — ${c.reason}` : ''}`)
+    if (c.command) lines.push(`    command: ${c.command}`)
+    if (c.settings) lines.push(`    settings: ${Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`)
+    if (c.cli && c.cli !== 'ready') lines.push(`    cli: ${c.cli}${c.cliReason ? ` — ${c.cliReason}` : ''}`)
+    if (c.lastError && c.lastError !== c.reason) lines.push(`    last error: ${c.lastError}`)
   }
   return `${lines.join('\n')}\n`
 }

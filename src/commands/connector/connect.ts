@@ -1,36 +1,47 @@
 import { Args, Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 
+function parsePairs(flag: string, pairs: readonly string[], into: Record<string, string>): void {
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=')
+    if (eq <= 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `${flag} expects NAME=VALUE, got "${pair.slice(0, Math.max(eq, 0)) || '(no name)'}=…"`)
+    into[pair.slice(0, eq)] = pair.slice(eq + 1)
+  }
+}
+
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
-  static override summary = "Store a connector's credentials (never printed)"
+  static override summary = "Store a connector's credentials (never printed) and settings, and resolve its command again"
+  static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
     env: Flags.string({ description: 'NAME=VALUE of a declared auth variable', multiple: true, default: [] }),
     'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
+    set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
+    ...outcomeFlags,
   }
   static override examples = [
     'GITHUB_TOKEN=... <%= config.bin %> connector connect github --from-env GITHUB_TOKEN',
     '<%= config.bin %> connector connect weather --env WEATHER_API_KEY=abc123',
+    '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
   ]
 
   async run() {
     const { args, flags } = await this.parse(ConnectorConnect)
-    const values: Record<string, string> = {}
-    for (const pair of flags.env) {
-      const eq = pair.indexOf('=')
-      if (eq <= 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--env expects NAME=VALUE, got "${pair.slice(0, Math.max(eq, 0)) || '(no name)'}=…"`)
-      values[pair.slice(0, eq)] = pair.slice(eq + 1)
-    }
+    const credentials: Record<string, string> = {}
+    const settings: Record<string, string> = {}
+    parsePairs('--env', flags.env, credentials)
+    parsePairs('--set', flags.set, settings)
     for (const name of flags['from-env']) {
       const value = process.env[name]
       if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from-env ${name}: the variable is not set in this environment`)
-      values[name] = value
+      credentials[name] = value
     }
-    const result = await new Connectors(this.paths).connect(args.key, values)
-    if (!this.jsonEnabled()) this.log(`connected ${result.key} (${result.state?.status ?? 'unknown'})`)
+    const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, ...outcomeWait(flags) })
+    if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result
   }
 }

@@ -8,6 +8,17 @@ export interface AvailableInput {
   release?: LoadedRelease
   mcpStatus: InterfaceStatus
   cliStatus: InterfaceStatus
+  mcpReason?: string
+  cliReason?: string
+}
+
+/** Reasons are for a person at a glance; the whole story is in `daemon status` and the log. */
+export const MAX_REASON_CHARS = 300
+
+function shortReason(reason: string | undefined): { reason?: string } {
+  if (!reason) return {}
+  const flat = reason.replace(/\s+/g, ' ').trim()
+  return { reason: flat.length > MAX_REASON_CHARS ? `${flat.slice(0, MAX_REASON_CHARS - 1)}…` : flat }
 }
 
 export const shimCommand = (key: string): string => `tutti-connector-${key}`
@@ -23,8 +34,8 @@ export function buildAvailable(inputs: readonly AvailableInput[]): AvailableResu
     .map((input): AvailableConnector => {
       const m = input.release?.manifest
       const interfaces: AvailableConnector['interfaces'] = []
-      if (m?.mcp) interfaces.push({ kind: 'mcp', serverName: 'connector', toolPrefix: toolPrefix(input.key), status: input.mcpStatus })
-      if (m?.cli) interfaces.push({ kind: 'cli', command: shimCommand(input.key), status: input.cliStatus })
+      if (m?.mcp) interfaces.push({ kind: 'mcp', serverName: 'connector', toolPrefix: toolPrefix(input.key), status: input.mcpStatus, ...(input.mcpStatus !== 'ready' ? shortReason(input.mcpReason) : {}) })
+      if (m?.cli) interfaces.push({ kind: 'cli', command: shimCommand(input.key), status: input.cliStatus, ...(input.cliStatus !== 'ready' ? shortReason(input.cliReason) : {}) })
       return {
         key: input.key,
         name: m?.name ?? input.name,

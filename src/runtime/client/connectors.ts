@@ -1,16 +1,44 @@
+import fs from 'node:fs/promises'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import type { InstallOutcome } from '../install/connector-installer.js'
 import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
-import type { ConnectorStore, InstallResult } from '../store/connector-store.js'
+import type { ConnectorStore } from '../store/connector-store.js'
 import { ensureDaemon } from './ensure-daemon.js'
+
+/** How long install and connect wait for a connector's outcome by default: an npx-started server can take a while. */
+export const OUTCOME_WAIT_MS = 30_000
+
+export interface OutcomeWait {
+  /** false: ask the daemon to reconcile and return at once (`--no-wait`). */
+  wait: boolean
+  timeoutMs: number
+}
+
+export interface InstallRequest extends OutcomeWait {
+  progress?: (line: string) => void
+}
+
+export interface ConnectRequest extends OutcomeWait {
+  credentials: Record<string, string>
+  settings: Record<string, string>
+}
+
+export type DataDisposition = 'kept' | 'purged' | 'none'
 
 /**
  * What the connector commands do: change the state on disk (validated
- * first, under the state lock), then have the daemon reconcile. Installing
- * never depends on the daemon being up already: it is started here.
+ * first, under the state lock), then have the daemon reconcile and wait for
+ * the outcome. Installing never depends on the daemon being up already: it
+ * is started here. `env` is the invoking shell's environment: commands and
+ * npm are resolved against its PATH, and it is what upstreams inherit.
  */
 export class Connectors {
-  constructor(private readonly paths: StatePaths) {}
+  constructor(
+    private readonly paths: StatePaths,
+    private readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
 
   // validation (zod, yaml) is loaded only by the commands that change state
   private async store(): Promise<ConnectorStore> {
@@ -18,33 +46,66 @@ export class Connectors {
     return new ConnectorStore(this.paths)
   }
 
+  private async installer(store: ConnectorStore) {
+    const { ConnectorInstaller } = await import('../install/connector-installer.js')
+    return new ConnectorInstaller(this.paths, store)
+  }
+
   async available(): Promise<AvailableResult> {
     return (await ensureDaemon(this.paths)).available()
   }
 
-  async install(dir: string): Promise<InstallResult & { state?: ConnectorState }> {
-    const result = await (await this.store()).install(dir)
-    return { ...result, state: await this.reconcile(result.key) }
+  async install(source: string, request: InstallRequest): Promise<InstallOutcome & { state?: ConnectorState }> {
+    const installer = await this.installer(await this.store())
+    const result = await installer.install(source, { env: this.env, ...(request.progress ? { progress: request.progress } : {}) })
+    const state = await this.reconcile(result.key, request)
+    expectOutcome(`installed ${result.key} ${result.version}`, state, request)
+    return { ...result, ...(state ? { state } : {}) }
   }
 
-  async uninstall(key: string): Promise<{ key: string; uninstalled: true }> {
+  async uninstall(key: string, options: { purge: boolean }): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {
     await (await this.store()).uninstall(key)
-    await this.reconcile(key)
-    return { key, uninstalled: true }
+    await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
+    const dataDir = this.paths.dataDir(key)
+    const exists = await fs.stat(dataDir).then(() => true, () => false)
+    if (exists && options.purge) {
+      const { removeTree } = await import('../store/release-store.js')
+      await removeTree(dataDir)
+      await fs.rmdir(this.paths.connectorDir(key)).catch(() => {})
+    }
+    return { key, uninstalled: true, data: !exists ? 'none' : options.purge ? 'purged' : 'kept', dataDir }
   }
 
-  async connect(key: string, values: Record<string, string>): Promise<{ key: string; variables: string[]; state?: ConnectorState }> {
-    const result = await (await this.store()).connect(key, values)
-    return { key, variables: result.variables, state: await this.reconcile(key) }
+  async connect(key: string, request: ConnectRequest): Promise<{ key: string; variables: string[]; settings: string[]; state?: ConnectorState }> {
+    const store = await this.store()
+    const current = await store.get(key)
+    // the connecting shell resolves the command again: a fixed PATH is picked up here
+    const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
+    const result = await store.connect(key, { credentials: request.credentials, settings: request.settings, runtime })
+    const state = await this.reconcile(key, request)
+    expectOutcome(`connected ${key}`, state, request)
+    return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
   }
 
   async disconnect(key: string): Promise<{ key: string; disconnected: boolean; state?: ConnectorState }> {
     const result = await (await this.store()).disconnect(key)
-    return { key, disconnected: result.removed, state: await this.reconcile(key) }
+    const state = await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
+    return { key, disconnected: result.removed, ...(state ? { state } : {}) }
   }
 
-  private async reconcile(key: string): Promise<ConnectorState | undefined> {
+  private async reconcile(key: string, wait: OutcomeWait): Promise<ConnectorState | undefined> {
     const daemon = await ensureDaemon(this.paths)
-    return (await daemon.reconcile([key])).connectors.find((c) => c.key === key)
+    return (await daemon.reconcile([key], wait.wait ? wait.timeoutMs : 0)).connectors.find((c) => c.key === key)
   }
+}
+
+/** A connector that has no outcome, or a failed one, fails the command (exit 1) with the reason; the change itself is kept. */
+function expectOutcome(done: string, state: ConnectorState | undefined, wait: OutcomeWait): void {
+  if (!wait.wait) return
+  if (!state) throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but the daemon reports nothing about it; see \`tutti daemon status\``)
+  if (state.status === 'failed') throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but its MCP server failed: ${state.reason ?? state.error ?? 'no reason given'}`)
+  if (state.status === 'starting') {
+    throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`)
+  }
+  if (state.cli === 'failed') throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but its command could not be published: ${state.cliReason ?? 'no reason given'}`)
 }

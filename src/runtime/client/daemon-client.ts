@@ -8,6 +8,11 @@ import type { statusMessage } from '../protocol/status.js'
 import type { stopMessage } from '../protocol/stop.js'
 import { CONTROL_PREFIX } from '../protocol/version.js'
 
+/** A full reconcile may start every eager upstream (each bounded by its own connect timeout). */
+const RECONCILE_ANSWER_MS = 120_000
+/** Time for the answer itself on a loaded machine, beyond what the daemon was asked to wait. */
+const ANSWER_MARGIN_MS = 10_000
+
 export interface DaemonEndpoint {
   port: number
   controlToken: string
@@ -80,8 +85,12 @@ export class DaemonClient {
     return this.call<typeof availableMessage>('available', {})
   }
 
-  reconcile(keys?: string[]) {
-    return this.call<typeof reconcileMessage>('reconcile', keys ? { keys } : {}, 120_000)
+  /** `waitMs`: answer once each connector has an outcome, or after that long (see reconcile.ts). */
+  reconcile(keys?: string[], waitMs?: number) {
+    const request: { keys?: string[]; waitMs?: number } = {}
+    if (keys) request.keys = keys
+    if (waitMs !== undefined) request.waitMs = waitMs
+    return this.call<typeof reconcileMessage>('reconcile', request, (waitMs ?? RECONCILE_ANSWER_MS) + ANSWER_MARGIN_MS)
   }
 
   stop(revokeSessions = true) {

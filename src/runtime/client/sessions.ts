@@ -10,7 +10,7 @@ import { acpSupportsHttp, plainAcp, projectAcp } from '../sessions/projections/a
 import { projectClaude } from '../sessions/projections/claude.js'
 import { projectCodex } from '../sessions/projections/codex.js'
 import { runtimePrompt } from '../sessions/runtime-prompt.js'
-import { sessionDir } from '../sessions/session-dir.js'
+import { freshSessionDir } from '../sessions/session-dir.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export interface PrepareRuntimeOptions {
@@ -60,7 +60,7 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
   let projection: ProviderProjection
   if (options.provider === 'acp') projection = projectAcp(mcpServers)
   else {
-    const dir = await sessionDir(paths, options.workspace, options.session)
+    const dir = await freshSessionDir(paths, options.workspace, options.session)
     projection = options.provider === 'claude' ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token) : await projectCodex(dir, mcpServers, issued.skillRoots, env)
   }
   return {

@@ -11,7 +11,9 @@ import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { Reconciler } from '../reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { SessionTokens } from '../sessions/session-tokens.js'
+import { removeSessionDirs } from '../sessions/session-dir.js'
 import { ShimPublisher } from '../shims/shim-publisher.js'
+import { publishTuttiCommand, TUTTI_BIN } from '../shims/tutti-command.js'
 import { ConnectorStore } from '../store/connector-store.js'
 import path from 'node:path'
 import { PRODUCT_VERSION } from '../version.js'
@@ -101,6 +103,8 @@ export class TuttiDaemon {
     }
     await writeFileAtomic(`${paths.daemonLockTarget}.pid`, `${process.pid}\n`)
     await this.sessions.load()
+    this.sessions.onRevoked((revoked) => removeSessionDirs(paths, revoked))
+    if (await publishTuttiCommand(paths).catch((err: unknown) => this.log.error('could not write bin/tutti', { error: err }))) this.log.info('bin/tutti written', { target: TUTTI_BIN })
     const ctx: DaemonContext = {
       paths,
       log: this.log.child('control'),

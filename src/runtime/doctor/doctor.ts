@@ -4,7 +4,7 @@ import type { StatePaths } from '../paths.js'
 import type { doctorSnapshotMessage } from '../protocol/doctor.js'
 import type { sessionPrepareMessage } from '../protocol/session-prepare.js'
 import type { sessionRevokeMessage } from '../protocol/session-revoke.js'
-import { checkAvailable, checkDeclared, checkMcpList, checkShims, checkSkills } from './facade-checks.js'
+import { checkAvailable, checkHealth, checkDeclared, checkMcpList, checkShims, checkSkills } from './facade-checks.js'
 import type { Finding } from './finding.js'
 import { listToolsInEra, observeShims, observeSkillRoots } from './observe.js'
 
@@ -37,6 +37,7 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   const shims = await observeShims(paths)
   const roots = await observeSkillRoots(snapshot.connectors)
   const findings = [
+    ...checkHealth(snapshot.connectors),
     ...checkAvailable(snapshot.available, snapshot.connectors, snapshot.tools),
     ...checkMcpList('mcp-2026-07-28', modern, snapshot.tools),
     ...checkMcpList('mcp-2025-06-18', legacy, snapshot.tools),

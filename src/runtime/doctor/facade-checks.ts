@@ -16,6 +16,23 @@ const stable = (v: unknown): string =>
           .join(',')}}`
       : JSON.stringify(v)
 
+/**
+ * Connectors that are installed but cannot be used: the facades agree about
+ * them, and yet the user has a problem to fix.
+ */
+export function checkHealth(connectors: readonly DoctorConnector[]): Finding[] {
+  const out: Finding[] = []
+  for (const c of connectors) {
+    const reason = c.reason ? `: ${c.reason}` : ''
+    if (c.status === 'needs-auth') {
+      out.push({ check: 'health', connector: c.key, problem: `needs-auth${reason}`, fix: `store its credentials: \`tutti connector connect ${c.key} --env NAME=VALUE\` (or --from-env NAME)` })
+    } else if (c.status === 'failed' || (c.status === 'starting' && c.reason && c.reason !== 'starting')) {
+      out.push({ check: 'health', connector: c.key, problem: `${c.status}${reason}`, fix: `fix the cause, then retry with \`tutti connector connect ${c.key}\` (it resolves the command again); details in \`tutti daemon status\` and daemon.log` })
+    }
+  }
+  return out
+}
+
 export function checkAvailable(available: AvailableResult, connectors: readonly DoctorConnector[], tools: readonly DoctorTool[]): Finding[] {
   const out: Finding[] = []
   const routed = new Set(tools.map((t) => t.connector))

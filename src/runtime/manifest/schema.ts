@@ -64,6 +64,17 @@ const authVariable = z.strictObject({
   description: z.string().optional(),
 })
 
+/** A non-secret setting (a directory, a region): set with `connect --set`, never gates readiness. */
+const setting = z.strictObject({
+  name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
+  description: z.string().max(1024).optional(),
+  /** May use `${TUTTI_CONNECTOR_DATA}`, nothing else. */
+  default: z.string().max(4096).optional(),
+})
+
+/** How the release's npm dependencies are installed (lifecycle scripts run only when asked for). */
+const npmOptions = z.strictObject({ scripts: z.boolean().default(false) })
+
 const auth = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('none') }),
   z.strictObject({ kind: z.literal('env'), variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32) }),
@@ -77,6 +88,8 @@ export const manifestSchema = z
     version: z.string().min(1, 'must not be empty').max(64),
     description: z.string().max(1024).default(''),
     auth: auth.default({ kind: 'none' }),
+    config: z.array(setting).max(32).default([]),
+    npm: npmOptions.default({ scripts: false }),
     mcp: z.discriminatedUnion('transport', [stdioServer, httpServer], { error: 'transport must be "stdio" or "http"' }).optional(),
     cli: z.strictObject({ entrypoint: relativePath }).optional(),
     skills: relativePath.optional(),
@@ -85,24 +98,29 @@ export const manifestSchema = z
     if (m.mcp && m.mcp.activation === 'lazy' && !m.mcp.tools?.length) {
       ctx.addIssue({ code: 'custom', path: ['mcp', 'tools'], message: 'lazy activation requires a non-empty tools declaration' })
     }
-    if (m.auth.kind === 'env') {
-      const seen = new Set<string>()
-      m.auth.variables.forEach((v, i) => {
-        if (v.name === DATA_DIR_VAR || v.name.startsWith('TUTTI_')) ctx.addIssue({ code: 'custom', path: ['auth', 'variables', i, 'name'], message: 'names starting with TUTTI_ are reserved' })
-        if (seen.has(v.name)) ctx.addIssue({ code: 'custom', path: ['auth', 'variables', i, 'name'], message: `duplicate variable ${v.name}` })
-        seen.add(v.name)
-      })
+    const seen = new Set<string>()
+    const checkName = (name: string, path: (string | number)[]): void => {
+      if (name.startsWith('TUTTI_')) ctx.addIssue({ code: 'custom', path, message: 'names starting with TUTTI_ are reserved' })
+      else if (seen.has(name)) ctx.addIssue({ code: 'custom', path, message: `duplicate variable ${name} (auth variables and config settings share one namespace)` })
+      seen.add(name)
     }
+    if (m.auth.kind === 'env') m.auth.variables.forEach((v, i) => checkName(v.name, ['auth', 'variables', i, 'name']))
+    m.config.forEach((c, i) => {
+      checkName(c.name, ['config', i, 'name'])
+      for (const match of (c.default ?? '').matchAll(VAR_REF)) {
+        if (match[1] !== DATA_DIR_VAR) ctx.addIssue({ code: 'custom', path: ['config', i, 'default'], message: `only \${${DATA_DIR_VAR}} expands in a default, not \${${match[1]}}` })
+      }
+    })
     const names = new Set<string>()
     m.mcp?.tools?.forEach((tool, i) => {
       if (names.has(tool.name)) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, 'name'], message: `duplicate tool name "${tool.name}"` })
       names.add(tool.name)
     })
-    const declared = new Set([DATA_DIR_VAR, ...(m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : [])])
+    const declared = new Set([DATA_DIR_VAR, ...seen])
     const checkRefs = (value: string, path: (string | number)[]): void => {
       for (const match of value.matchAll(VAR_REF)) {
         if (!declared.has(match[1]!)) {
-          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable (only those and \${${DATA_DIR_VAR}} expand)` })
+          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable or config setting (only those and \${${DATA_DIR_VAR}} expand)` })
         }
       }
     }
@@ -132,7 +150,29 @@ export function authVariableNames(m: ConnectorManifest): string[] {
   return m.auth.kind === 'env' ? m.auth.variables.map((v) => v.name) : []
 }
 
+export function settingNames(m: ConnectorManifest): string[] {
+  return m.config.map((c) => c.name)
+}
+
+/**
+ * The value of every declared setting: the stored one, else its default
+ * (with `${TUTTI_CONNECTOR_DATA}` expanded), else unset.
+ */
+export function resolveSettings(m: ConnectorManifest, stored: Readonly<Record<string, string>> | undefined, dataDir: string): Record<string, string> {
+  const out: Record<string, string> = {}
+  for (const c of m.config) {
+    const value = stored?.[c.name] ?? (c.default === undefined ? undefined : expandVariables(c.default, { [DATA_DIR_VAR]: dataDir }))
+    if (value !== undefined) out[c.name] = value
+  }
+  return out
+}
+
+/** Declared auth variables that have no stored value. */
+export function missingCredentials(m: ConnectorManifest, credentials: Readonly<Record<string, string>> | undefined): string[] {
+  return authVariableNames(m).filter((name) => !(typeof credentials?.[name] === 'string' && credentials[name] !== ''))
+}
+
 /** Active iff auth is ready: no auth, or every declared variable has a value. */
 export function isAuthReady(m: ConnectorManifest, credentials: Readonly<Record<string, string>> | undefined): boolean {
-  return authVariableNames(m).every((name) => typeof credentials?.[name] === 'string' && credentials[name] !== '')
+  return missingCredentials(m, credentials).length === 0
 }

@@ -44,8 +44,8 @@ export class ConnectorMcpEndpoint {
     this.fastPath = new FastPath(registry, this.cancellation)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
-    sessions.onRevoked((hashes) => {
-      const closed = this.streams.closeSessions(hashes)
+    sessions.onRevoked((revoked) => {
+      const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
   }

@@ -8,8 +8,10 @@ import { defineMessage } from './message.js'
  * every object is strict, so nothing else can ride along.
  */
 const skillSummary = z.strictObject({ name: z.string(), title: z.string().optional(), description: z.string() })
-const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal('connector'), toolPrefix: z.string(), status: interfaceStatus })
-const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus })
+/** Why an interface is not ready: short, with credentials and state-dir paths removed. */
+const reason = z.string().max(500).optional()
+const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal('connector'), toolPrefix: z.string(), status: interfaceStatus, reason })
+const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus, reason })
 
 export const availableConnector = z.strictObject({
   key: z.string(),

@@ -18,8 +18,19 @@ export const connectorState = z.object({
   /** Lazy connectors: how often the upstream was started. */
   starts: z.number().int().optional(),
   error: z.string().optional(),
+  /** Why the MCP interface is not ready, short and redacted. */
+  reason: z.string().optional(),
+  /** The stdio command as resolved at install or connect (absolute). */
+  command: z.string().optional(),
+  /** Declared settings with their values (never credentials). */
+  settings: z.record(z.string(), z.string()).optional(),
+  /** Restarts of the upstream after it exited. */
+  restarts: z.number().int().optional(),
+  /** The last failure, kept after a later success. */
+  lastError: z.string().optional(),
   /** Status of the CLI shim, for connectors with a CLI. */
   cli: interfaceStatus.optional(),
+  cliReason: z.string().optional(),
   lastChange: z.string().optional(),
 })
 export type ConnectorState = z.infer<typeof connectorState>

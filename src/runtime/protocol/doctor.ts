@@ -21,6 +21,8 @@ export const doctorConnector = z.object({
   hasCli: z.boolean(),
   shimGeneration: z.number().int(),
   upstreamRunning: z.boolean(),
+  /** Why the connector is not ready. */
+  reason: z.string().optional(),
   skillsDir: z.string().optional(),
   skills: z.array(z.string()),
   declaredCheck: z.object({ checkedAt: z.string(), differences: z.array(toolDifference) }).optional(),

@@ -18,6 +18,8 @@ export interface DesiredConnector {
   release: LoadedRelease
   digest: string
   spec: UpstreamSpec | undefined
+  /** Declared settings with their values (for status; the spec already carries them). */
+  settings?: Record<string, string>
 }
 
 /** The route client of a connector without an MCP server: it has no tools, so it is never called. */
@@ -53,6 +55,11 @@ export class ConnectorRuntime {
   shimError?: string
   /** The lazy route client, when this connector's activation is lazy. */
   lazy?: LazyUpstream
+  /** Upstream restarts after an exit (for status). */
+  restarts = 0
+  /** The last failure, kept after a later success (for status). */
+  lastError?: string
+  private readonly statusListeners = new Set<() => void>()
   /** Declared (manifest) against upstream tools, as of the last time the upstream listed them. */
   declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private connection?: UpstreamConnection
@@ -87,18 +94,36 @@ export class ConnectorRuntime {
   /** Bring this connector to `desired` (a no-op when nothing that matters changed). */
   async apply(desired: DesiredConnector): Promise<void> {
     const hash = specHash(desired)
-    if (hash === this.hash && this.status === 'ready') {
-      // nothing changed, but a shim deleted behind our back is put back
-      if (this.shimGeneration && (await this.shims.publishedGeneration(this.key)) !== this.shimGeneration) {
-        this.shimHash = undefined
-        await this.publishShim(desired, this.shimGeneration)
-      }
-      return
+    if (hash !== this.hash || this.status !== 'ready') {
+      this.clearRestart()
+      this.desired = desired
+      this.hash = hash
+      await this.build('reconcile')
+      if (this.hash !== hash || this.disposed) return
     }
-    this.clearRestart()
-    this.desired = desired
-    this.hash = hash
-    await this.build('reconcile')
+    await this.ensureShim()
+  }
+
+  /**
+   * The CLI depends on the connector being active, not on its MCP server
+   * being healthy: the shim is published whatever the build's outcome, once
+   * per desired state, and put back if it was deleted behind our back.
+   */
+  private async ensureShim(): Promise<void> {
+    const desired = this.desired
+    const cli = desired?.release.manifest.cli
+    if (!desired || !cli) return
+    if (this.shimHash === this.hash && (await this.shims.publishedGeneration(this.key)) === this.shimGeneration) return
+    const generation = this.generation || this.shimGeneration || this.registry.nextGeneration(this.key)
+    try {
+      await this.shims.publish({ key: this.key, generation, digest: desired.digest, entrypoint: path.resolve(desired.release.root, cli.entrypoint) })
+      this.shimGeneration = generation
+      this.shimHash = this.hash
+      this.shimError = undefined
+    } catch (err) {
+      this.shimError = this.log.redactor.redactString((err as Error).message)
+      this.log.error('shim publish failed', { connector: this.key, generation, error: this.shimError })
+    }
   }
 
   /** Build a complete new generation, commit it, then retire the old connection. */
@@ -131,13 +156,10 @@ export class ConnectorRuntime {
       this.setStatus('ready')
       this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, pid: conn?.pid })
       if (old && old !== conn) void old.close().catch(() => {})
-      await this.publishShim(desired, generation)
       return true
     } catch (err) {
       await conn?.close(0).catch(() => {})
-      this.error = (err as Error).message
-      this.setStatus('failed', this.error)
-      this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
+      this.fail(err, reason)
       return false
     }
   }
@@ -175,12 +197,9 @@ export class ConnectorRuntime {
       this.log.info('route committed from the declaration; upstream starts on first call', { connector: this.key, generation, tools: route.tools.length, reason })
       void oldConnection?.close().catch(() => {})
       void oldLazy?.dispose().catch(() => {})
-      await this.publishShim(desired, generation)
       return true
     } catch (err) {
-      this.error = (err as Error).message
-      this.setStatus('failed', this.error)
-      this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error: this.error, generation: this.generation })
+      this.fail(err, reason)
       return false
     }
   }
@@ -198,6 +217,14 @@ export class ConnectorRuntime {
     this.log.warn('route rebuilt from the upstream tool table', { connector: this.key, generation, tools: route.tools.length })
   }
 
+  /** A failed build: the reason is redacted before it is stored (it may quote an upstream's stderr). */
+  private fail(err: unknown, reason: string): void {
+    const error = this.log.redactor.redactString((err as Error).message)
+    this.lastError = error
+    this.setStatus('failed', error)
+    this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error, generation: this.generation })
+  }
+
   /** Compare the manifest's declared tools with the upstream's, remember and log any difference. */
   private checkDeclaration(tools: UpstreamTool[]): ToolDifference[] {
     const differences = compareToolTables(this.declared ?? [], tools)
@@ -212,26 +239,13 @@ export class ConnectorRuntime {
     await old?.dispose().catch(() => {})
   }
 
-  /** Publish the CLI shim with this generation, once per desired state (not on every restart). */
-  private async publishShim(desired: DesiredConnector, generation: number): Promise<void> {
-    const cli = desired.release.manifest.cli
-    if (!cli || this.shimHash === this.hash) return
-    try {
-      await this.shims.publish({ key: this.key, generation, digest: desired.digest, entrypoint: path.resolve(desired.release.root, cli.entrypoint) })
-      this.shimGeneration = generation
-      this.shimHash = this.hash
-      this.shimError = undefined
-    } catch (err) {
-      this.shimError = (err as Error).message
-      this.log.error('shim publish failed', { connector: this.key, generation, error: this.shimError })
-    }
-  }
-
   private watch(conn: UpstreamConnection): void {
     conn.onClosed((why) => {
       if (conn !== this.connection || this.disposed) return
-      this.log.warn('upstream exited; restarting with backoff', { connector: this.key, reason: why })
-      this.setStatus('starting', `upstream exited (${why}); restarting`)
+      const error = this.log.redactor.redactString(`upstream ${why}`)
+      this.lastError = error
+      this.log.warn('upstream exited; restarting with backoff', { connector: this.key, reason: error })
+      this.setStatus('starting', `${error}; restarting`)
       this.scheduleRestart()
     })
     conn.onToolsChanged(() => {
@@ -267,6 +281,7 @@ export class ConnectorRuntime {
       this.restartTimer = undefined
       void this.enqueue(async () => {
         if (this.disposed || (this.connection && !this.connection.closed)) return
+        this.restarts++
         if (await this.build(`restart after upstream exit (attempt ${this.failures + 1})`)) return
         this.failures++
         if (this.failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
@@ -289,7 +304,8 @@ export class ConnectorRuntime {
   async deactivate(status: InterfaceStatus, why: string): Promise<void> {
     this.clearRestart()
     clearTimeout(this.changeTimer)
-    const fence = Math.max(this.generation, this.registry.fence(this.key))
+    // a shim may hold a generation no route was committed with (its MCP server never came up)
+    const fence = Math.max(this.generation, this.shimGeneration, this.registry.fence(this.key))
     this.registry.remove(this.key, fence)
     this.hash = undefined
     this.desired = undefined
@@ -319,5 +335,19 @@ export class ConnectorRuntime {
     this.status = status
     this.error = error
     this.lastChange = new Date().toISOString()
+    for (const listener of this.statusListeners) listener()
+  }
+
+  /** Resolves once the status is anything but `starting` (the outcome of a build or restart). */
+  settled(): Promise<void> {
+    if (this.status !== 'starting') return Promise.resolve()
+    return new Promise((resolve) => {
+      const listener = (): void => {
+        if (this.status === 'starting' && !this.disposed) return
+        this.statusListeners.delete(listener)
+        resolve()
+      }
+      this.statusListeners.add(listener)
+    })
   }
 }

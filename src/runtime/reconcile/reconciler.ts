@@ -1,15 +1,16 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log/logger.js'
-import { isAuthReady } from '../manifest/schema.js'
+import { recordEnvironment } from '../install/recorded-environment.js'
+import { missingCredentials, resolveSettings } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { DoctorConnector } from '../protocol/doctor.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
-import { pruneReleases, removeTree } from '../store/release-store.js'
-import { upstreamSpec } from '../upstream/upstream-spec.js'
+import { pruneReleases } from '../store/release-store.js'
+import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { ConnectorRuntime } from './connector-runtime.js'
 
 /** Builds that may run at once (each may spawn a process; two cores). */
@@ -50,6 +51,11 @@ export class Reconciler {
     return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
   }
 
+  /** Resolves once none of `keys` is `starting` (a build or restart has an outcome). */
+  async settled(keys: readonly string[]): Promise<void> {
+    await Promise.all(keys.map((key) => this.runtimes.get(key)?.settled()))
+  }
+
   snapshot(): ConnectorState[] {
     const keys = [...new Set([...this.runtimes.keys(), ...this.inactive.keys()])].sort()
     return keys.map((k) => this.state(k)!).filter(Boolean)
@@ -71,7 +77,15 @@ export class Reconciler {
     if (rt.pid !== undefined) state.pid = rt.pid
     if (rt.lazy) state.starts = rt.lazy.starts
     if (rt.error) state.error = rt.error
-    if (rt.desired?.release.manifest.cli) state.cli = rt.shimGeneration ? 'ready' : rt.status === 'ready' ? 'failed' : rt.status
+    if (rt.status !== 'ready') state.reason = rt.error ?? (rt.status === 'starting' ? 'starting the MCP server' : rt.status)
+    if (rt.desired?.spec?.kind === 'stdio') state.command = rt.desired.spec.command
+    if (rt.desired?.settings && Object.keys(rt.desired.settings).length) state.settings = rt.desired.settings
+    state.restarts = rt.restarts
+    if (rt.lastError) state.lastError = rt.lastError
+    if (rt.desired?.release.manifest.cli) {
+      state.cli = rt.shimGeneration ? 'ready' : rt.shimError ? 'failed' : 'starting'
+      if (!rt.shimGeneration) state.cliReason = rt.shimError ?? 'publishing the command'
+    }
     return state
   }
 
@@ -89,6 +103,7 @@ export class Reconciler {
         hasCli: !!m?.cli,
         shimGeneration: rt.shimGeneration,
         upstreamRunning: rt.upstreamState === 'running',
+        ...(rt.status !== 'ready' ? { reason: rt.error ?? rt.status } : {}),
         skills: rt.desired?.release.skills.map((s) => s.name) ?? [],
       }
       if (rt.desired) view.digest = rt.desired.digest
@@ -98,7 +113,7 @@ export class Reconciler {
       out.push(view)
     }
     for (const [key, st] of this.inactive) {
-      out.push({ key, status: st.status, active: false, generation: st.generation, hasMcp: false, hasCli: false, shimGeneration: 0, upstreamRunning: false, skills: [] })
+      out.push({ key, status: st.status, active: false, generation: st.generation, hasMcp: false, hasCli: false, shimGeneration: 0, upstreamRunning: false, skills: [], ...(st.reason ? { reason: st.reason } : {}) })
     }
     return out.sort((a, b) => a.key.localeCompare(b.key))
   }
@@ -117,19 +132,20 @@ export class Reconciler {
       this.runtimes.delete(key)
       this.inactive.delete(key)
       this.liveDigests.delete(key)
+      // the data directory stays (uninstall --purge removes it): a reinstall finds it again
       await pruneReleases(this.paths, key, new Set())
-      await removeTree(this.paths.dataDir(key))
-      await fs.rmdir(this.paths.connectorDir(key)).catch(() => {})
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
     const { version, digest } = entry.installed
     if (!entry.release) {
-      await this.deactivate(key, { key, version, status: 'failed', generation: this.registry.fence(key), tools: 0, error: entry.loadError })
+      await this.deactivate(key, { key, version, status: 'failed', generation: this.registry.fence(key), tools: 0, error: entry.loadError, reason: `the installed release cannot be read (reinstall it): ${entry.loadError}` })
       return
     }
-    if (!isAuthReady(entry.release.manifest, entry.credentials)) {
-      await this.deactivate(key, { key, version, status: 'needs-auth', generation: this.registry.fence(key), tools: 0 })
+    const missing = missingCredentials(entry.release.manifest, entry.credentials)
+    if (missing.length) {
+      const reason = `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`
+      await this.deactivate(key, { key, version, status: 'needs-auth', generation: this.registry.fence(key), tools: 0, reason })
       return
     }
     this.inactive.delete(key)
@@ -141,7 +157,12 @@ export class Reconciler {
     const dataDir = this.paths.dataDir(key)
     await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
     for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
-    await rt.apply({ release: entry.release, digest, spec: upstreamSpec(entry.release, entry.credentials, dataDir) })
+    const { command, environment, settings } = entry.installed
+    // installs recorded before the environment was: the daemon's own, as it used to be
+    const record: UpstreamRecord = { environment: environment ?? recordEnvironment(process.env) }
+    if (command) record.command = command
+    if (settings) record.settings = settings
+    await rt.apply({ release: entry.release, digest, spec: upstreamSpec(entry.release, record, entry.credentials, dataDir), settings: resolveSettings(entry.release.manifest, settings, dataDir) })
     if (rt.status === 'ready') await this.keepDigest(key, digest)
   }
 

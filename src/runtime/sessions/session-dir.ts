@@ -11,10 +11,21 @@ export function sessionId(workspace: string, session: string): string {
   return createHash('sha256').update(workspace).update('\0').update(session).digest('hex').slice(0, 16)
 }
 
-export async function sessionDir(paths: StatePaths, workspace: string, session: string): Promise<string> {
+/**
+ * A fresh, empty directory for one session's projections: what an earlier
+ * preparation of the same session left there (an old CODEX_HOME, old
+ * Skill links) is removed first.
+ */
+export async function freshSessionDir(paths: StatePaths, workspace: string, session: string): Promise<string> {
   const dir = paths.sessionDir(sessionId(workspace, session))
+  await fs.rm(dir, { recursive: true, force: true })
   await ensurePrivateDir(dir)
   return dir
+}
+
+/** A revoked session's projections go with its token. */
+export async function removeSessionDirs(paths: StatePaths, sessions: ReadonlyArray<{ workspace: string; session: string }>): Promise<void> {
+  for (const s of sessions) await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
 }
 
 /**

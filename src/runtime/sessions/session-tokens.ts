@@ -23,6 +23,13 @@ const fileSchema = z.object({ schemaVersion: z.literal(1), sessions: z.record(z.
 
 const TOKEN_PREFIX = 'tutti_'
 
+/** A token that was revoked, with the session it belonged to (its projection directory goes with it). */
+export interface RevokedSession {
+  hash: string
+  workspace: string
+  session: string
+}
+
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
@@ -30,7 +37,7 @@ export function hashToken(token: string): string {
 export class SessionTokens {
   /** token hash → record */
   private readonly byHash = new Map<string, SessionRecord>()
-  private readonly revokeListeners = new Set<(hashes: string[]) => void>()
+  private readonly revokeListeners = new Set<(revoked: RevokedSession[]) => void | Promise<void>>()
   private persisting: Promise<void> = Promise.resolve()
 
   constructor(
@@ -53,13 +60,12 @@ export class SessionTokens {
   }
 
   async issue(workspace: string, session: string, provider: string): Promise<string> {
-    const stale = this.matching((r) => r.workspace === workspace && r.session === session)
-    for (const hash of stale) this.byHash.delete(hash)
+    const stale = this.take(this.matching((r) => r.workspace === workspace && r.session === session))
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
     this.log.redactor.addSecret(token)
     this.byHash.set(hashToken(token), { workspace, session, provider, issuedAt: new Date().toISOString() })
     await this.persist()
-    if (stale.length) this.emitRevoked(stale)
+    if (stale.length) await this.emitRevoked(stale)
     this.log.info('session token issued', { workspace, session, provider, replaced: stale.length })
     return token
   }
@@ -74,17 +80,17 @@ export class SessionTokens {
   async revoke(filter: { session?: string; workspace?: string; all?: boolean }): Promise<number> {
     const hashes = this.matching((r) => !!filter.all || ((filter.session === undefined || r.session === filter.session) && (filter.workspace === undefined || r.workspace === filter.workspace)))
     if (!filter.all && filter.session === undefined && filter.workspace === undefined) return 0
-    for (const hash of hashes) this.byHash.delete(hash)
-    if (hashes.length) {
+    const revoked = this.take(hashes)
+    if (revoked.length) {
       await this.persist()
-      this.emitRevoked(hashes)
+      await this.emitRevoked(revoked)
     }
     this.log.info('session tokens revoked', { ...filter, revoked: hashes.length })
     return hashes.length
   }
 
-  /** Listen for revocations (open listen streams of those tokens get closed). */
-  onRevoked(listener: (hashes: string[]) => void): void {
+  /** Listen for revocations (open listen streams close, session directories go); revoke waits for them. */
+  onRevoked(listener: (revoked: RevokedSession[]) => void | Promise<void>): void {
     this.revokeListeners.add(listener)
   }
 
@@ -92,8 +98,20 @@ export class SessionTokens {
     return [...this.byHash].filter(([, r]) => pred(r)).map(([h]) => h)
   }
 
-  private emitRevoked(hashes: string[]): void {
-    for (const listener of this.revokeListeners) listener(hashes)
+  /** Forget these tokens; returns what was forgotten. */
+  private take(hashes: readonly string[]): RevokedSession[] {
+    const out: RevokedSession[] = []
+    for (const hash of hashes) {
+      const record = this.byHash.get(hash)
+      if (!record) continue
+      this.byHash.delete(hash)
+      out.push({ hash, workspace: record.workspace, session: record.session })
+    }
+    return out
+  }
+
+  private async emitRevoked(revoked: RevokedSession[]): Promise<void> {
+    for (const listener of this.revokeListeners) await listener(revoked)
   }
 
   private persist(): Promise<void> {

@@ -47,8 +47,15 @@ export async function launch(config: LaunchConfig): Promise<void> {
   if (missing.length) refuse(key, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
   // the session token is the agent's connection capability, not the connector's
   delete process.env[TOKEN_ENV]
+  const dataDir = path.join(stateDir, 'connectors', key, 'data')
+  // settings as the MCP server gets them: the stored value, else the default (only ${TUTTI_CONNECTOR_DATA} expands in it)
+  const stored: Record<string, string> = installed.settings ?? {}
+  for (const setting of (manifest?.config ?? []) as Array<{ name: string; default?: string }>) {
+    const value = stored[setting.name] ?? setting.default?.split(`\${${DATA_DIR_VAR}}`).join(dataDir)
+    if (value !== undefined) process.env[setting.name] = value
+  }
   for (const name of declared) process.env[name] = credentials[name]
-  process.env[DATA_DIR_VAR] = path.join(stateDir, 'connectors', key, 'data')
+  process.env[DATA_DIR_VAR] = dataDir
   process.argv = [process.argv[0]!, config.entrypoint, ...process.argv.slice(2)]
   ;(Module as unknown as { runMain(main?: string): void }).runMain(config.entrypoint)
 }

@@ -1,10 +1,34 @@
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
-import { authVariableNames } from '../manifest/schema.js'
+import { authVariableNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
-import { storeRelease } from './release-store.js'
-import { ARCHIVE, unpackArchive } from './unpack-archive.js'
+import type { StoredRelease } from './release-store.js'
 import { readCredentials, readInstalled, updateState, type InstalledConnector } from './state-files.js'
+
+/** What the installing (or connecting) shell resolved for a connector's upstream. */
+export interface RecordedRuntime {
+  /** Absolute command, for stdio connectors whose command is not "node". */
+  command?: string
+  environment: Record<string, string>
+}
+
+export interface ConnectInput {
+  credentials: Record<string, string>
+  settings: Record<string, string>
+  runtime: RecordedRuntime
+}
+
+function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>>): boolean {
+  if (!a) return false
+  const keys = Object.keys(b)
+  return keys.length === Object.keys(a).length && keys.every((k) => a[k] === b[k])
+}
+
+/** Stored settings the (new) manifest still declares; undefined when none is left. */
+function keepDeclared(settings: Readonly<Record<string, string>> | undefined, declared: readonly string[]): Record<string, string> | undefined {
+  const kept = Object.fromEntries(Object.entries(settings ?? {}).filter(([name]) => declared.includes(name)))
+  return Object.keys(kept).length ? kept : undefined
+}
 
 export interface InstallResult {
   key: string
@@ -47,29 +71,26 @@ export class ConnectorStore {
     return release
   }
 
-  /** Install from a release directory or a `.tgz` archive of one. */
-  async install(source: string): Promise<InstallResult> {
-    if (!ARCHIVE.test(source)) return this.installDir(source)
-    const unpacked = await unpackArchive(source, this.paths.tmpDir)
-    try {
-      return await this.installDir(unpacked.root)
-    } finally {
-      await unpacked.cleanup()
-    }
-  }
-
-  private async installDir(sourceDir: string): Promise<InstallResult> {
-    const source = await loadRelease(sourceDir)
-    const stored = await storeRelease(this.paths, source)
+  /**
+   * Record a stored release as the installed one, with the command and
+   * environment resolved for it. The same release with the same recorded
+   * runtime is a no-op; settings carry over to a new release.
+   */
+  async record(stored: StoredRelease, runtime: RecordedRuntime): Promise<InstallResult> {
     const { key, version, name } = stored.release.manifest
     return updateState<InstallResult>(this.paths, async ({ installed }) => {
       const previous = installed.connectors[key]
-      if (previous?.digest === stored.digest) {
+      const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
+      if (previous?.digest === stored.digest && sameRuntime) {
         return { result: { key, version, digest: stored.digest, changed: false } }
       }
-      installed.connectors[key] = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString() }
-      const result: InstallResult = { key, version, digest: stored.digest, changed: true }
-      if (previous) result.previousDigest = previous.digest
+      const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment }
+      if (runtime.command) entry.command = runtime.command
+      const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
+      if (settings) entry.settings = settings
+      installed.connectors[key] = entry
+      const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
+      if (previous && previous.digest !== stored.digest) result.previousDigest = previous.digest
       return { result, installedChanged: true }
     })
   }
@@ -84,22 +105,42 @@ export class ConnectorStore {
     })
   }
 
-  /** Store credentials for declared auth variables; values are merged into what is stored. */
-  async connect(key: string, values: Record<string, string>): Promise<{ key: string; variables: string[]; ready: boolean }> {
-    if (Object.keys(values).length === 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'connect needs at least one --env NAME=VALUE or --from-env NAME')
+  /**
+   * Store credentials (declared auth variables) and settings (declared
+   * config), merged into what is stored, and the runtime re-resolved by the
+   * connecting shell. Everything is checked before anything is written.
+   */
+  async connect(key: string, input: ConnectInput): Promise<{ key: string; variables: string[]; settings: string[]; ready: boolean }> {
     const current = await this.get(key)
-    const declared = authVariableNames(current.release.manifest)
-    if (declared.length === 0) throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" declares no credentials (auth.kind is "none")`)
-    for (const [name, value] of Object.entries(values)) {
-      if (!declared.includes(name)) throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the variable ${name} (declared: ${declared.join(', ')})`)
+    const manifest = current.release.manifest
+    const declared = authVariableNames(manifest)
+    const declaredSettings = settingNames(manifest)
+    for (const [name, value] of Object.entries(input.credentials)) {
+      if (!declared.includes(name)) {
+        const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})` : ' (it declares none: auth.kind is "none")'
+        throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
+      }
       if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
     }
+    for (const name of Object.keys(input.settings)) {
+      if (!declaredSettings.includes(name)) {
+        const hint = declared.includes(name) ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}` : declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : ' (it declares no config)'
+        throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector "${key}" does not declare the setting ${name}${hint}`)
+      }
+    }
     return updateState(this.paths, async ({ installed, credentials }) => {
-      if (!installed.connectors[key]) throw notInstalled(key)
-      const merged = { ...credentials.connectors[key], ...values }
-      credentials.connectors[key] = merged
+      const entry = installed.connectors[key]
+      if (!entry || entry.digest !== current.installed.digest) throw notInstalled(key)
+      const merged = { ...credentials.connectors[key], ...input.credentials }
+      const credentialsChanged = Object.keys(input.credentials).length > 0
+      if (credentialsChanged) credentials.connectors[key] = merged
+      const settings = { ...entry.settings, ...input.settings }
+      if (Object.keys(settings).length) entry.settings = settings
+      entry.environment = input.runtime.environment
+      if (input.runtime.command) entry.command = input.runtime.command
+      else delete entry.command
       const ready = declared.every((n) => merged[n])
-      return { result: { key, variables: Object.keys(merged).sort(), ready }, credentialsChanged: true }
+      return { result: { key, variables: Object.keys(merged).sort(), settings: Object.keys(settings).sort(), ready }, credentialsChanged, installedChanged: true }
     })
   }
 

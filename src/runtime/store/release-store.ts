@@ -23,7 +23,7 @@ export async function digestRelease(root: string, entries: readonly ReleaseEntry
   return hash.digest('hex')
 }
 
-async function copyEntries(from: string, to: string, entries: readonly ReleaseEntry[]): Promise<void> {
+export async function copyEntries(from: string, to: string, entries: readonly ReleaseEntry[]): Promise<void> {
   await fs.mkdir(to, { recursive: true, mode: 0o755 })
   for (const e of entries) {
     const dest = path.join(to, e.rel)

@@ -16,6 +16,12 @@ const installedConnector = z.object({
   version: z.string(),
   digest: z.string().regex(/^[a-f0-9]{64}$/),
   installedAt: z.string(),
+  /** The stdio command resolved to an absolute path when it was installed or connected (bare names only). */
+  command: z.string().optional(),
+  /** The upstream's base environment, recorded from the installing shell (PATH, HOME, locale, proxy/CA). */
+  environment: z.record(z.string(), z.string()).optional(),
+  /** Non-secret settings set with `connect --set` (declared in the manifest's `config`). */
+  settings: z.record(z.string(), z.string()).optional(),
 })
 export type InstalledConnector = z.infer<typeof installedConnector>
 

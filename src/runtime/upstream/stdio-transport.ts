@@ -55,8 +55,9 @@ export class ProcessGroupStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawnInGroup(this.options.command, this.options.args, { cwd: this.options.cwd, env: this.options.env })
       this.child = child
-      child.once('error', (err) => {
-        this.exitInfo = `could not start "${this.options.command}": ${err.message}`
+      child.once('error', (err: NodeJS.ErrnoException) => {
+        const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'is not executable' : `could not be started (${err.message})`
+        this.exitInfo = `command "${this.options.command}" ${why}`
         reject(new Error(this.exitInfo))
         this.onerror?.(err)
         this.finish()

@@ -57,7 +57,7 @@ export class UpstreamConnection implements RouteClient {
       ])
     } catch (err) {
       await transport.close().catch(() => {})
-      throw conn.failure('could not connect', err)
+      throw conn.connectFailure(err)
     } finally {
       clearTimeout(timer)
     }
@@ -145,6 +145,18 @@ export class UpstreamConnection implements RouteClient {
     if (this.closedReason) return
     this.closedReason = this.describeExit()
     for (const listener of this.closeListeners) listener(this.closedReason)
+  }
+
+  /** Why the server never answered initialize, as a person would put it: the exit and its stderr, not the SDK's "Connection closed". */
+  private connectFailure(cause: unknown): TuttiError {
+    if (this.transport instanceof ProcessGroupStdioTransport && this.transport.exit()) {
+      const exit = this.transport.exit()!
+      const described = this.describeExit()
+      const stderr = described.length > exit.length ? `: ${described.slice(exit.length + '; stderr: '.length)}` : ''
+      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}`
+      return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
+    }
+    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })
   }
 
   private failure(what: string, cause?: unknown): TuttiError {

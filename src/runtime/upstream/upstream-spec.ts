@@ -1,33 +1,48 @@
 import path from 'node:path'
 import type { LoadedRelease } from '../manifest/load.js'
-import { DATA_DIR_VAR, expandVariables } from '../manifest/schema.js'
+import { authVariableNames, DATA_DIR_VAR, expandVariables, resolveSettings } from '../manifest/schema.js'
 
 /** Everything needed to dial one connector's upstream, resolved from its release and credentials. */
 export type UpstreamSpec =
   | { kind: 'stdio'; key: string; command: string; args: string[]; cwd: string; env: Record<string, string> }
   | { kind: 'http'; key: string; url: string; headers: Record<string, string> }
 
-/** The only variables a stdio upstream inherits from the daemon: enough to run, no secrets. */
-const INHERITED = ['PATH', 'HOME', 'USER', 'LOGNAME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'SHELL', 'TERM', 'SystemRoot', 'windir', 'ComSpec', 'PATHEXT', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE']
-
-export function baseEnvironment(from: NodeJS.ProcessEnv = process.env): Record<string, string> {
-  const env: Record<string, string> = {}
-  for (const name of INHERITED) if (from[name] !== undefined) env[name] = from[name]!
-  return env
+/** What the install recorded for the upstream (see install/recorded-environment.ts). */
+export interface UpstreamRecord {
+  /** The command resolved by the installing shell; absent for "node" and for installs that predate recording. */
+  command?: string
+  /** The installing shell's base environment. */
+  environment: Record<string, string>
+  settings?: Record<string, string>
 }
 
-export function upstreamSpec(release: LoadedRelease, credentials: Readonly<Record<string, string>>, dataDir: string): UpstreamSpec | undefined {
+/**
+ * The upstream's whole environment is explicit: the recorded base set, every
+ * declared credential and setting under its own name, the data directory,
+ * then `mcp.env` (renames and extras). Nothing comes from the daemon's own
+ * environment, so it does not matter who started the daemon.
+ */
+export function upstreamSpec(release: LoadedRelease, record: UpstreamRecord, credentials: Readonly<Record<string, string>>, dataDir: string): UpstreamSpec | undefined {
   const { mcp, key } = release.manifest
   if (!mcp) return undefined
-  const vars = { ...credentials, [DATA_DIR_VAR]: dataDir }
+  const settings = resolveSettings(release.manifest, record.settings, dataDir)
+  const vars: Record<string, string> = { ...settings, ...credentials, [DATA_DIR_VAR]: dataDir }
   if (mcp.transport === 'http') {
+    // remote: credentials go only where the manifest places them
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(mcp.headers)) headers[name] = expandVariables(value, vars)
     return { kind: 'http', key, url: expandVariables(mcp.url, vars), headers }
   }
-  // "node" runs with the daemon's own node; a path is a file in the release; anything else is looked up on PATH
-  const command = mcp.command === 'node' ? process.execPath : mcp.command.includes('/') || mcp.command.includes('\\') ? path.resolve(release.root, mcp.command) : mcp.command
-  const env: Record<string, string> = { ...baseEnvironment(), [DATA_DIR_VAR]: dataDir }
+  const env: Record<string, string> = { ...record.environment, ...settings, [DATA_DIR_VAR]: dataDir }
+  for (const name of authVariableNames(release.manifest)) if (credentials[name] !== undefined) env[name] = credentials[name]
   for (const [name, value] of Object.entries(mcp.env)) env[name] = expandVariables(value, vars)
-  return { kind: 'stdio', key, command, args: mcp.args.map((a) => expandVariables(a, vars)), cwd: release.root, env }
+  return { kind: 'stdio', key, command: commandOf(release, record), args: mcp.args.map((a) => expandVariables(a, vars)), cwd: release.root, env }
+}
+
+/** "node" is tutti's own node; otherwise the recorded command, else (older installs) the manifest's. */
+function commandOf(release: LoadedRelease, record: UpstreamRecord): string {
+  const command = release.manifest.mcp?.transport === 'stdio' ? release.manifest.mcp.command : ''
+  if (command === 'node') return process.execPath
+  if (record.command) return record.command
+  return command.includes('/') || command.includes('\\') ? path.resolve(release.root, command) : command
 }
