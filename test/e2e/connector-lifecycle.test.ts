@@ -133,7 +133,7 @@ describe('connector lifecycle through the CLI', () => {
     await tuttiJson(dir, ['connector', 'uninstall', 'packed'])
   })
 
-  it('a connector uninstalled while no daemon ran leaves nothing behind once a daemon starts', async () => {
+  it('a connector uninstalled while no daemon ran leaves only its data behind once a daemon starts', async () => {
     await tuttiJson(dir, ['connector', 'install', makeConnector(baseManifest({ key: 'offline' }), CLI_FILE)])
     await tuttiJson(dir, ['daemon', 'stop'])
     const { ConnectorStore } = await import('../../src/runtime/store/connector-store.js')
@@ -141,19 +141,20 @@ describe('connector lifecycle through the CLI', () => {
     await new ConnectorStore(statePaths(dir)).uninstall('offline')
     expect(fs.existsSync(path.join(dir, 'connectors', 'offline'))).toBe(true)
     await tuttiJson(dir, ['daemon', 'start'])
-    expect(fs.existsSync(path.join(dir, 'connectors', 'offline'))).toBe(false)
+    expect(fs.readdirSync(path.join(dir, 'connectors', 'offline'))).toEqual(['data'])
     expect(fs.existsSync(path.join(dir, 'bin', 'tutti-connector-offline'))).toBe(false)
   })
 
-  it('disconnect forgets credentials; uninstall removes the connector', async () => {
+  it('disconnect forgets credentials; uninstall removes the connector but keeps its data unless --purge', async () => {
     const disc = await tuttiJson(dir, ['connector', 'disconnect', 'everything'])
     expect(disc).toMatchObject({ disconnected: true, state: { status: 'needs-auth' } })
     expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).not.toContain(SECRET)
-    await tuttiJson(dir, ['connector', 'uninstall', 'everything'])
-    await tuttiJson(dir, ['connector', 'uninstall', 'upgrade'])
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'everything'])).toMatchObject({ uninstalled: true, data: 'kept', dataDir: path.join(dir, 'connectors', 'everything', 'data') })
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'upgrade', '--purge'])).toMatchObject({ uninstalled: true, data: 'purged' })
     expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
     expect((await tuttiJson(dir, ['daemon', 'status'])).connectors).toEqual([])
-    expect(fs.existsSync(path.join(dir, 'connectors', 'everything'))).toBe(false)
+    expect(fs.readdirSync(path.join(dir, 'connectors', 'everything'))).toEqual(['data'])
+    expect(fs.existsSync(path.join(dir, 'connectors', 'upgrade'))).toBe(false)
     const again = await tutti(dir, ['connector', 'uninstall', 'everything', '--json'])
     expect(again.code).toBe(2)
     expect(JSON.parse(again.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')

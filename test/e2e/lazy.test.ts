@@ -122,9 +122,10 @@ describe('scale: 50 lazy connectors', () => {
   it('the daemon starts and serves tools/list for 50 lazy connectors without spawning one upstream', async () => {
     dir = tempStateDir('lazy50')
     const { ConnectorStore } = await import('../../src/runtime/store/connector-store.js')
+    const { ConnectorInstaller } = await import('../../src/runtime/install/connector-installer.js')
     const { statePaths } = await import('../../src/runtime/paths.js')
-    const store = new ConnectorStore(statePaths(dir))
-    for (let i = 0; i < 50; i++) await store.install(lazyConnector(`lazy-${String(i).padStart(2, '0')}`))
+    const installer = new ConnectorInstaller(statePaths(dir), new ConnectorStore(statePaths(dir)))
+    for (let i = 0; i < 50; i++) await installer.install(lazyConnector(`lazy-${String(i).padStart(2, '0')}`), { env: process.env })
     const started = await tuttiJson(dir, ['daemon', 'start'])
     expect(started.connectors).toHaveLength(50)
     expect(started.connectors.every((c: { status: string; upstream: string }) => c.status === 'ready' && c.upstream === 'stopped')).toBe(true)

@@ -91,9 +91,11 @@ describe('crashed upstreams and upgrades under load', () => {
   it('a new version whose upstream cannot start fails closed: the previous generation keeps serving', async () => {
     const before = await fxState()
     const broken = faultConnector({ key: 'fx', version: '3.0.0', manifest: { mcp: { transport: 'stdio', command: 'node', args: ['missing.mjs'] } } })
-    const res = await tuttiJson(dir, ['connector', 'install', broken])
-    expect(res.state).toMatchObject({ status: 'failed', generation: before.generation })
-    expect(res.state.error).toMatch(/could not connect.*missing\.mjs|Cannot find module/)
+    const res = await tutti(dir, ['connector', 'install', broken, '--json'])
+    // the new release is installed, but it is not ready: exit 1 with the upstream's own words
+    expect(res.code).toBe(1)
+    expect(JSON.parse(res.stdout).error.message).toMatch(/installed fx 3\.0\.0, but its MCP server failed: exited with code 1 before it answered initialize: Error: Cannot find module .*missing\.mjs/)
+    expect(await fxState()).toMatchObject({ status: 'failed', version: '3.0.0', generation: before.generation, reason: expect.stringMatching(/Cannot find module/) })
     expect(text(await client.callTool({ name: 'fx_version', arguments: {} }))).toBe('v2')
     const available = await tuttiJson(dir, ['connector', 'available'])
     expect(available.connectors.find((c: { key: string }) => c.key === 'fx').interfaces[0]).toMatchObject({ kind: 'mcp', status: 'failed' })
@@ -104,10 +106,9 @@ describe('crashed upstreams and upgrades under load', () => {
 
   it('an upstream that never answers initialize does not hold up `connector available`, and is gone after daemon stop', async () => {
     const hang = faultConnector({ key: 'hang', manifest: { mcp: { transport: 'stdio', command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'] } } })
-    const install = tutti(dir, ['connector', 'install', hang, '--json']) // waits for the (slow) reconcile
-    await new Promise((r) => setTimeout(r, 500))
+    // --no-wait: the install returns while the daemon is still waiting for the upstream
+    expect(await tuttiJson(dir, ['connector', 'install', hang, '--no-wait'])).toMatchObject({ key: 'hang', changed: true })
     await tuttiJson(dir, ['daemon', 'stop'])
-    await install
     // a fresh daemon reconciles everything at start; the hanging connector must not block discovery
     const started = Date.now()
     const available = await tuttiJson(dir, ['connector', 'available'])
@@ -128,6 +129,7 @@ describe('crashed upstreams and upgrades under load', () => {
     await expect(client.callTool({ name: 'fx_echo', arguments: { message: 'x' } })).rejects.toThrow(/unknown tool/)
     await eventually(async () => isAlive(pid), (alive) => !alive, 10_000)
     expect(isAlive(pid)).toBe(false)
-    expect(fs.existsSync(path.join(dir, 'connectors', 'fx'))).toBe(false)
+    // only its data stays (uninstall --purge would remove it)
+    expect(fs.readdirSync(path.join(dir, 'connectors', 'fx'))).toEqual(['data'])
   })
 })

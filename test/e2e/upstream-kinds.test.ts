@@ -57,17 +57,23 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
 
   it('a wrong credential fails closed with a message that carries no secret', async () => {
     await tuttiJson(dir, ['connector', 'install', httpConnector('wrong')(port)])
-    const res = await tuttiJson(dir, ['connector', 'connect', 'wrong', '--env', 'REMOTE_TOKEN=not-the-token-1234'])
-    expect(res.state.status).toBe('failed')
-    expect(res.state.error).toMatch(/wrong.*could not connect/)
-    const status = (await tutti(dir, ['daemon', 'status', '--json'])).stdout
-    expect(status).not.toContain('not-the-token-1234')
+    const res = await tutti(dir, ['connector', 'connect', 'wrong', '--env', 'REMOTE_TOKEN=not-the-token-1234', '--json'])
+    // the credential is stored, but the connector is not ready: exit 1 with the reason
+    expect(res.code).toBe(1)
+    const error = JSON.parse(res.stdout).error
+    expect(error).toMatchObject({ code: 'CONNECTOR_NOT_READY' })
+    expect(error.message).toMatch(/connected wrong, but its MCP server failed: could not connect.*401/)
+    expect(res.stdout + res.stderr).not.toContain('not-the-token-1234')
+    const status = await tuttiJson(dir, ['daemon', 'status'])
+    expect(status.connectors.find((c: { key: string }) => c.key === 'wrong')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/401/) })
+    expect(JSON.stringify(status)).not.toContain('not-the-token-1234')
   })
 
   it('a redirect to another host is not followed', async () => {
     await tuttiJson(dir, ['connector', 'install', httpConnector('redir', '/redirect')(port)])
-    const res = await tuttiJson(dir, ['connector', 'connect', 'redir', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`])
-    expect(res.state.status).toBe('failed')
+    const res = await tutti(dir, ['connector', 'connect', 'redir', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`, '--json'])
+    expect(res.code).toBe(1)
+    expect(JSON.parse(res.stdout).error.message).toMatch(/Redirect to http:\/\/127\.0\.0\.2:9\/mcp not followed/)
   })
 
   it('paginated upstream tools/list is followed to the end', async () => {

@@ -4,12 +4,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isAlive } from '../../src/runtime/proc/pid.js'
+import { EXAMPLES_SOURCE, PREPARED_EXAMPLES } from './prepared-examples.js'
 
 export { isAlive }
 
 export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)))
 export const BIN = path.join(REPO, 'bin', 'run.js')
-export const EXAMPLES = path.join(REPO, 'examples', 'connectors')
+/** The bundled examples with their npm dependencies already installed (see prepared-examples.ts). */
+export const EXAMPLES = PREPARED_EXAMPLES
+export { EXAMPLES_SOURCE }
 /** Upstream MCP servers from npm resolve on PATH, as they would for a user who installed them. */
 export const NPM_BIN = path.join(REPO, 'node_modules', '.bin')
 

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import path from 'node:path'
+import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime } from '../store/connector-store.js'
@@ -80,6 +81,7 @@ export class ConnectorInstaller {
 
   private async stage(release: LoadedRelease): Promise<string> {
     const dir = path.join(this.paths.tmpDir, `stage-${release.manifest.key}-${randomBytes(4).toString('hex')}`)
+    await ensurePrivateDir(this.paths.tmpDir)
     await copyEntries(release.root, dir, release.entries)
     return dir
   }

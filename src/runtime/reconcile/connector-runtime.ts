@@ -63,6 +63,8 @@ export class ConnectorRuntime {
   /** Declared (manifest) against upstream tools, as of the last time the upstream listed them. */
   declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private connection?: UpstreamConnection
+  /** Aborts the connect of the build in progress, once its outcome can no longer be committed. */
+  private connecting?: AbortController
   private failures = 0
   private restartTimer?: NodeJS.Timeout
   private changeTimer?: NodeJS.Timeout
@@ -135,7 +137,14 @@ export class ConnectorRuntime {
     let conn: UpstreamConnection | undefined
     try {
       // a connector without an MCP server still gets a (tool-less) generation: its shim is published with it
-      if (desired.spec) conn = await UpstreamConnection.open(desired.spec)
+      if (desired.spec) {
+        this.connecting = new AbortController()
+        try {
+          conn = await UpstreamConnection.open(desired.spec, this.connecting.signal)
+        } finally {
+          this.connecting = undefined
+        }
+      }
       const tools = conn ? await conn.listTools() : []
       if (conn && this.declared) this.checkDeclaration(tools)
       const generation = this.registry.nextGeneration(this.key)
@@ -298,6 +307,15 @@ export class ConnectorRuntime {
   private clearRestart(): void {
     clearTimeout(this.restartTimer)
     this.restartTimer = undefined
+  }
+
+  /**
+   * The state on disk moved on while a build may still be connecting (an
+   * upstream that never answers holds the per-key queue for its whole
+   * connect timeout): give that connect up, so the next step runs now.
+   */
+  supersede(): void {
+    this.connecting?.abort()
   }
 
   /** Not active any more: fence and remove the route, then close the upstream. */

@@ -11,7 +11,7 @@ import type { ConnectorStore, ListedConnector } from '../store/connector-store.j
 import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { pruneReleases } from '../store/release-store.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
-import { ConnectorRuntime } from './connector-runtime.js'
+import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
 
 /** Builds that may run at once (each may spawn a process; two cores). */
 const BUILD_CONCURRENCY = 4
@@ -46,6 +46,7 @@ export class Reconciler {
     // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
     const onDisk = keys ? [] : await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
+    for (const key of targets) this.supersedeStale(key, installed.get(key))
     await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
     if (!keys) await this.removeStrayShims()
     return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
@@ -137,15 +138,9 @@ export class Reconciler {
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
-    const { version, digest } = entry.installed
-    if (!entry.release) {
-      await this.deactivate(key, { key, version, status: 'failed', generation: this.registry.fence(key), tools: 0, error: entry.loadError, reason: `the installed release cannot be read (reinstall it): ${entry.loadError}` })
-      return
-    }
-    const missing = missingCredentials(entry.release.manifest, entry.credentials)
-    if (missing.length) {
-      const reason = `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`
-      await this.deactivate(key, { key, version, status: 'needs-auth', generation: this.registry.fence(key), tools: 0, reason })
+    const desired = this.desiredOf(key, entry)
+    if ('inactive' in desired) {
+      await this.deactivate(key, desired.inactive)
       return
     }
     this.inactive.delete(key)
@@ -154,16 +149,38 @@ export class Reconciler {
       rt = new ConnectorRuntime(key, this.registry, this.shims, this.log.child('connector'), (work) => this.enqueue(key, work))
       this.runtimes.set(key, rt)
     }
-    const dataDir = this.paths.dataDir(key)
-    await fs.mkdir(dataDir, { recursive: true, mode: 0o700 })
+    await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
     for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
+    await rt.apply(desired)
+    if (rt.status === 'ready') await this.keepDigest(key, desired.digest)
+  }
+
+  /** What the state on disk asks of one installed connector: a desired runtime, or why it is inactive. */
+  private desiredOf(key: string, entry: ListedConnector): DesiredConnector | { inactive: ConnectorState } {
+    const { version, digest } = entry.installed
+    const generation = this.registry.fence(key)
+    if (!entry.release) {
+      return { inactive: { key, version, status: 'failed', generation, tools: 0, error: entry.loadError, reason: `the installed release cannot be read (reinstall it): ${entry.loadError}` } }
+    }
+    const missing = missingCredentials(entry.release.manifest, entry.credentials)
+    if (missing.length) {
+      return { inactive: { key, version, status: 'needs-auth', generation, tools: 0, reason: `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)` } }
+    }
+    const dataDir = this.paths.dataDir(key)
     const { command, environment, settings } = entry.installed
     // installs recorded before the environment was: the daemon's own, as it used to be
     const record: UpstreamRecord = { environment: environment ?? recordEnvironment(process.env) }
     if (command) record.command = command
     if (settings) record.settings = settings
-    await rt.apply({ release: entry.release, digest, spec: upstreamSpec(entry.release, record, entry.credentials, dataDir), settings: resolveSettings(entry.release.manifest, settings, dataDir) })
-    if (rt.status === 'ready') await this.keepDigest(key, digest)
+    return { release: entry.release, digest, spec: upstreamSpec(entry.release, record, entry.credentials, dataDir), settings: resolveSettings(entry.release.manifest, settings, dataDir) }
+  }
+
+  /** A runtime whose build is still connecting is told to give up when the disk no longer wants that build. */
+  private supersedeStale(key: string, entry: ListedConnector | undefined): void {
+    const rt = this.runtimes.get(key)
+    if (!rt?.hash) return
+    const desired = entry ? this.desiredOf(key, entry) : undefined
+    if (!desired || 'inactive' in desired || specHash(desired) !== rt.hash) rt.supersede()
   }
 
   private async deactivate(key: string, state: ConnectorState): Promise<void> {

@@ -14,6 +14,9 @@ export const UPSTREAM_LIMITS = {
   drainTimeoutMs: 30_000,
 } as const
 
+/** The property lines node prints after an uncaught error (`code: 'MODULE_NOT_FOUND',`): noise in a one-line reason. */
+const NODE_ERROR_FIELD = /^(code|requireStack|errno|syscall|path|dest|cause|url):/
+
 const CLIENT_INFO = { name: 'tutti-connector-runtime', version: '1' }
 
 /**
@@ -36,7 +39,8 @@ export class UpstreamConnection implements RouteClient {
     private readonly transport: Transport,
   ) {}
 
-  static async open(spec: UpstreamSpec): Promise<UpstreamConnection> {
+  /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
+  static async open(spec: UpstreamSpec, signal?: AbortSignal): Promise<UpstreamConnection> {
     const transport: Transport =
       spec.kind === 'stdio'
         ? new ProcessGroupStdioTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs })
@@ -48,18 +52,23 @@ export class UpstreamConnection implements RouteClient {
       for (const listener of conn.changeListeners) listener()
     })
     let timer: NodeJS.Timeout | undefined
+    let onAbort: (() => void) | undefined
     try {
       await Promise.race([
         client.connect(transport),
         new Promise((_, reject) => {
           timer = setTimeout(() => reject(new Error(`no initialize answer within ${UPSTREAM_LIMITS.connectTimeoutMs} ms`)), UPSTREAM_LIMITS.connectTimeoutMs)
+          onAbort = () => reject(new Error('the connect was abandoned: the connector changed meanwhile'))
+          if (signal?.aborted) onAbort()
+          else signal?.addEventListener('abort', onAbort, { once: true })
         }),
       ])
     } catch (err) {
       await transport.close().catch(() => {})
-      throw conn.connectFailure(err)
+      throw signal?.aborted ? new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'the connect was abandoned: the connector changed meanwhile', { cause: err }) : conn.connectFailure(err)
     } finally {
       clearTimeout(timer)
+      if (onAbort) signal?.removeEventListener('abort', onAbort)
     }
     return conn
   }
@@ -135,7 +144,7 @@ export class UpstreamConnection implements RouteClient {
         .stderrTail()
         .split('\n')
         .map((l) => l.trim())
-        .filter((l) => l.length > 2 && !l.startsWith('at ') && !/^Node\.js v/.test(l) && !/^[\^~\s{}]+$/.test(l))
+        .filter((l) => l.length > 2 && !l.startsWith('at ') && !/^Node\.js v/.test(l) && !/^[\^~\s{}\[\]]+$/.test(l) && !NODE_ERROR_FIELD.test(l))
       return `${this.transport.exit() ?? 'connection closed'}${lines.length ? `; stderr: ${lines.slice(-3).join(' | ')}` : ''}`
     }
     return 'connection closed'
