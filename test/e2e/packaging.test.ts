@@ -118,11 +118,20 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     const available = await shell(['connector', 'available', '--json'])
     expect(available.code).toBe(0)
     const { connectors } = JSON.parse(available.stdout)
-    expect(connectors).toHaveLength(1)
-    expect(connectors[0]).toMatchObject({ key: 'hello', interfaces: [{ kind: 'cli', command: 'tutti-connector-hello', status: 'ready' }] })
+    expect(connectors.map((c: { key: string }) => c.key)).toContain('hello')
+    expect(connectors.find((c: { key: string }) => c.key === 'hello')).toMatchObject({ key: 'hello', interfaces: [{ kind: 'cli', command: 'tutti-connector-hello', status: 'ready' }] })
 
     const hello = await run(path.join(state!, 'bin', 'tutti-connector-hello'), ['from', 'the shim'], { cwd: tmp, env: shellEnv })
     expect(hello).toEqual({ code: 0, stdout: 'hello from the shim\n', stderr: '' })
+  })
+
+  it('the notes example shipped in the package installs from there, self-contained (its npm dependencies come with it)', async () => {
+    const example = path.join(installed, 'examples', 'connectors', 'notes')
+    const install = await run(path.join(prefix, 'bin', 'tutti'), ['connector', 'install', example, '--json'], { cwd: tmp, env: { ...shellEnv, npm_config_prefer_offline: 'true' } })
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    expect(JSON.parse(install.stdout)).toMatchObject({ key: 'notes', dependencies: { count: 1 }, state: { status: 'ready', tools: expect.any(Number) } })
+    const notes = await run(path.join(state!, 'bin', 'tutti-connector-notes'), ['list'], { cwd: tmp, env: shellEnv })
+    expect(notes).toEqual({ code: 0, stdout: 'no notes yet\n', stderr: '' })
   })
 
   it('the command_not_found hook shipped: a typo gets the public suggestion', async () => {

@@ -3,6 +3,21 @@ import fs from 'node:fs/promises'
 import { TuttiCommand } from '../../cli/base-command.js'
 import { prepareRuntime } from '../../runtime/client/sessions.js'
 import { PROVIDERS, type Provider } from '../../runtime/protocol/session-prepare.js'
+import type { PreparedRuntime } from '../../runtime/sessions/prepared-runtime.js'
+
+const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`
+
+/** `export NAME='value'` lines for `eval`: what a person's shell needs to start the agent by hand. */
+function shellExports(runtime: PreparedRuntime): string {
+  const vars: Record<string, string> = { ...runtime.env }
+  if (runtime.projection.kind === 'claude') {
+    vars.TUTTI_MCP_CONFIG = runtime.projection.mcpConfigPath
+    vars.TUTTI_ADD_DIR = runtime.projection.addDir
+  }
+  return Object.entries(vars)
+    .map(([name, value]) => `export ${name}=${quote(value)}\n`)
+    .join('')
+}
 
 export default class SessionPrepare extends TuttiCommand {
   static override hidden = true
@@ -12,10 +27,12 @@ export default class SessionPrepare extends TuttiCommand {
     workspace: Flags.string({ description: 'workspace id the session belongs to', required: true }),
     session: Flags.string({ description: 'agent session id', required: true }),
     'agent-initialize': Flags.string({ description: "ACP: a file with the agent's initialize response, or - for stdin" }),
+    shell: Flags.boolean({ description: 'print POSIX `export` lines to eval: the session env, plus TUTTI_MCP_CONFIG and TUTTI_ADD_DIR for claude', default: false, exclusive: ['json'] }),
   }
   static override examples = [
     '<%= config.bin %> session prepare --provider codex --workspace ~/src/app --session 7f3c --json',
     '<%= config.bin %> session prepare --provider acp --workspace w --session s --agent-initialize init.json --json',
+    'eval "$(<%= config.bin %> session prepare --provider claude --workspace "$PWD" --session task-1 --shell)"',
   ]
 
   async run() {
@@ -27,7 +44,8 @@ export default class SessionPrepare extends TuttiCommand {
       stateDir: this.paths.root,
       agentInitialize: flags.provider === 'acp' ? await readAgentInitialize(flags['agent-initialize']) : undefined,
     })
-    if (!this.jsonEnabled()) this.log(`prepared ${runtime.provider} session ${runtime.session}; use --json for the runtime (it contains the session token)`)
+    if (flags.shell) process.stdout.write(shellExports(runtime))
+    else if (!this.jsonEnabled()) this.log(`prepared ${runtime.provider} session ${runtime.session}; use --json or --shell for the runtime (it contains the session token)`)
     return runtime
   }
 }
