@@ -1,0 +1,92 @@
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CLAUDE_OFFLINE, claudeBinary, codexBinary } from '../support/agents.js'
+import { modernClient } from '../support/mcp-clients.js'
+import { BIN, cleanupState, EXAMPLES, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
+
+/**
+ * The README's steps for Claude Code and Codex, run as written. `claude` and
+ * `codex` on the PATH are thin wrappers that record what they were started
+ * with and run the real binaries from npm non-interactively: Claude Code
+ * prints its session's tools and Skills (`-p … --output-format stream-json`,
+ * no model needed to get that far), Codex lists its MCP servers.
+ */
+function readmeBlock(name: string): string {
+  const readme = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8')
+  const m = new RegExp(`<!-- readme-test: ${name} -->\\n\`\`\`sh\\n([\\s\\S]*?)\`\`\``).exec(readme)
+  if (!m) throw new Error(`README.md has no block marked readme-test: ${name}`)
+  return m[1]!
+}
+
+const sh = (script: string, env: NodeJS.ProcessEnv, cwd: string) =>
+  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile('/bin/sh', ['-c', script], { env, cwd, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
+  })
+
+describe("the README's Claude Code and Codex steps", () => {
+  let dir: string
+  let home: string
+  let workspace: string
+  let bin: string
+  let env: NodeJS.ProcessEnv
+  beforeAll(async () => {
+    dir = tempStateDir('readme')
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-home-'))
+    workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-ws-'))
+    bin = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-bin-'))
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    const write = (name: string, body: string) => fs.writeFileSync(path.join(bin, name), `#!/bin/sh\n${body}\n`, { mode: 0o755 })
+    write('tutti', `exec '${process.execPath}' '${BIN}' "$@"`)
+    // what the agent was started with goes to files beside the wrappers, for the test to read
+    write('claude', `printf '%s\\n' "$@" > '${bin}/claude.args'\nprintf '%s' "$TUTTI_CONNECTOR_TOKEN" > '${bin}/claude.token'\nexec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"`)
+    write('codex', `printf '%s' "$TUTTI_CONNECTOR_TOKEN" > '${bin}/codex.token'\nexec '${codexBinary()}' mcp list --json`)
+    env = { PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`, HOME: home, TUTTI_STATE_DIR: dir, ...CLAUDE_OFFLINE }
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+    for (const d of [home, workspace, bin]) fs.rmSync(d, { recursive: true, force: true })
+  })
+
+  const claudeInit = (stdout: string) =>
+    stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l))
+      .find((m) => m.type === 'system' && m.subtype === 'init')
+
+  it('Claude Code: the documented lines give it the connector tools and Skills, the token only in its environment', async () => {
+    const res = await sh(readmeBlock('claude'), env, workspace)
+    const init = claudeInit(res.stdout)
+    expect(init, res.stdout + res.stderr).toBeDefined()
+    expect(init.mcp_servers).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'connector', status: 'connected' })]))
+    expect(init.tools).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph']))
+    expect(JSON.stringify(init.skills)).toMatch(/notes-workflow/)
+    const token = fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')
+    expect(token).toMatch(/^tutti_/)
+    expect(fs.readFileSync(path.join(bin, 'claude.args'), 'utf8')).not.toContain(token)
+  })
+
+  it('Codex: the documented lines give it a CODEX_HOME with the connector server, authenticated by the exported token', async () => {
+    const res = await sh(readmeBlock('codex'), env, workspace)
+    expect(res.code, res.stderr).toBe(0)
+    const servers = JSON.parse(res.stdout)
+    const connector = servers.find((s: { name: string }) => s.name === 'connector')
+    expect(connector.transport).toMatchObject({ type: 'streamable_http', bearer_token_env_var: 'TUTTI_CONNECTOR_TOKEN', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/connector$/) })
+    const client = await modernClient({ url: connector.transport.url, headers: { Authorization: `Bearer ${fs.readFileSync(path.join(bin, 'codex.token'), 'utf8')}` } })
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain('notes_read_graph')
+    await client.close()
+  })
+
+  it('after `tutti daemon stop`, running the documented lines again is all it takes', async () => {
+    const before = fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')
+    await tuttiJson(dir, ['daemon', 'stop'])
+    const res = await sh(readmeBlock('claude'), env, workspace)
+    expect(claudeInit(res.stdout)?.tools, res.stdout + res.stderr).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph']))
+    expect(fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')).not.toBe(before)
+  })
+})
