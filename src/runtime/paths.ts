@@ -23,6 +23,8 @@ export interface StatePaths {
   readonly daemonPort: string
   /** Held (proper-lockfile) by the running daemon for its whole life. */
   readonly daemonLockTarget: string
+  /** The lock holder's pid: only ever used to see that a holder is dead, never to signal it. */
+  readonly daemonPid: string
   /** Held by a CLI while it decides whether to spawn a daemon. */
   readonly startLockTarget: string
   /** Read-modify-write of installed.json / credentials.json / sessions.json goes through this. */
@@ -37,6 +39,8 @@ export interface StatePaths {
   /** Per-session projections (CODEX_HOME, Claude --add-dir, ...). */
   readonly sessionsDir: string
   readonly tmpDir: string
+  /** One record per live upstream process group, for reaping after a crash (proc/group-records.ts). */
+  readonly upstreamsDir: string
   connectorDir(key: string): string
   releasesDir(key: string): string
   releaseDir(key: string, digest: string): string
@@ -58,6 +62,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     daemonLog: path.join(root, 'daemon.log'),
     daemonPort: path.join(root, 'daemon.port'),
     daemonLockTarget: path.join(root, 'daemon'),
+    daemonPid: path.join(root, 'daemon.pid'),
     startLockTarget: path.join(root, 'daemon-start'),
     stateLockTarget: path.join(root, 'state'),
     installedJson: path.join(root, 'installed.json'),
@@ -68,6 +73,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     shimLockTarget: path.join(root, 'shims'),
     sessionsDir,
     tmpDir: path.join(root, 'tmp'),
+    upstreamsDir: path.join(root, 'upstreams'),
     connectorDir: (key) => path.join(connectorsDir, key),
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),

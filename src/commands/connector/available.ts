@@ -14,7 +14,7 @@ Skills are listed by name; your agent reads them from its own Skill roots.`
   async run(): Promise<AvailableResult> {
     await this.parse(ConnectorAvailable)
     const result = await new Connectors(this.paths).available()
-    if (!this.jsonEnabled()) process.stdout.write(renderAvailable(result))
+    if (!this.jsonEnabled()) this.out(renderAvailable(result))
     return result
   }
 }

@@ -10,7 +10,7 @@ export default class DaemonStart extends TuttiCommand {
   async run() {
     await this.parse(DaemonStart)
     const status = await new DaemonControl(this.paths).start()
-    if (!this.jsonEnabled()) process.stdout.write(renderDaemonStatus(status))
+    if (!this.jsonEnabled()) this.out(renderDaemonStatus(status))
     return status
   }
 }

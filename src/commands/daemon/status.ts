@@ -10,7 +10,7 @@ export default class DaemonStatus extends TuttiCommand {
   async run() {
     await this.parse(DaemonStatus)
     const status = await new DaemonControl(this.paths).status()
-    if (!this.jsonEnabled()) process.stdout.write(renderDaemonStatus(status))
+    if (!this.jsonEnabled()) this.out(renderDaemonStatus(status))
     return status
   }
 }

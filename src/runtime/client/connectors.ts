@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises'
+import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { InstallOutcome } from '../install/connector-installer.js'
 import type { StatePaths } from '../paths.js'
@@ -64,6 +65,7 @@ export class Connectors {
   }
 
   async uninstall(key: string, options: { purge: boolean }): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {
+    assertConnectorKey(key)
     await (await this.store()).uninstall(key)
     await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
     const dataDir = this.paths.dataDir(key)
@@ -77,6 +79,7 @@ export class Connectors {
   }
 
   async connect(key: string, request: ConnectRequest): Promise<{ key: string; variables: string[]; settings: string[]; state?: ConnectorState }> {
+    assertConnectorKey(key)
     const store = await this.store()
     const current = await store.get(key)
     // the connecting shell resolves the command again: a fixed PATH is picked up here
@@ -88,6 +91,7 @@ export class Connectors {
   }
 
   async disconnect(key: string): Promise<{ key: string; disconnected: boolean; state?: ConnectorState }> {
+    assertConnectorKey(key)
     const result = await (await this.store()).disconnect(key)
     const state = await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
     return { key, disconnected: result.removed, ...(state ? { state } : {}) }

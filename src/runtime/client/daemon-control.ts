@@ -1,10 +1,9 @@
-import { readDaemonInfo } from '../protocol/daemon-info.js'
+import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import type { StatePaths } from '../paths.js'
-import { isAlive, runsScript, terminate, waitForExit } from '../proc/pid.js'
+import { terminateProven, waitForExit } from '../proc/pid.js'
 import type { ResponseOf } from '../protocol/message.js'
 import type { statusMessage } from '../protocol/status.js'
-import { DaemonClient } from './daemon-client.js'
-import { DAEMON_ENTRY } from './daemon-process.js'
+import { proveDaemon } from './daemon-identity.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>) | { running: false }
@@ -37,14 +36,22 @@ export class DaemonControl {
 
   /**
    * Polite stop (control request; the daemon revokes every session token),
-   * then TERM, then KILL — also for a daemon of another version.
+   * then TERM, then KILL — each only for a daemon proven to be this state
+   * dir's (daemon-identity.ts). A stale daemon.json is removed, never acted on.
    */
-  async stop(): Promise<{ stopped: boolean; pid?: number }> {
+  async stop(): Promise<{ stopped: boolean; pid?: number; stale?: string }> {
     const info = await readDaemonInfo(this.paths)
-    if (!info || !isAlive(info.pid)) return { stopped: false }
-    const answered = await new DaemonClient(info).stop(true).then(() => true, () => false)
-    // only signal a pid we know is a daemon: it answered, or it runs our entry file
-    if (!(await waitForExit(info.pid, 5_000)) && (answered || runsScript(info.pid, DAEMON_ENTRY))) await terminate(info.pid, 3_000)
+    if (!info) return { stopped: false }
+    const proof = await proveDaemon(this.paths, info)
+    if (!proof.proven && !proof.client) {
+      await removeDaemonInfoIfOurs(this.paths, info.pid)
+      return { stopped: false, stale: proof.why }
+    }
+    await proof.client!.stop(true).catch(() => undefined)
+    if (!(await waitForExit(info.pid, STOP_GRACE_MS)) && proof.proven) await terminateProven(proof.process, STOP_GRACE_MS)
     return { stopped: true, pid: info.pid }
   }
 }
+
+/** How long a daemon gets to shut down after the control stop (it closes upstreams first), and after TERM. */
+const STOP_GRACE_MS = 5_000

@@ -1,87 +1,83 @@
 import fs from 'node:fs/promises'
-import { readDaemonInfo, type DaemonInfo } from '../protocol/daemon-info.js'
+import { readDaemonInfo, removeDaemonInfoIfOurs, type DaemonInfo } from '../protocol/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
-import { runsScript, terminate, waitForExit } from '../proc/pid.js'
+import { isAlive, terminateProven, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
-import { DAEMON_ENTRY, logTail, spawnDaemon } from './daemon-process.js'
+import { proveDaemon, type DaemonProof } from './daemon-identity.js'
+import { logTail, spawnDaemon } from './daemon-process.js'
 
 // the lock library is only needed on the slow path
 const lockModule = () => import('../fs/lock.js')
 
-const START_TIMEOUT_MS = 15_000
+/** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
+const START_TIMEOUT_MS = 20_000
+/** How long a daemon of another version gets to stop politely, and then after TERM. */
+const RETIRE_GRACE_MS = 5_000
 
 function matchesOurVersion(v: { productVersion: string; protocolVersion: number }): boolean {
   return v.productVersion === PRODUCT_VERSION && v.protocolVersion === CONTROL_PROTOCOL_VERSION
 }
 
-/** A client for a live daemon of our version described by daemon.json, or undefined. */
-async function probe(paths: StatePaths): Promise<{ info?: DaemonInfo; client?: DaemonClient; foreignVersion?: boolean }> {
+/** The daemon daemon.json describes, proven (see daemon-identity.ts), and whether it is of another version. */
+async function probe(paths: StatePaths): Promise<{ info?: DaemonInfo; proof?: DaemonProof }> {
   const info = await readDaemonInfo(paths)
   if (!info) return {}
-  const client = new DaemonClient(info)
-  try {
-    const health = await client.health()
-    if (health.pid !== info.pid) return { info }
-    if (!matchesOurVersion(health)) return { info, client, foreignVersion: true }
-    return { info, client }
-  } catch {
-    return { info }
-  }
+  return { info, proof: await proveDaemon(paths, info) }
 }
 
 /** A running daemon of our version, or undefined. Never starts one. */
 export async function findDaemon(paths: StatePaths): Promise<DaemonClient | undefined> {
-  const found = await probe(paths)
-  return found.client && !found.foreignVersion ? found.client : undefined
+  const { proof } = await probe(paths)
+  return proof?.proven && matchesOurVersion(proof.health) ? proof.client : undefined
 }
 
 /**
  * Lazy, race-free start (DESIGN §15): fast path without a lock; otherwise
- * take the start lock, look again, replace a daemon of another version
- * (polite stop first), clear what a crashed one left, spawn, wait for health.
+ * take the start lock, look again, replace a proven daemon of another
+ * version (polite stop first), clear what a crashed one left, spawn, wait
+ * for health.
  */
 export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
   const fast = await findDaemon(paths)
   if (fast) return fast
   const { withLock } = await lockModule()
   return withLock(paths.startLockTarget, async () => {
-    const found = await probe(paths)
-    if (found.client && !found.foreignVersion) return found.client
-    if (found.info) await retire(paths, found.info, found.client)
+    const { info, proof } = await probe(paths)
+    if (proof?.proven && matchesOurVersion(proof.health)) return proof.client
+    if (info && proof?.proven) await retire(paths, proof)
+    else if (info && proof?.client) {
+      // an older daemon of this state dir: asked to stop, and given the time to; never signalled
+      await proof.client.stop(false).catch(() => undefined)
+      await waitForExit(info.pid, RETIRE_GRACE_MS)
+    }
+    // a stale daemon.json (nothing answers, another process or state dir): removed, never acted on
+    else if (info) await removeDaemonInfoIfOurs(paths, info.pid)
     await clearOrphans(paths)
     return start(paths)
   })
 }
 
-/** Stop the daemon described by `info`: ask it to stop, then TERM, then KILL. */
-async function retire(paths: StatePaths, info: DaemonInfo, client: DaemonClient | undefined): Promise<void> {
-  if (client) {
-    // a version replacement is not a user stop: keep sessions so running agents reconnect
-    await client.stop(false).catch(() => {})
-    if (await waitForExit(info.pid, 5_000)) return
-  }
-  if (runsScript(info.pid, DAEMON_ENTRY)) await terminate(info.pid, 3_000)
-  await fs.rm(paths.daemonJson, { force: true })
+/** Stop a proven daemon of another version: ask it to stop, then TERM, then KILL, while it is still that process. */
+async function retire(paths: StatePaths, proof: Extract<DaemonProof, { proven: true }>): Promise<void> {
+  // a version replacement is not a user stop: keep sessions so running agents reconnect
+  await proof.client.stop(false).catch(() => undefined)
+  if (!(await waitForExit(proof.process.pid, RETIRE_GRACE_MS))) await terminateProven(proof.process, RETIRE_GRACE_MS)
+  await removeDaemonInfoIfOurs(paths, proof.process.pid)
 }
 
-/** A daemon that died without cleaning up leaves daemon.json, daemon.pid and its lock behind. */
+/**
+ * A daemon that died without cleaning up leaves daemon.pid and its lock
+ * behind. Its lock is broken at once only when that pid is dead; a live pid
+ * there is never signalled (it may be anyone by now): the lock then expires
+ * by its own stale period, which the new daemon waits for.
+ */
 async function clearOrphans(paths: StatePaths): Promise<void> {
-  const pid = Number.parseInt(await fs.readFile(`${paths.daemonLockTarget}.pid`, 'utf8').catch(() => ''), 10)
-  if (Number.isInteger(pid) && runsScript(pid, DAEMON_ENTRY)) {
-    // a daemon is alive but not answering (or still starting): give it a moment, then replace it
-    const deadline = Date.now() + 3_000
-    while (Date.now() < deadline) {
-      const found = await probe(paths)
-      if (found.client) return
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    await terminate(pid, 3_000)
-  }
-  await fs.rm(paths.daemonJson, { force: true })
-  await fs.rm(`${paths.daemonLockTarget}.pid`, { force: true })
+  const pid = Number.parseInt(await fs.readFile(paths.daemonPid, 'utf8').catch(() => ''), 10)
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) return
+  await fs.rm(paths.daemonPid, { force: true })
   await (await lockModule()).breakOrphanedLock(paths.daemonLockTarget)
 }
 

@@ -3,7 +3,10 @@ import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3'
 import { listen, type Listener } from 'listhen'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
-import { holdLock } from '../fs/lock.js'
+import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
+import { GroupRecords } from '../proc/group-records.js'
+import { processStartTicks } from '../proc/pid.js'
+import { recordGroupsIn } from '../proc/process-group.js'
 import { createLogger, fileSink, type Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
@@ -20,6 +23,11 @@ import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
 import { createDaemonApp } from './http/app.js'
+
+/** Beyond the lock's stale period: time for the lock library to notice it. */
+const SINGLETON_WAIT_MARGIN_MS = 2_000
+/** How often a starting daemon looks at a lock that may be going stale. */
+const SINGLETON_RETRY_MS = 250
 
 export interface DaemonOptions {
   paths: StatePaths
@@ -43,6 +51,7 @@ export class TuttiDaemon {
   private readonly endpoint: ConnectorMcpEndpoint
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
+  private readonly identity = { nonce: randomBytes(16).toString('hex'), ...(processStartTicks(process.pid) ? { processStart: processStartTicks(process.pid)! } : {}) }
   private listener?: Listener
   private activeRequests = 0
   private lastActivity = Date.now()
@@ -92,16 +101,13 @@ export class TuttiDaemon {
   async start(): Promise<void> {
     const { paths } = this.options
     await ensurePrivateDir(paths.root)
-    try {
-      this.releaseLock = await holdLock(paths.daemonLockTarget, (err) => {
-        this.log.error('daemon lock compromised; another daemon took over this state directory', { error: err })
-        void this.stop('lock compromised', { revokeSessions: false })
-      })
-    } catch (err) {
-      this.log.error('another daemon holds the lock for this state directory', { error: err, stateDir: paths.root })
-      throw err
-    }
-    await writeFileAtomic(`${paths.daemonLockTarget}.pid`, `${process.pid}\n`)
+    this.releaseLock = await this.takeSingletonLock()
+    await writeFileAtomic(paths.daemonPid, `${process.pid}\n`)
+    // we hold the singleton lock: whatever a predecessor's upstreams left running is nobody's now
+    const groups = new GroupRecords(paths.upstreamsDir, this.identity.nonce)
+    const reaped = groups.reap()
+    if (reaped.length) this.log.warn('reaped upstream processes a previous daemon left running', { pids: reaped })
+    recordGroupsIn(groups)
     await this.sessions.load()
     this.sessions.onRevoked((revoked) => removeSessionDirs(paths, revoked))
     if (await publishTuttiCommand(paths).catch((err: unknown) => this.log.error('could not write bin/tutti', { error: err }))) this.log.info('bin/tutti written', { target: TUTTI_BIN })
@@ -113,6 +119,7 @@ export class TuttiDaemon {
       registry: this.registry,
       sessions: this.sessions,
       startedAt: this.startedAt,
+      identity: this.identity,
       port: () => this.port,
       initialReconcile: () => this.reconciled,
       mcpUrl: () => this.mcpUrl,
@@ -146,6 +153,7 @@ export class TuttiDaemon {
       protocolVersion: CONTROL_PROTOCOL_VERSION,
       startedAt: this.startedAt.toISOString(),
       controlToken: this.controlToken,
+      ...this.identity,
     })
     this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
     const started = Date.now()
@@ -155,6 +163,32 @@ export class TuttiDaemon {
       (err: unknown) => this.log.error('initial reconcile failed', { error: err }),
     )
     this.markReconciled()
+  }
+
+  /**
+   * The singleton lock. A holder that died without releasing it (its pid is
+   * never signalled: it may be anyone's by now) stops refreshing it, so it
+   * goes stale; we wait that long, and not longer.
+   */
+  private async takeSingletonLock(): Promise<() => Promise<void>> {
+    const { paths } = this.options
+    const deadline = Date.now() + LOCK_STALE_MS + SINGLETON_WAIT_MARGIN_MS
+    for (;;) {
+      try {
+        return await holdLock(paths.daemonLockTarget, (err) => {
+          this.log.error('daemon lock compromised; another daemon took over this state directory', { error: err })
+          void this.stop('lock compromised', { revokeSessions: false })
+        })
+      } catch (err) {
+        // a holder that refreshes the lock is alive: refuse now rather than wait out the stale period
+        const refreshedMsAgo = Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
+        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
+          this.log.error('another daemon holds the lock for this state directory', { error: err, stateDir: paths.root })
+          throw err
+        }
+        await new Promise((r) => setTimeout(r, SINGLETON_RETRY_MS))
+      }
+    }
   }
 
   private watchIdle(): void {
@@ -183,8 +217,7 @@ export class TuttiDaemon {
     await Promise.race([this.listener?.close().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())])
     await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
-    const pidFile = `${paths.daemonLockTarget}.pid`
-    if ((await fs.readFile(pidFile, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(pidFile, { force: true })
+    if ((await fs.readFile(paths.daemonPid, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(paths.daemonPid, { force: true })
     await this.releaseLock?.().catch(() => {})
     this.log.info('daemon stopped', { reason })
     this.resolveStopped()

@@ -1,3 +1,5 @@
+import { format } from 'node:util'
+import type { Logger } from '../log/logger.js'
 import { statePaths } from '../paths.js'
 import { TuttiDaemon } from './daemon.js'
 
@@ -8,6 +10,7 @@ import { TuttiDaemon } from './daemon.js'
 export async function runDaemon(): Promise<TuttiDaemon> {
   const idleSeconds = Number(process.env.TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS ?? 0)
   const daemon = new TuttiDaemon({ paths: statePaths(), idleTimeoutMs: Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds * 1000 : 0 })
+  routeConsoleToLog(daemon.log)
   const exitAfterStop = (reason: string): void => void daemon.stop(reason, { revokeSessions: false })
   void daemon.stopped.then(() => process.exit())
   process.on('SIGTERM', () => exitAfterStop('SIGTERM'))
@@ -28,6 +31,23 @@ export async function runDaemon(): Promise<TuttiDaemon> {
     await daemon.stop('start failed', { revokeSessions: false })
   }
   return daemon
+}
+
+/**
+ * daemon.log is NDJSON only: libraries that print (h3 reporting a client
+ * that aborted mid-body, node's warnings) go through the logger as fields,
+ * not as raw multi-line stack traces on the log's file descriptor.
+ */
+function routeConsoleToLog(log: Logger): void {
+  const console_ = log.child('console')
+  const text = (args: unknown[]): { text: string } => ({ text: format(...args) })
+  console.error = (...args: unknown[]) => console_.error('console.error', text(args))
+  console.warn = (...args: unknown[]) => console_.warn('console.warn', text(args))
+  console.log = (...args: unknown[]) => console_.info('console.log', text(args))
+  console.info = console.log
+  console.debug = (...args: unknown[]) => console_.debug('console.debug', text(args))
+  process.removeAllListeners('warning')
+  process.on('warning', (warning) => console_.warn('process warning', { name: warning.name, text: warning.message }))
 }
 
 const isEntry = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))

@@ -27,6 +27,18 @@ export class Redactor {
     return out
   }
 
+  /** Exact known values only (no key-name rule): for answers whose shape is a contract. */
+  redactSecrets<T>(value: T): T {
+    if (this.secrets.size === 0) return value
+    const walk = (v: unknown): unknown => {
+      if (typeof v === 'string') return this.redactString(v)
+      if (Array.isArray(v)) return v.map(walk)
+      if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]))
+      return v
+    }
+    return walk(value) as T
+  }
+
   redact(value: unknown, depth = 0): unknown {
     if (depth > 8) return '[depth]'
     if (typeof value === 'string') return this.redactString(value)

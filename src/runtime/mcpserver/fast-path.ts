@@ -3,7 +3,7 @@ import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js
 import type { ConnectorMCPTool, MCPToolBinding } from '../registry/route.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { LegacyCancellation } from './legacy-cancellation.js'
-import { asProtocolError, SERVER_NAME, toMcpTool } from './server-factory.js'
+import { asProtocolError, SERVER_NAME } from './server-factory.js'
 
 /**
  * The hot paths, `tools/call` and `tools/list`, without building an SDK
@@ -158,7 +158,8 @@ export class FastPath {
 
   private list(which: Era, body: ListBody): HTTPResponse {
     const snapshot = this.registry.list()
-    if (this.toolsJson?.snapshot !== snapshot) this.toolsJson = { snapshot, json: JSON.stringify(snapshot.map(toMcpTool)) }
+    // each tool was serialized once, when its route was built
+    if (this.toolsJson?.snapshot !== snapshot) this.toolsJson = { snapshot, json: `[${snapshot.map((t) => t.json).join(',')}]` }
     const id = JSON.stringify(body.id)
     if (which === 'legacy') return legacyResponse(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
     return modernResponse(`{"result":{"tools":${this.toolsJson.json},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${SERVER_INFO_JSON}},"jsonrpc":"2.0","id":${id}}`)

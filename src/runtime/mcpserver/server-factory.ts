@@ -1,7 +1,7 @@
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
 import { isTuttiError } from '../errors.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
-import type { ConnectorMCPTool } from '../registry/route.js'
+import { toMcpTool } from '../registry/mcp-tool.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { LegacyCancellation } from './legacy-cancellation.js'
 
@@ -67,15 +67,6 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
     })
     return server
   }
-}
-
-export function toMcpTool(t: ConnectorMCPTool) {
-  const tool: Record<string, unknown> = { name: t.localName, inputSchema: t.inputSchema }
-  if (t.title !== undefined) tool.title = t.title
-  if (t.description !== undefined) tool.description = t.description
-  if (t.outputSchema !== undefined) tool.outputSchema = t.outputSchema
-  if (t.annotations !== undefined) tool.annotations = t.annotations
-  return tool as { name: string; inputSchema: { type: 'object' } }
 }
 
 /** An upstream's JSON-RPC error passes through; anything else is an internal error naming the connector. */

@@ -17,16 +17,29 @@ export function isAlive(pid: number): boolean {
 }
 
 /**
- * Whether `pid` still runs the given script. Guards against pid reuse after
- * a crash: on Linux we can read the command line; elsewhere we trust the pid.
+ * When the process started, in clock ticks since boot (Linux; undefined
+ * elsewhere or when it is gone). A pid and its start time together name one
+ * process: a reused pid has another start time.
  */
-export function runsScript(pid: number, scriptPath: string): boolean {
-  if (!isAlive(pid)) return false
+export function processStartTicks(pid: number): string | undefined {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes(scriptPath)
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
   } catch {
-    return process.platform !== 'linux'
+    return undefined
   }
+}
+
+/** The process identity that may be signalled: its pid and, where the OS tells, its start time. */
+export interface ProvenProcess {
+  pid: number
+  startTicks?: string
+}
+
+/** Still the same process (not gone, not a reused pid)? */
+export function stillSame(p: ProvenProcess): boolean {
+  if (!isAlive(p.pid)) return false
+  return p.startTicks === undefined || processStartTicks(p.pid) === p.startTicks
 }
 
 /** Poll `done` every 20 ms until it holds or `timeoutMs` passes; resolves whether it held. */
@@ -43,18 +56,23 @@ export function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   return waitUntil(() => !isAlive(pid), timeoutMs)
 }
 
-/** Polite stop for a process: TERM, wait, then KILL. Resolves true once it is gone. */
-export async function terminate(pid: number, graceMs: number): Promise<boolean> {
+/**
+ * Polite stop for a process whose identity the caller proved: TERM, wait,
+ * then KILL, each only while it is still that same process.
+ */
+export async function terminateProven(p: ProvenProcess, graceMs: number): Promise<boolean> {
+  if (!stillSame(p)) return true
   try {
-    process.kill(pid, 'SIGTERM')
+    process.kill(p.pid, 'SIGTERM')
   } catch {
     return true
   }
-  if (await waitForExit(pid, graceMs)) return true
+  if (await waitUntil(() => !stillSame(p), graceMs)) return true
+  if (!stillSame(p)) return true
   try {
-    process.kill(pid, 'SIGKILL')
+    process.kill(p.pid, 'SIGKILL')
   } catch {
     return true
   }
-  return waitForExit(pid, 2000)
+  return waitUntil(() => !stillSame(p), 2000)
 }

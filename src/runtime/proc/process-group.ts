@@ -1,4 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import { UPSTREAM_MARKER_VAR, type GroupRecords } from './group-records.js'
 import { isAlive, waitUntil } from './pid.js'
 
 /**
@@ -22,18 +25,41 @@ export interface GroupSpawnOptions {
   env: NodeJS.ProcessEnv
 }
 
+let records: GroupRecords | undefined
+
+/** The daemon records every group it starts (and marks its members), so a successor can reap them. */
+export function recordGroupsIn(groupRecords: GroupRecords): void {
+  records = groupRecords
+}
+
+/**
+ * Linux's parent-death signal, through util-linux's setpriv (it execs, so the
+ * pid stays the server's): a server that ignores stdin EOF still dies with a
+ * daemon that was killed -9. Grandchildren are reaped by the next daemon.
+ */
+const SETPRIV = '/usr/bin/setpriv'
+const pdeathsig = process.platform === 'linux' && fs.existsSync(SETPRIV)
+
 export function spawnInGroup(command: string, args: readonly string[], options: GroupSpawnOptions): ChildProcess {
   installExitHook()
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+  const env = records ? { ...options.env, [UPSTREAM_MARKER_VAR]: records.marker } : options.env
+  const [file, argv] = pdeathsig && path.isAbsolute(command) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, [...args]]
+  const child = spawn(file, argv, { cwd: options.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
   const pid = child.pid
   if (pid !== undefined) {
     liveGroups.add(pid)
+    records?.add(pid)
     child.once('exit', () => {
       // the leader is gone; anything it left in the group still gets cleaned up on close
-      if (!groupAlive(pid)) liveGroups.delete(pid)
+      if (!groupAlive(pid)) forget(pid)
     })
   }
   return child
+}
+
+function forget(pgid: number): void {
+  liveGroups.delete(pgid)
+  records?.remove(pgid)
 }
 
 export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
@@ -70,5 +96,5 @@ export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
       await waitGroupGone(pgid, 1000)
     }
   }
-  liveGroups.delete(pgid)
+  forget(pgid)
 }

@@ -26,6 +26,8 @@ export const connectorState = z.object({
   settings: z.record(z.string(), z.string()).optional(),
   /** Restarts of the upstream after it exited. */
   restarts: z.number().int().optional(),
+  /** When the next restart attempt is due, while one is scheduled. */
+  nextRetryAt: z.string().optional(),
   /** The last failure, kept after a later success. */
   lastError: z.string().optional(),
   /** Status of the CLI shim, for connectors with a CLI. */

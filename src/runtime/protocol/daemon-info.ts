@@ -11,6 +11,10 @@ export interface DaemonInfo {
   startedAt: string
   /** Authenticates control requests; never a session token. */
   controlToken: string
+  /** Random per daemon: the health answer must repeat it before this file is trusted with a signal. */
+  nonce?: string
+  /** The daemon's process start time (clock ticks since boot, Linux), so a reused pid is never mistaken for it. */
+  processStart?: string
 }
 
 // Read on every CLI call: a plain shape check keeps the fast path free of a schema library.
@@ -24,7 +28,10 @@ function isDaemonInfo(v: unknown): v is DaemonInfo {
     Number.isInteger(o.protocolVersion) &&
     typeof o.startedAt === 'string' &&
     typeof o.controlToken === 'string' &&
-    o.controlToken.length >= 32
+    o.controlToken.length >= 32 &&
+    // daemons before control protocol 2 wrote no nonce: they can be asked to stop, never signalled
+    (o.nonce === undefined || typeof o.nonce === 'string') &&
+    (o.processStart === undefined || typeof o.processStart === 'string')
   )
 }
 

@@ -11,5 +11,8 @@ export const healthMessage = defineMessage(
     protocolVersion: z.number().int(),
     stateDir: z.string(),
     startedAt: z.string(),
+    /** Must equal daemon.json's: proof that the answering daemon is the one the file describes. */
+    nonce: z.string().optional(),
+    processStart: z.string().optional(),
   }),
 )

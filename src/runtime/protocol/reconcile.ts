@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
 import { connectorState } from './connector-state.js'
 import { defineMessage } from './message.js'
 
@@ -11,6 +12,6 @@ import { defineMessage } from './message.js'
  */
 export const reconcileMessage = defineMessage(
   'reconcile',
-  z.object({ keys: z.array(z.string()).optional(), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
+  z.object({ keys: z.array(z.string().regex(CONNECTOR_KEY, CONNECTOR_KEY_RULE)).max(10_000).optional(), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
   z.object({ connectors: z.array(connectorState) }),
 )

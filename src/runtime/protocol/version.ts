@@ -3,6 +3,6 @@
  * version. A CLI and a daemon must agree on both; any mismatch makes the CLI
  * replace the daemon (politely first).
  */
-export const CONTROL_PROTOCOL_VERSION = 1
+export const CONTROL_PROTOCOL_VERSION = 2
 
 export const CONTROL_PREFIX = '/control'

@@ -5,5 +5,12 @@ export function backoffDelay(attempt: number): number {
   return Math.min(BACKOFF.maxMs, BACKOFF.initialMs * BACKOFF.factor ** Math.max(0, attempt))
 }
 
+/**
+ * How long an upstream must stay up before its failures are forgiven. An
+ * upstream that initializes and then dies at once would otherwise restart
+ * at the initial delay forever.
+ */
+export const STABLE_AFTER_MS = 60_000
+
 /** Failed restarts after which a dead upstream's tools are withdrawn (retries go on). */
 export const WITHDRAW_AFTER_FAILURES = 3

@@ -12,7 +12,7 @@ import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { LazyUpstream } from '../upstream/lazy-upstream.js'
 import { UpstreamConnection } from '../upstream/upstream-connection.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
-import { backoffDelay, WITHDRAW_AFTER_FAILURES } from './backoff.js'
+import { backoffDelay, STABLE_AFTER_MS, WITHDRAW_AFTER_FAILURES } from './backoff.js'
 
 export interface DesiredConnector {
   release: LoadedRelease
@@ -65,7 +65,12 @@ export class ConnectorRuntime {
   private connection?: UpstreamConnection
   /** Aborts the connect of the build in progress, once its outcome can no longer be committed. */
   private connecting?: AbortController
+  /** Consecutive failures (failed starts, and exits before STABLE_AFTER_MS): the backoff exponent. */
   private failures = 0
+  /** When the current connection was committed (an exit after STABLE_AFTER_MS forgives the failures). */
+  private upSince = 0
+  /** When the next restart attempt is due (for status). */
+  nextRetryAt?: string
   private restartTimer?: NodeJS.Timeout
   private changeTimer?: NodeJS.Timeout
   private disposed = false
@@ -98,9 +103,11 @@ export class ConnectorRuntime {
     const hash = specHash(desired)
     if (hash !== this.hash || this.status !== 'ready') {
       this.clearRestart()
+      if (hash !== this.hash) this.failures = 0
       this.desired = desired
       this.hash = hash
-      await this.build('reconcile')
+      // a failed start is retried with the same backoff as a crash
+      if (!(await this.build('reconcile')) && this.hash === hash && !this.disposed) this.retryLater()
       if (this.hash !== hash || this.disposed) return
     }
     await this.ensureShim()
@@ -161,7 +168,7 @@ export class ConnectorRuntime {
       void this.retireLazy()
       this.generation = generation
       this.toolCount = route.tools.length
-      this.failures = 0
+      this.upSince = Date.now()
       this.setStatus('ready')
       this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, pid: conn?.pid })
       if (old && old !== conn) void old.close().catch(() => {})
@@ -219,7 +226,14 @@ export class ConnectorRuntime {
     this.log.info('lazy upstream started', { connector: this.key, starts: lazy.starts, pid: lazy.pid })
     if (!this.checkDeclaration(tools).length) return
     const generation = this.registry.nextGeneration(this.key)
-    const route = buildRoute(this.key, generation, lazy, tools)
+    let route
+    try {
+      route = buildRoute(this.key, generation, lazy, tools)
+    } catch (err) {
+      // the upstream's own table is unusable: say so, and the call that started it fails with the reason
+      this.fail(err, 'lazy start')
+      throw err
+    }
     this.registry.commit(route)
     this.generation = generation
     this.toolCount = route.tools.length
@@ -255,6 +269,9 @@ export class ConnectorRuntime {
       this.lastError = error
       this.log.warn('upstream exited; restarting with backoff', { connector: this.key, reason: error })
       this.setStatus('starting', `${error}; restarting`)
+      // only an upstream that stayed up for a while has earned a quick restart
+      if (Date.now() - this.upSince >= STABLE_AFTER_MS) this.failures = 0
+      else this.failures++
       this.scheduleRestart()
     })
     conn.onToolsChanged(() => {
@@ -279,26 +296,33 @@ export class ConnectorRuntime {
       this.toolCount = route.tools.length
       this.log.info('upstream tools changed; route rebuilt', { connector: this.key, generation, tools: route.tools.length, visibleChange: changed })
     } catch (err) {
-      this.log.error('rebuild after upstream tools/list_changed failed; the previous generation keeps serving', { connector: this.key, error: (err as Error).message })
+      this.lastError = this.log.redactor.redactString((err as Error).message)
+      this.log.error('rebuild after upstream tools/list_changed failed; the previous generation keeps serving', { connector: this.key, error: this.lastError })
     }
+  }
+
+  /** A build failed: count it and try again after the backoff. */
+  private retryLater(): void {
+    this.failures++
+    if (this.failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
+      this.registry.remove(this.key, this.generation)
+      this.toolCount = 0
+      this.log.error('upstream keeps failing; its tools are withdrawn until a restart succeeds', { connector: this.key, failures: this.failures })
+    }
+    this.scheduleRestart()
   }
 
   private scheduleRestart(): void {
     if (this.restartTimer || this.disposed) return
-    const delay = backoffDelay(this.failures)
+    const delay = backoffDelay(this.failures - 1)
+    this.nextRetryAt = new Date(Date.now() + delay).toISOString()
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined
+      this.nextRetryAt = undefined
       void this.enqueue(async () => {
         if (this.disposed || (this.connection && !this.connection.closed)) return
         this.restarts++
-        if (await this.build(`restart after upstream exit (attempt ${this.failures + 1})`)) return
-        this.failures++
-        if (this.failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
-          this.registry.remove(this.key, this.generation)
-          this.toolCount = 0
-          this.log.error('upstream keeps failing; its tools are withdrawn until a restart succeeds', { connector: this.key, failures: this.failures })
-        }
-        this.scheduleRestart()
+        if (!(await this.build(`restart (attempt ${this.restarts}, after ${this.failures} failure${this.failures === 1 ? '' : 's'})`))) this.retryLater()
       })
     }, delay)
     this.restartTimer.unref()
@@ -307,6 +331,7 @@ export class ConnectorRuntime {
   private clearRestart(): void {
     clearTimeout(this.restartTimer)
     this.restartTimer = undefined
+    this.nextRetryAt = undefined
   }
 
   /**

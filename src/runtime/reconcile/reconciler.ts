@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log/logger.js'
+import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
 import { missingCredentials, resolveSettings } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
@@ -44,7 +45,7 @@ export class Reconciler {
     const listed = await this.store.list()
     const installed = new Map(listed.map((c) => [c.installed.key, c]))
     // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
-    const onDisk = keys ? [] : await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])
+    const onDisk = keys ? [] : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) => CONNECTOR_KEY.test(name))
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
     for (const key of targets) this.supersedeStale(key, installed.get(key))
     await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
@@ -82,6 +83,7 @@ export class Reconciler {
     if (rt.desired?.spec?.kind === 'stdio') state.command = rt.desired.spec.command
     if (rt.desired?.settings && Object.keys(rt.desired.settings).length) state.settings = rt.desired.settings
     state.restarts = rt.restarts
+    if (rt.nextRetryAt) state.nextRetryAt = rt.nextRetryAt
     if (rt.lastError) state.lastError = rt.lastError
     if (rt.desired?.release.manifest.cli) {
       state.cli = rt.shimGeneration ? 'ready' : rt.shimError ? 'failed' : 'starting'
@@ -138,6 +140,8 @@ export class Reconciler {
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
+    // every stored credential is a known secret, also of a connector that is not active yet
+    for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
     const desired = this.desiredOf(key, entry)
     if ('inactive' in desired) {
       await this.deactivate(key, desired.inactive)
@@ -150,7 +154,6 @@ export class Reconciler {
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
-    for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
     await rt.apply(desired)
     if (rt.status === 'ready') await this.keepDigest(key, desired.digest)
   }

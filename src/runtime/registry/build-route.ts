@@ -1,5 +1,8 @@
+import { createHash } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { toMcpTool } from './mcp-tool.js'
 import type { ConnectorMCPRoute, ConnectorMCPTool, HeaderParam, RouteClient, UpstreamTool } from './route.js'
+import { nestsDeeperThan, TOOL_TABLE_LIMITS } from './tool-table-limits.js'
 import { localToolName } from './tool-naming.js'
 
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
@@ -73,8 +76,13 @@ export function buildRoute(key: string, generation: number, client: RouteClient,
   const byLocal = new Map<string, string>()
   const tools: ConnectorMCPTool[] = []
   const dropped: DroppedTool[] = []
+  if (upstream.length > TOOL_TABLE_LIMITS.maxTools) throw invalid(key, `${upstream.length} tools, more than the limit of ${TOOL_TABLE_LIMITS.maxTools}`)
+  let tableBytes = 0
   for (const t of upstream) {
     if (typeof t.name !== 'string' || t.name === '') throw invalid(key, 'a tool has no name')
+    // checked before anything recursive (the x-mcp-header scan, serialization) touches the schema
+    const deep = toolLimitProblem(t)
+    if (deep) throw invalid(key, `tool "${t.name}": ${deep}`)
     if (!isObject(t.inputSchema) || t.inputSchema.type !== 'object') {
       throw invalid(key, `tool "${t.name}": the root of inputSchema must be type "object"`)
     }
@@ -92,12 +100,27 @@ export function buildRoute(key: string, generation: number, client: RouteClient,
       dropped.push({ name: t.name, reason: params })
       continue
     }
-    const tool: ConnectorMCPTool = { localName, upstreamName: t.name, inputSchema: t.inputSchema, headerParams: params }
+    const tool: Omit<ConnectorMCPTool, 'json'> = { localName, upstreamName: t.name, inputSchema: t.inputSchema, headerParams: params }
     if (t.title !== undefined) tool.title = t.title
     if (t.description !== undefined) tool.description = t.description
     if (isObject(t.outputSchema)) tool.outputSchema = t.outputSchema
     if (isObject(t.annotations)) tool.annotations = t.annotations
-    tools.push(tool)
+    const json = JSON.stringify(toMcpTool(tool))
+    if (json.length > TOOL_TABLE_LIMITS.maxToolBytes) throw invalid(key, `tool "${t.name}": ${json.length} bytes as served, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}`)
+    tableBytes += json.length
+    if (tableBytes > TOOL_TABLE_LIMITS.maxTableBytes) throw invalid(key, `the tool table is more than ${TOOL_TABLE_LIMITS.maxTableBytes} bytes as served`)
+    tools.push({ ...tool, json })
   }
-  return { connectorKey: key, generation, client, tools, dropped }
+  tools.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0))
+  const fingerprint = createHash('sha256').update(tools.map((t) => t.json).join('\n')).digest('hex')
+  return { connectorKey: key, generation, client, tools, fingerprint, dropped }
+}
+
+/** Why a tool's data breaks a limit before it can even be serialized, or undefined. */
+export function toolLimitProblem(t: Pick<UpstreamTool, 'inputSchema' | 'outputSchema' | 'annotations'>): string | undefined {
+  const max = TOOL_TABLE_LIMITS.maxSchemaDepth
+  for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
+    if (nestsDeeperThan(t[field], max)) return `${field} nests deeper than ${max} levels`
+  }
+  return undefined
 }

@@ -46,10 +46,11 @@ export class ConnectorMCPRegistry {
     if (route.generation <= fence) {
       throw new TuttiError(ErrorCodes.STALE_GENERATION, `connector "${key}": generation ${route.generation} is at or below the fence ${fence}`)
     }
+    // buildRoute validated, serialized and fingerprinted the table: nothing below can throw half-way
     const frozen: ConnectorMCPRoute = Object.freeze({ ...route, tools: Object.freeze([...route.tools].sort(byName)) as ConnectorMCPTool[] })
     this.fences.set(key, route.generation)
     this.routes.set(key, frozen)
-    return { changed: this.rebuild(key, fingerprint(frozen.tools)) }
+    return { changed: this.rebuild(key, frozen.fingerprint) }
   }
 
   remove(key: string, generation: number): { removed: boolean; changed: boolean } {
@@ -114,9 +115,4 @@ export class ConnectorMCPRegistry {
 
 function byName(a: ConnectorMCPTool, b: ConnectorMCPTool): number {
   return a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0
-}
-
-/** What a client can see of a tool table (not the generation or the client). */
-function fingerprint(tools: readonly ConnectorMCPTool[]): string {
-  return JSON.stringify(tools.map((t) => [t.localName, t.title, t.description, t.inputSchema, t.outputSchema, t.annotations]))
 }

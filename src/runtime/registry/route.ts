@@ -32,6 +32,8 @@ export interface ConnectorMCPTool {
   outputSchema?: Record<string, unknown>
   annotations?: Record<string, unknown>
   headerParams: HeaderParam[]
+  /** The tool as tools/list serves it, serialized once when the route was built (within the limits). */
+  json: string
 }
 
 export interface ConnectorMCPRoute {
@@ -39,6 +41,8 @@ export interface ConnectorMCPRoute {
   generation: number
   client: RouteClient
   tools: ConnectorMCPTool[]
+  /** What a client can see of the table (see build-route.ts); equal prints mean no visible change. */
+  fingerprint: string
 }
 
 /** The immutable binding a tools/call captures when it starts. */

@@ -37,13 +37,16 @@ function readJson(file: string): any {
 
 export async function launch(config: LaunchConfig): Promise<void> {
   const { stateDir, key, digest } = config
-  const installed = readJson(path.join(stateDir, 'installed.json'))?.connectors?.[key]
+  const connectors = readJson(path.join(stateDir, 'installed.json'))?.connectors
+  // own properties only: a key never names something of Object's prototype
+  const installed = connectors && Object.hasOwn(connectors, key) ? connectors[key] : undefined
   if (!installed) refuse(key, `the connector "${key}" is not installed; this command is left over and will not run the old release`)
   if (installed.digest !== digest) refuse(key, `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run it again)`)
   const manifest = readJson(path.join(stateDir, 'connectors', key, 'releases', digest, 'tutti-connector.json'))
   const declared: string[] = manifest?.auth?.kind === 'env' ? manifest.auth.variables.map((v: { name: string }) => v.name) : []
-  const credentials: Record<string, string> = readJson(path.join(stateDir, 'credentials.json'))?.connectors?.[key] ?? {}
-  const missing = declared.filter((name) => !credentials[name])
+  const storedCredentials = readJson(path.join(stateDir, 'credentials.json'))?.connectors
+  const credentials: Record<string, string> = storedCredentials && Object.hasOwn(storedCredentials, key) ? storedCredentials[key] : {}
+  const missing = declared.filter((name) => !(Object.hasOwn(credentials, name) && credentials[name]))
   if (missing.length) refuse(key, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
   // the session token is the agent's connection capability, not the connector's
   delete process.env[TOKEN_ENV]

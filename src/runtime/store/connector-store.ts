@@ -1,3 +1,4 @@
+import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, settingNames } from '../manifest/schema.js'
@@ -96,6 +97,7 @@ export class ConnectorStore {
   }
 
   async uninstall(key: string): Promise<{ key: string; removedCredentials: boolean }> {
+    assertConnectorKey(key)
     return updateState(this.paths, async ({ installed, credentials }) => {
       if (!installed.connectors[key]) throw notInstalled(key)
       delete installed.connectors[key]
@@ -145,6 +147,7 @@ export class ConnectorStore {
   }
 
   async disconnect(key: string): Promise<{ key: string; removed: boolean }> {
+    assertConnectorKey(key)
     return updateState(this.paths, async ({ installed, credentials }) => {
       if (!installed.connectors[key]) throw notInstalled(key)
       const removed = key in credentials.connectors
@@ -154,6 +157,7 @@ export class ConnectorStore {
   }
 
   async get(key: string): Promise<InstalledRelease> {
+    assertConnectorKey(key)
     const installed = (await readInstalled(this.paths)).connectors[key]
     if (!installed) throw notInstalled(key)
     const credentials = (await readCredentials(this.paths)).connectors[key] ?? {}

@@ -42,12 +42,24 @@ async function readDoc<T>(file: string, schema: z.ZodType<T>, empty: T): Promise
   try {
     raw = await readJsonIfExists(file)
   } catch (err) {
-    throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} is not valid JSON; fix or remove it (${(err as Error).message})`)
+    // JSON.parse quotes the text around the error, and this text may hold credentials: say where, not what
+    const at = /position (\d+)/.exec((err as Error).message)?.[1]
+    throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} is not valid JSON${at ? ` (at byte ${at})` : ''}; fix or remove it`)
   }
-  if (raw === undefined) return empty
+  if (raw === undefined) return keyedByConnector(empty)
   const parsed = schema.safeParse(raw)
   if (!parsed.success) throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} does not match the expected format; fix or remove it`)
-  return parsed.data
+  return keyedByConnector(parsed.data)
+}
+
+/** Keyed maps without a prototype: `connectors["constructor"]` is a connector or nothing, never Object's. */
+function keyedByConnector<T>(doc: T): T {
+  const d = doc as { connectors: Record<string, unknown> }
+  const connectors = Object.create(null) as Record<string, unknown>
+  for (const [key, value] of Object.entries(d.connectors)) {
+    connectors[key] = Object.assign(Object.create(null), value)
+  }
+  return { ...doc, connectors }
 }
 
 export const readInstalled = (paths: StatePaths): Promise<InstalledState> =>

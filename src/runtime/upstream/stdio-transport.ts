@@ -1,6 +1,9 @@
 import type { ChildProcess } from 'node:child_process'
-import { ReadBuffer, serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
+import { accessSync, constants } from 'node:fs'
+import path from 'node:path'
+import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
 import { spawnInGroup, stopGroup } from '../proc/process-group.js'
+import { StdioMessageReader } from './stdio-message-reader.js'
 
 export interface StdioTransportOptions {
   command: string
@@ -27,13 +30,15 @@ export class ProcessGroupStdioTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void
 
   private child?: ChildProcess
-  private readonly buffer: ReadBuffer
+  private readonly reader: StdioMessageReader
   private stderr = ''
   private closed = false
   private exitInfo?: string
+  /** Why tutti gave up on the server's stdout, if it did. */
+  private broken?: string
 
   constructor(private readonly options: StdioTransportOptions) {
-    this.buffer = new ReadBuffer({ maxBufferSize: options.maxMessageBytes })
+    this.reader = new StdioMessageReader(options.maxMessageBytes)
   }
 
   get pid(): number | undefined {
@@ -47,11 +52,21 @@ export class ProcessGroupStdioTransport implements Transport {
 
   /** How the process ended, once it has ("exited with code 1", "killed by SIGKILL"). */
   exit(): string | undefined {
-    return this.exitInfo
+    return this.broken ?? this.exitInfo
   }
 
   start(): Promise<void> {
     if (this.child) throw new Error('transport already started')
+    // checked here, not by spawn: the command may run through a wrapper (proc/process-group.ts)
+    if (path.isAbsolute(this.options.command)) {
+      try {
+        accessSync(this.options.command, constants.X_OK)
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code
+        this.exitInfo = `command "${this.options.command}" ${code === 'ENOENT' ? 'not found' : 'is not executable'}`
+        return Promise.reject(new Error(this.exitInfo))
+      }
+    }
     return new Promise((resolve, reject) => {
       const child = spawnInGroup(this.options.command, this.options.args, { cwd: this.options.cwd, env: this.options.env })
       this.child = child
@@ -70,13 +85,19 @@ export class ProcessGroupStdioTransport implements Transport {
         this.finish()
       })
       child.stdout!.on('data', (chunk: Buffer) => {
+        if (this.closed || this.broken) return
+        let messages: JSONRPCMessage[]
         try {
-          this.buffer.append(chunk)
-          for (let msg = this.buffer.readMessage(); msg; msg = this.buffer.readMessage()) this.onmessage?.(msg)
+          messages = this.reader.push(chunk)
         } catch (err) {
+          // the connection is broken: stop reading, and the connector restarts with backoff
+          this.broken = `stdout: ${(err as Error).message}`
+          child.stdout!.destroy()
           this.onerror?.(err as Error)
           void this.close()
+          return
         }
+        for (const msg of messages) this.onmessage?.(msg)
       })
       child.stderr!.on('data', (chunk: Buffer) => {
         this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
@@ -106,7 +127,6 @@ export class ProcessGroupStdioTransport implements Transport {
   private finish(): void {
     if (this.closed) return
     this.closed = true
-    this.buffer.clear()
     this.onclose?.()
   }
 }

@@ -11,5 +11,7 @@ export async function handleHealth(ctx: DaemonContext): Promise<ResponseOf<typeo
     protocolVersion: CONTROL_PROTOCOL_VERSION,
     stateDir: ctx.paths.root,
     startedAt: ctx.startedAt.toISOString(),
+    nonce: ctx.identity.nonce,
+    ...(ctx.identity.processStart ? { processStart: ctx.identity.processStart } : {}),
   }
 }

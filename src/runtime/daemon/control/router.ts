@@ -70,7 +70,10 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
     return controlError(400, 'ARGUMENT_INVALID', `bad ${name} request: ${issues}`)
   }
   try {
-    return jsonResponse(200, await r.handle(ctx, parsed.data as never))
+    const result = await r.handle(ctx, parsed.data as never)
+    // an upstream may echo a credential anywhere (a stderr tail, a tool description): no answer carries one,
+    // except session-prepare's, whose token is what it is asked for
+    return jsonResponse(200, name === sessionPrepareMessage.name ? result : ctx.log.redactor.redactSecrets(result))
   } catch (err) {
     if (isTuttiError(err)) return controlError(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
     ctx.log.error('control handler failed', { message: name, error: err })

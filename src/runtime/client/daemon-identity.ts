@@ -1,0 +1,41 @@
+import type { StatePaths } from '../paths.js'
+import { processStartTicks, type ProvenProcess } from '../proc/pid.js'
+import type { DaemonInfo } from '../protocol/daemon-info.js'
+import type { healthMessage } from '../protocol/health.js'
+import type { ResponseOf } from '../protocol/message.js'
+import { DaemonClient } from './daemon-client.js'
+
+export type Health = ResponseOf<typeof healthMessage>
+
+/**
+ * Whether daemon.json describes a live daemon of this state dir: the
+ * process listening on its port answers health with the file's pid, nonce
+ * and this state dir, and (on Linux) the pid's start time is the one it
+ * reports. Only a proven daemon is asked to stop or signalled; a stale file
+ * pointing at an unrelated process, or at another state dir's daemon, is
+ * cleaned up and never acted on.
+ */
+export type DaemonProof =
+  | { proven: true; client: DaemonClient; health: Health; process: ProvenProcess }
+  /** `client`: this state dir's daemon answers at that pid, but not provably as the file's (polite requests only). */
+  | { proven: false; why: string; client?: DaemonClient; health?: Health }
+
+export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<DaemonProof> {
+  const client = new DaemonClient(info)
+  let health: Health
+  try {
+    health = await client.health()
+  } catch (err) {
+    return { proven: false, why: `nothing answers on port ${info.port} (${(err as Error).message})` }
+  }
+  if (health.pid !== info.pid) return { proven: false, why: `port ${info.port} is answered by pid ${health.pid}, not ${info.pid}` }
+  if (health.stateDir !== paths.root) return { proven: false, why: `pid ${info.pid} serves another state directory (${health.stateDir})` }
+  // this state dir's daemon at that pid, but from before nonces: it may be asked to stop, not signalled
+  if (info.nonce === undefined || health.nonce === undefined) return { proven: false, why: `pid ${info.pid} is an older daemon that cannot prove its identity`, client, health }
+  if (health.nonce !== info.nonce) return { proven: false, why: `pid ${info.pid} is a daemon of this state dir, but not the one daemon.json describes`, client, health }
+  const ticks = processStartTicks(info.pid)
+  if (ticks !== undefined && health.processStart !== undefined && ticks !== health.processStart) {
+    return { proven: false, why: `pid ${info.pid} is not the process that answered (its start time differs)` }
+  }
+  return { proven: true, client, health, process: { pid: info.pid, ...(ticks !== undefined ? { startTicks: ticks } : {}) } }
+}
