@@ -15,7 +15,7 @@ export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema
  * copied into the state dir on install, so the server imports the SDK by
  * absolute file URL instead of from a node_modules next to it.
  */
-export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; manifest?: Record<string, unknown> }): string {
+export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; env?: Record<string, string>; manifest?: Record<string, unknown> }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
   const source = fs
     .readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8')
@@ -24,7 +24,7 @@ export function faultConnector(options: { key: string; version?: string; variant
     .replace('__TOOLS__', JSON.stringify(FAULT_TOOLS))
   fs.writeFileSync(path.join(dir, 'server.mjs'), source)
   const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
-  const env: Record<string, string> = { FIXTURE_VARIANT: options.variant ?? 'v1' }
+  const env: Record<string, string> = { FIXTURE_VARIANT: options.variant ?? 'v1', ...options.env }
   for (const name of options.auth ?? []) env[name] = `\${${name}}`
   const manifest = {
     schemaVersion: 1,

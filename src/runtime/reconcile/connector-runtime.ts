@@ -316,6 +316,7 @@ export class ConnectorRuntime {
     if (this.restartTimer || this.disposed) return
     const delay = backoffDelay(this.failures - 1)
     this.nextRetryAt = new Date(Date.now() + delay).toISOString()
+    this.log.info('restart scheduled', { connector: this.key, failures: this.failures, delayMs: delay })
     this.restartTimer = setTimeout(() => {
       this.restartTimer = undefined
       this.nextRetryAt = undefined

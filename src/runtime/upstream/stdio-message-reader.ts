@@ -1,4 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { nestsDeeperThan } from '../registry/tool-table-limits.js'
 
 /**
  * Newline-delimited JSON-RPC from an upstream's stdout, at a bounded cost
@@ -12,9 +13,22 @@ export const STDOUT_LIMITS = {
   /** Non-JSON-RPC lines tolerated per window (servers that log a banner to stdout keep working). */
   maxInvalidLines: 1_000,
   invalidWindowMs: 10_000,
+  /**
+   * Nesting of one message: JSON.parse takes any depth, but the SDK's
+   * schema checks and JSON.stringify overflow the stack a few thousand
+   * levels down. An answer past this becomes an error answer.
+   */
+  maxMessageDepth: 512,
 } as const
 
 export class StdoutBrokenError extends Error {}
+
+/** An answer too deep to handle is answered as an error instead; anything else too deep is dropped. */
+function tooDeep(message: JSONRPCMessage): JSONRPCMessage | undefined {
+  const m = message as { id?: string | number; method?: string }
+  if (m.id === undefined || m.method !== undefined) return undefined
+  return { jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `the upstream's answer nests deeper than ${STDOUT_LIMITS.maxMessageDepth} levels` } } as JSONRPCMessage
+}
 
 function isMessage(v: unknown): v is JSONRPCMessage {
   if (!v || typeof v !== 'object' || Array.isArray(v)) return false
@@ -61,7 +75,8 @@ export class StdioMessageReader {
     if (line[i] === 0x7b /* { */) {
       try {
         const value: unknown = JSON.parse(line.toString('utf8'))
-        if (isMessage(value)) return value
+        // a message that short cannot nest that deep: the walk is skipped on the hot path
+        if (isMessage(value)) return line.length > 2 * STDOUT_LIMITS.maxMessageDepth && nestsDeeperThan(value, STDOUT_LIMITS.maxMessageDepth) ? tooDeep(value) : value
       } catch {
         // counted below, like any other line that is not JSON-RPC
       }
