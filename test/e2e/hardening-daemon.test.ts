@@ -162,6 +162,15 @@ describe('hardening: the daemon', () => {
     await tuttiJson(dir, ['connector', 'uninstall', 'flaky', '--purge'])
   })
 
+  it('a failed first start is retried with the same backoff; status shows the next retry', async () => {
+    const src = makeConnector({ schemaVersion: 1, key: 'dead', name: 'Dead', version: '1.0.0', mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(2)'] } })
+    expect((await tutti(dir, ['connector', 'install', src])).code).toBe(1)
+    const dead = await eventually(() => state('dead'), (s) => (s?.restarts ?? 0) >= 2 && !!s?.nextRetryAt, 30_000)
+    expect(dead).toMatchObject({ status: 'failed', reason: expect.stringMatching(/exited with code 2 before it answered initialize/), nextRetryAt: expect.any(String) })
+    expect((await tutti(dir, ['daemon', 'status'])).stdout).toMatch(/dead 1\.0\.0: failed[\s\S]*next retry: /)
+    await tuttiJson(dir, ['connector', 'uninstall', 'dead', '--purge'])
+  })
+
   it('garbage on an upstream stdout breaks its connection, with the reason; others are not slowed to a halt', async () => {
     await tutti(dir, ['connector', 'install', faultConnector({ key: 'noisy', env: { FIXTURE_GARBAGE: '100' } }), '--no-wait'])
     const noisy = await eventually(() => state('noisy'), (s) => /not JSON-RPC/.test(s?.lastError ?? ''), 60_000)
