@@ -3,8 +3,9 @@ import path from 'node:path'
 
 /**
  * A connector release on disk, walked once in a stable order. The walk
- * refuses symlinks that point outside the release, and bounds size and
- * count, so the copy and the digest are made from exactly what was checked.
+ * refuses symlinks whose real path is outside the release, and bounds size
+ * and count, so the copy and the digest are made from exactly what was
+ * checked. The same limits bound `.tgz` extraction (unpack-archive.ts).
  */
 export interface ReleaseEntry {
   /** POSIX-style path relative to the release root. */
@@ -45,10 +46,7 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
       if (entries.length >= RELEASE_LIMITS.maxFiles) throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
       if (st.isSymbolicLink()) {
         const target = await fs.readlink(abs)
-        const resolved = path.resolve(path.dirname(abs), target)
-        if (path.isAbsolute(target) || !isInside(realRoot, resolved)) {
-          throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} points outside the release`)
-        }
+        await checkLink(realRoot, rel, abs, target)
         entries.push({ rel, type: 'symlink', executable: false, size: 0, linkTarget: target })
       } else if (st.isDirectory()) {
         entries.push({ rel, type: 'dir', executable: false, size: 0 })
@@ -64,6 +62,29 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
   }
   await visit('', 0)
   return entries
+}
+
+/**
+ * A link is copied verbatim, so its text must be relative and stay inside
+ * (then it means the same in the copy), and what it really resolves to must
+ * be inside too: the text alone lies once another link is on the way
+ * (`a -> .` makes `a/a/../x` lexically `a/x`, really `../x`). A link whose
+ * target does not exist, or loops, cannot be proven inside and is refused.
+ * One realpath per link keeps node_modules/.bin cheap.
+ */
+async function checkLink(realRoot: string, rel: string, abs: string, target: string): Promise<void> {
+  if (path.isAbsolute(target) || !isInside(realRoot, path.resolve(path.dirname(abs), target))) {
+    throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} points outside the release`)
+  }
+  let real: string
+  try {
+    real = await fs.realpath(abs)
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    const why = code === 'ENOENT' || code === 'ENOTDIR' ? 'is dangling (its target does not exist)' : code === 'ELOOP' ? 'is a symlink loop' : `cannot be resolved (${code ?? (err as Error).message})`
+    throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} ${why}, so it cannot be proven to stay inside the release`)
+  }
+  if (!isInside(realRoot, real)) throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} resolves outside the release (through other symlinks)`)
 }
 
 /**
