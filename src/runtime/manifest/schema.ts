@@ -1,4 +1,6 @@
 import { z } from 'zod'
+import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
+import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
 
 /**
  * The connector manifest (`tutti-connector.json`, DESIGN §5). Every object is
@@ -7,8 +9,7 @@ import { z } from 'zod'
  */
 export const MANIFEST_FILE = 'tutti-connector.json'
 
-/** Short, and without "_": "_" separates the key from the tool name. */
-export const CONNECTOR_KEY = /^[a-z][a-z0-9-]{0,23}$/
+export { CONNECTOR_KEY } from '../connector-key.js'
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const VAR_REF = /\$\{([^}]*)\}/g
 /**
@@ -83,7 +84,7 @@ const auth = z.discriminatedUnion('kind', [
 export const manifestSchema = z
   .strictObject({
     schemaVersion: z.literal(1, { error: 'must be 1' }),
-    key: z.string().regex(CONNECTOR_KEY, 'must match ^[a-z][a-z0-9-]{0,23}$ (lowercase, digits, "-", at most 24 chars, no "_")'),
+    key: z.string().regex(CONNECTOR_KEY, CONNECTOR_KEY_RULE),
     name: z.string().min(1, 'must not be empty').max(80),
     version: z.string().min(1, 'must not be empty').max(64),
     description: z.string().max(1024).default(''),
@@ -115,6 +116,15 @@ export const manifestSchema = z
     m.mcp?.tools?.forEach((tool, i) => {
       if (names.has(tool.name)) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, 'name'], message: `duplicate tool name "${tool.name}"` })
       names.add(tool.name)
+      // the registry's limits, checked here so a declaration past them is an install error, not a failed connector
+      for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
+        if (nestsDeeperThan(tool[field], TOOL_TABLE_LIMITS.maxSchemaDepth)) {
+          ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, field], message: `nests deeper than ${TOOL_TABLE_LIMITS.maxSchemaDepth} levels` })
+          return
+        }
+      }
+      const bytes = JSON.stringify(tool).length
+      if (bytes > TOOL_TABLE_LIMITS.maxToolBytes) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i], message: `${bytes} bytes, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}` })
     })
     const declared = new Set([DATA_DIR_VAR, ...seen])
     const checkRefs = (value: string, path: (string | number)[]): void => {
@@ -125,7 +135,14 @@ export const manifestSchema = z
       }
     }
     if (m.mcp?.transport === 'stdio') {
-      m.mcp.args.forEach((a, i) => checkRefs(a, ['mcp', 'args', i]))
+      // argv is world-readable (`ps`, /proc/<pid>/cmdline): a secret may only reach the server through its environment
+      const secrets = new Set(m.auth.kind === 'env' ? m.auth.variables.filter((v) => v.secret).map((v) => v.name) : [])
+      m.mcp.args.forEach((a, i) => {
+        checkRefs(a, ['mcp', 'args', i])
+        for (const match of a.matchAll(VAR_REF)) {
+          if (secrets.has(match[1]!)) ctx.addIssue({ code: 'custom', path: ['mcp', 'args', i], message: `\${${match[1]}} is a secret auth variable and must not be in the server's arguments, which any local user can read in \`ps\`; pass it through mcp.env (a declared variable reaches the server's environment under its own name), or mark it "secret": false if it is not one` })
+        }
+      })
       for (const [k, v] of Object.entries(m.mcp.env)) checkRefs(v, ['mcp', 'env', k])
     } else if (m.mcp?.transport === 'http') {
       checkRefs(m.mcp.url, ['mcp', 'url'])
