@@ -1,6 +1,7 @@
 import type { AvailableResult } from '../runtime/protocol/available.js'
+import { terminalSafe } from './terminal-text.js'
 
-/** The human view of `connector available`: one block per connector. */
+/** The human view of `connector available`: one block per connector, control characters escaped. */
 export function renderAvailable(result: AvailableResult): string {
   if (result.connectors.length === 0) return 'No connectors are installed.\n'
   const rows: string[][] = [['CONNECTOR', 'INTERFACE', 'USE', 'STATUS']]
@@ -12,18 +13,20 @@ export function renderAvailable(result: AvailableResult): string {
       rows.push([n === 0 ? label : '', i.kind, use, i.reason ? `${i.status}: ${i.reason}` : i.status])
     })
   }
+  // escaped before measuring, so the columns line up with what is printed
+  for (const r of rows) r.forEach((cell, col) => (r[col] = terminalSafe(cell)))
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)))
   const lines = rows.map((r) => r.map((cell, col) => cell.padEnd(widths[col]!)).join('  ').trimEnd())
   const out = [lines[0]!, ...lines.slice(1)]
   const withSkills = result.connectors.filter((c) => c.skills.length > 0)
   if (withSkills.length) {
     out.push('', 'SKILLS')
-    for (const c of withSkills) for (const s of c.skills) out.push(`  ${s.name} (${c.key})  ${s.title ? `${s.title}: ` : ''}${s.description}`)
+    for (const c of withSkills) for (const s of c.skills) out.push(terminalSafe(`  ${s.name} (${c.key})  ${s.title ? `${s.title}: ` : ''}${s.description}`))
   }
   const described = result.connectors.filter((c) => c.description)
   if (described.length) {
     out.push('', 'ABOUT')
-    for (const c of described) out.push(`  ${c.key}  ${c.description}`)
+    for (const c of described) out.push(terminalSafe(`  ${c.key}  ${c.description}`))
   }
   return `${out.join('\n')}\n`
 }

@@ -1,4 +1,5 @@
 import type { DaemonStatus } from '../runtime/client/daemon-control.js'
+import { terminalSafe } from './terminal-text.js'
 
 export function renderDaemonStatus(status: DaemonStatus): string {
   if (!status.running) return 'daemon: not running\n'
@@ -11,10 +12,12 @@ export function renderDaemonStatus(status: DaemonStatus): string {
     const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation === 'lazy' ? 'lazy ' : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${restarts}${c.reason ? ` — ${c.reason}` : ''}`)
+    if (c.nextRetryAt) lines.push(`    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`)
     if (c.command) lines.push(`    command: ${c.command}`)
     if (c.settings) lines.push(`    settings: ${Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`)
     if (c.cli && c.cli !== 'ready') lines.push(`    cli: ${c.cli}${c.cliReason ? ` — ${c.cliReason}` : ''}`)
     if (c.lastError && c.lastError !== c.reason) lines.push(`    last error: ${c.lastError}`)
   }
-  return `${lines.join('\n')}\n`
+  // every line carries manifest or upstream text (versions, reasons, stderr): escape it whole
+  return `${lines.map(terminalSafe).join('\n')}\n`
 }
