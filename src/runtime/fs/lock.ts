@@ -1,18 +1,36 @@
+import fsCallback from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { ensurePrivateDir } from './atomic-write.js'
+import { ensurePrivateDir, PRIVATE_DIR_MODE } from './atomic-write.js'
+
+/**
+ * proper-lockfile makes `<target>.lock` with a plain mkdir (0777 less the
+ * umask: 0755, or 0777 under `umask 000`). Its fs is swapped for one whose
+ * mkdir asks for 0700, which a umask can only narrow.
+ */
+const lockFs = {
+  ...fsCallback,
+  mkdir: (dir: string, callback: (err: NodeJS.ErrnoException | null) => void) => fsCallback.mkdir(dir, { mode: PRIVATE_DIR_MODE }, (err) => callback(err)),
+}
 
 /**
  * The one lock helper: every read-modify-write of shared state goes through
  * here with the same settings. The target need not exist; the lock is the
  * directory `<target>.lock` that proper-lockfile manages.
  */
+/** A lock whose holder stopped refreshing it for this long is taken over (its holder is gone or hung). */
+export const LOCK_STALE_MS = 10_000
+
+/** How often a holder refreshes its lock. */
+export const LOCK_UPDATE_MS = 2_000
+
 const LOCK_OPTIONS = {
-  stale: 10_000,
-  update: 2_000,
+  stale: LOCK_STALE_MS,
+  update: LOCK_UPDATE_MS,
   realpath: false,
+  fs: lockFs,
   retries: { retries: 400, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
 } as const
 
