@@ -1,3 +1,4 @@
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -91,7 +92,7 @@ describe('daemon lifecycle', () => {
     const dir = state('status')
     await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
     const status = await tuttiJson(dir, ['daemon', 'status'])
-    expect(status).toMatchObject({ running: true, productVersion: expect.any(String), protocolVersion: 1 })
+    expect(status).toMatchObject({ running: true, productVersion: expect.any(String), protocolVersion: CONTROL_PROTOCOL_VERSION })
     expect(status.pid).toBe(readDaemonJson(dir)!.pid)
     expect(status.port).toBeGreaterThan(0)
     expect(status.uptimeMs).toBeGreaterThanOrEqual(0)

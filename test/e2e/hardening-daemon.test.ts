@@ -1,3 +1,4 @@
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'
@@ -80,7 +81,7 @@ describe('hardening: the daemon', () => {
 
     it('a daemon.json naming an unrelated pid: `daemon stop` and the next command leave that process alone, and the file is cleaned up', async () => {
       await tuttiJson(dir, ['daemon', 'stop'])
-      const forged = { pid: bystander.pid, port: 9, productVersion: '0.1.0', protocolVersion: 2, startedAt: new Date().toISOString(), controlToken: 'x'.repeat(43), nonce: 'f'.repeat(32) }
+      const forged = { pid: bystander.pid, port: 9, productVersion: '0.1.0', protocolVersion: CONTROL_PROTOCOL_VERSION, startedAt: new Date().toISOString(), controlToken: 'x'.repeat(43), nonce: 'f'.repeat(32) }
       fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
       fs.writeFileSync(path.join(dir, 'daemon.pid'), `${bystander.pid}\n`)
       const stop = await tutti(dir, ['daemon', 'stop'])

@@ -1,5 +1,5 @@
 import type { StatePaths } from '../paths.js'
-import { processStartTicks, type ProvenProcess } from '../proc/pid.js'
+import { isAlive, processStartTicks, type ProvenProcess } from '../proc/pid.js'
 import type { DaemonInfo } from '../protocol/daemon-info.js'
 import type { healthMessage } from '../protocol/health.js'
 import type { ResponseOf } from '../protocol/message.js'
@@ -18,7 +18,15 @@ export type Health = ResponseOf<typeof healthMessage>
 export type DaemonProof =
   | { proven: true; client: DaemonClient; health: Health; process: ProvenProcess }
   /** `client`: this state dir's daemon answers at that pid, but not provably as the file's (polite requests only). */
-  | { proven: false; why: string; client?: DaemonClient; health?: Health }
+  | { proven: false; why: string; client?: DaemonClient; health?: Health; busy?: boolean }
+
+/** A live daemon may be slow to answer when the machine is loaded: its second chance. */
+const BUSY_DAEMON_HEALTH_MS = 10_000
+
+function refused(err: unknown): boolean {
+  const cause = (err as { cause?: NodeJS.ErrnoException }).cause
+  return cause?.code === 'ECONNREFUSED'
+}
 
 export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<DaemonProof> {
   const client = new DaemonClient(info)
@@ -26,7 +34,14 @@ export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<
   try {
     health = await client.health()
   } catch (err) {
-    return { proven: false, why: `nothing answers on port ${info.port} (${(err as Error).message})` }
+    // refused: nothing listens, the file is stale. Anything else (a busy daemon on a loaded machine): ask again, patiently
+    if (!refused(err) && isAlive(info.pid)) {
+      try {
+        health = await client.health(BUSY_DAEMON_HEALTH_MS)
+      } catch (again) {
+        return { proven: false, why: `pid ${info.pid} does not answer on port ${info.port} (${(again as Error).message})`, busy: true }
+      }
+    } else return { proven: false, why: `nothing answers on port ${info.port} (${(err as Error).message})` }
   }
   if (health.pid !== info.pid) return { proven: false, why: `port ${info.port} is answered by pid ${health.pid}, not ${info.pid}` }
   if (health.stateDir !== paths.root) return { proven: false, why: `pid ${info.pid} serves another state directory (${health.stateDir})` }

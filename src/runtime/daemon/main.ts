@@ -7,10 +7,11 @@ import { TuttiDaemon } from './daemon.js'
  * Entry of the detached daemon process (spawned by the CLI, or run in the
  * foreground by `tutti daemon run`). It loads no CLI framework.
  */
-export async function runDaemon(): Promise<TuttiDaemon> {
+export async function runDaemon(options: { detached?: boolean } = {}): Promise<TuttiDaemon> {
   const idleSeconds = Number(process.env.TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS ?? 0)
   const daemon = new TuttiDaemon({ paths: statePaths(), idleTimeoutMs: Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds * 1000 : 0 })
-  routeConsoleToLog(daemon.log)
+  // detached, stdout and stderr are daemon.log; in the foreground (`daemon run`) they stay the terminal's
+  if (options.detached) routeConsoleToLog(daemon.log)
   const exitAfterStop = (reason: string): void => void daemon.stop(reason, { revokeSessions: false })
   void daemon.stopped.then(() => process.exit())
   process.on('SIGTERM', () => exitAfterStop('SIGTERM'))
@@ -51,4 +52,4 @@ function routeConsoleToLog(log: Logger): void {
 }
 
 const isEntry = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
-if (isEntry) void runDaemon()
+if (isEntry) void runDaemon({ detached: true })
