@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createGzip } from 'node:zlib'
+import { createGzip, gzipSync } from 'node:zlib'
 import { Header } from 'tar'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isInside, RELEASE_LIMITS } from '../../src/runtime/manifest/release-tree.js'
@@ -190,6 +190,13 @@ describe('hostile releases', () => {
   ])('$name in an archive is refused, naming the entry', async ({ entry, message }) => {
     await refused(await writeTgz(path.join(scratch, 'unsafe.tgz'), [manifestEntry('unsafe'), cliEntry, entry as TarEntry]), message)
     expect(fs.existsSync('/tmp/tutti-abs-entry.txt')).toBe(false)
+  })
+
+  it('a .tgz holding another compressed layer is refused (node-tar would unpack it out of reach of the caps)', async () => {
+    const inner = await writeTgz(path.join(scratch, 'inner.tgz'), [manifestEntry('nested'), cliEntry])
+    const outer = path.join(scratch, 'outer.tgz')
+    fs.writeFileSync(outer, gzipSync(fs.readFileSync(inner)))
+    await refused(outer, /archive rejected, nothing was installed: a compressed archive inside the \.tgz/)
   })
 
   it('an archive entry written through a symlink (b -> a/a/../.., then b/x) is refused before it lands outside', async () => {

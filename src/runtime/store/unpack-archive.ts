@@ -29,6 +29,7 @@ const FILE_TYPES = new Set(['File', 'OldFile', 'ContiguousFile'])
 const ALLOWED_TYPES = new Set([...FILE_TYPES, 'Directory', 'SymbolicLink', 'Link'])
 
 class ArchiveRejected extends Error {}
+const NESTED = { gzip: Buffer.from([0x1f, 0x8b]), zstd: Buffer.from([0x28, 0xb5, 0x2f, 0xfd]) }
 const REFUSALS = new Set(['TAR_ENTRY_ERROR', 'TAR_ENTRY_UNSUPPORTED', 'TAR_SYMLINK_ERROR'])
 
 /**
@@ -128,6 +129,8 @@ function extract(file: string, dir: string): Promise<void> {
       strict: true, // every warning (a bad header, an unsupported entry) is an error, never a silent skip
       preservePaths: false,
       preserveOwner: false,
+      zstd: false,
+      brotli: false,
       maxDepth: ARCHIVE_LIMITS.maxDepth,
       dmode: 0o700,
       fmode: 0o600,
@@ -148,13 +151,26 @@ function extract(file: string, dir: string): Promise<void> {
       if (err.tarCode && REFUSALS.has(err.tarCode)) fail(new ArchiveRejected(`${err.entry?.path ?? '(entry)'}: ${err.message.replace(/^TAR_\w+: /, '')}`))
       else fail(err)
     })
-    gunzip.on('data', (chunk: Buffer) => {
-      if (failed) return
+    // the first bytes are held until there are enough to see what they are
+    let head: Buffer | undefined = Buffer.alloc(0)
+    const feed = (chunk: Buffer, last: boolean): void => {
+      if (head) {
+        head = Buffer.concat([head, chunk])
+        if (head.length < 4 && !last) return
+        // node-tar would unpack a second layer itself, out of reach of the stream cap
+        if (NESTED.gzip.equals(head.subarray(0, 2)) || NESTED.zstd.equals(head.subarray(0, 4))) return fail(new ArchiveRejected('a compressed archive inside the .tgz (nested compression is not supported)'))
+        chunk = head
+        head = undefined
+      }
       streamBytes += chunk.length
       if (streamBytes > ARCHIVE_LIMITS.maxStreamBytes) return fail(new ArchiveRejected(`decompresses to more than ${ARCHIVE_LIMITS.maxStreamBytes} bytes`))
       unpack.write(chunk)
+    }
+    gunzip.on('data', (chunk: Buffer) => {
+      if (!failed) feed(chunk, false)
     })
     gunzip.on('end', () => {
+      if (!failed && head) feed(Buffer.alloc(0), true)
       if (failed) return
       unpack.end()
       if (!failed) resolve()
