@@ -42,6 +42,9 @@ route(doctorSnapshotMessage, handleDoctorSnapshot)
 
 const MAX_CONTROL_BODY = 1024 * 1024
 
+/** Answers made of tutti's own data only, which redaction must not touch. */
+const EXACT_ANSWERS = new Set<string>([healthMessage.name, sessionPrepareMessage.name, sessionRevokeMessage.name, stopMessage.name])
+
 function tokenMatches(header: string | null, expected: string): boolean {
   const presented = header?.startsWith('Bearer ') ? header.slice(7) : ''
   const a = Buffer.from(presented)
@@ -71,9 +74,10 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
   }
   try {
     const result = await r.handle(ctx, parsed.data as never)
-    // an upstream may echo a credential anywhere (a stderr tail, a tool description): no answer carries one,
-    // except session-prepare's, whose token is what it is asked for
-    return jsonResponse(200, name === sessionPrepareMessage.name ? result : ctx.log.redactor.redactSecrets(result))
+    // an upstream may echo a credential anywhere (a stderr tail, a tool description): no answer that carries
+    // connector text carries one. The others are left exact: session-prepare's token is what it is asked for,
+    // and health is the identity proof (a short credential may well occur in a path)
+    return jsonResponse(200, EXACT_ANSWERS.has(name) ? result : ctx.log.redactor.redactSecrets(result))
   } catch (err) {
     if (isTuttiError(err)) return controlError(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
     ctx.log.error('control handler failed', { message: name, error: err })
