@@ -47,7 +47,9 @@ export class SessionTokens {
 
   async load(): Promise<void> {
     try {
-      const parsed = fileSchema.safeParse(await readJsonIfExists(this.file))
+      const raw = await readJsonIfExists(this.file)
+      if (raw === undefined) return // no session was ever issued here
+      const parsed = fileSchema.safeParse(raw)
       if (parsed.success) for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
       else if (parsed.error) this.log.warn('sessions.json unreadable; starting with no sessions', {})
     } catch (err) {
