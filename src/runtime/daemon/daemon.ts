@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3'
-import { listen, type Listener } from 'listhen'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
 import { GroupRecords } from '../proc/group-records.js'
@@ -23,6 +22,7 @@ import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
 import { createDaemonApp } from './http/app.js'
+import { listenLoopback, type LoopbackListener } from './http/listen.js'
 
 /** Beyond the lock's stale period: time for the lock library to notice it. */
 const SINGLETON_WAIT_MARGIN_MS = 2_000
@@ -52,7 +52,7 @@ export class TuttiDaemon {
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
   private readonly identity = { nonce: randomBytes(16).toString('hex'), ...(processStartTicks(process.pid) ? { processStart: processStartTicks(process.pid)! } : {}) }
-  private listener?: Listener
+  private listener?: LoopbackListener
   private activeRequests = 0
   private lastActivity = Date.now()
   private idleTimer?: NodeJS.Timeout
@@ -134,18 +134,8 @@ export class TuttiDaemon {
       },
     })
     const preferred = await readPreferredPort(paths)
-    this.listener = await listen(toNodeHandler(app), {
-      hostname: '127.0.0.1',
-      // the previous port first (clients configured with it keep working), else any free one
-      port: { port: preferred ?? 0, host: '127.0.0.1' },
-      showURL: false,
-      open: false,
-      clipboard: false,
-      qr: false,
-      public: false,
-      autoClose: false,
-      isTest: true,
-    })
+    // every HTTP limit and timeout: http/http-limits.ts
+    this.listener = await listenLoopback(toNodeHandler(app), { preferredPort: preferred, log: this.log.child('http') })
     await writeDaemonInfo(paths, {
       pid: process.pid,
       port: this.port,
