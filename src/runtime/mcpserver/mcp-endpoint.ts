@@ -3,6 +3,7 @@ import type { HTTPResponse } from 'h3'
 import type { Logger } from '../log/logger.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
+import { HTTP_LIMITS } from '../daemon/http/http-limits.js'
 import { readBodyLimited } from '../daemon/http/read-body.js'
 import { jsonRpcError, JSONRPC } from './jsonrpc-error.js'
 import { LegacyCancellation } from './legacy-cancellation.js'
@@ -13,7 +14,7 @@ import { ANSWERED_2025_VERSION, createServerFactory } from './server-factory.js'
 import { FastPath } from './fast-path.js'
 
 export const MCP_PATH = '/mcp/connector'
-export const MAX_MCP_BODY = 4 * 1024 * 1024
+export const MAX_MCP_BODY = HTTP_LIMITS.mcpBodyBytes
 
 type JsonRpcBody = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: { name?: unknown; arguments?: unknown; requestId?: unknown; _meta?: Record<string, unknown> } }
 
@@ -37,7 +38,7 @@ export class ConnectorMcpEndpoint {
   ) {
     this.handler = createMcpHandler(createServerFactory(registry, this.cancellation), {
       maxRequestBodySize: MAX_MCP_BODY,
-      keepAliveMs: 15_000,
+      keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
       // a client's bad request is the client's problem: kept out of the default log level
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
@@ -61,11 +62,13 @@ export class ConnectorMcpEndpoint {
     if (!session) {
       return jsonRpcError(401, -32001, auth ? 'invalid or revoked session token' : 'missing session token (Authorization: Bearer …)', null, undefined, { 'www-authenticate': 'Bearer realm="tutti"' })
     }
-    const text = await readBodyLimited(req, MAX_MCP_BODY)
-    if (text === undefined) return jsonRpcError(413, JSONRPC.INVALID_REQUEST, `request body larger than ${MAX_MCP_BODY} bytes`)
+    // POST and the session token are checked first: a refused request's body is never read
+    const read = await readBodyLimited(req, MAX_MCP_BODY)
+    if (!read.ok && read.reason === 'too-large') return jsonRpcError(413, JSONRPC.INVALID_REQUEST, `request body larger than ${MAX_MCP_BODY} bytes`)
+    if (!read.ok) return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the request body did not arrive in full')
     let body: unknown
     try {
-      body = JSON.parse(text)
+      body = JSON.parse(read.text)
     } catch {
       return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the body is not valid JSON')
     }

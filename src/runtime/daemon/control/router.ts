@@ -10,6 +10,7 @@ import { sessionRevokeMessage } from '../../protocol/session-revoke.js'
 import { statusMessage } from '../../protocol/status.js'
 import { stopMessage } from '../../protocol/stop.js'
 import type { DaemonContext } from '../context.js'
+import { HTTP_LIMITS } from '../http/http-limits.js'
 import { jsonResponse } from '../http/json-response.js'
 import { readBodyLimited } from '../http/read-body.js'
 import { handleAvailable } from './available.js'
@@ -40,8 +41,6 @@ route(sessionPrepareMessage, handleSessionPrepare)
 route(sessionRevokeMessage, handleSessionRevoke)
 route(doctorSnapshotMessage, handleDoctorSnapshot)
 
-const MAX_CONTROL_BODY = 1024 * 1024
-
 /** Answers made of tutti's own data only, which redaction must not touch. */
 const EXACT_ANSWERS = new Set<string>([healthMessage.name, sessionPrepareMessage.name, sessionRevokeMessage.name, stopMessage.name])
 
@@ -59,11 +58,13 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
   if (!tokenMatches(req.headers.get('authorization'), controlToken)) return controlError(401, 'UNAUTHORIZED', 'missing or wrong control token')
   const r = routes.get(name)
   if (!r) return controlError(404, 'UNKNOWN_MESSAGE', `unknown control message "${name}"`)
-  const text = await readBodyLimited(req, MAX_CONTROL_BODY)
-  if (text === undefined) return controlError(413, 'ARGUMENT_INVALID', 'control request body too large')
+  // the token and the message name are checked first: a refused request's body is never read
+  const read = await readBodyLimited(req, HTTP_LIMITS.controlBodyBytes)
+  if (!read.ok && read.reason === 'too-large') return controlError(413, 'ARGUMENT_INVALID', 'control request body too large')
+  if (!read.ok) return controlError(400, 'ARGUMENT_INVALID', 'control request body did not arrive in full')
   let json: unknown
   try {
-    json = text ? JSON.parse(text) : {}
+    json = read.text ? JSON.parse(read.text) : {}
   } catch {
     return controlError(400, 'ARGUMENT_INVALID', 'control request body is not JSON')
   }

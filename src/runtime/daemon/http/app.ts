@@ -3,6 +3,7 @@ import type { DaemonContext } from '../context.js'
 import { handleControl } from '../control/router.js'
 import { jsonResponse } from './json-response.js'
 import { checkLoopback } from './loopback-guard.js'
+import { closeIfBodyUnread } from './read-body.js'
 
 export interface AppMounts {
   /** Extra routes (the MCP endpoint) mounted by their own modules. */
@@ -18,7 +19,10 @@ export interface AppMounts {
 export function createDaemonApp(ctx: DaemonContext, controlToken: string, mounts: AppMounts = {}): H3 {
   const app = new H3({
     onRequest: () => mounts.activity?.(1),
-    onResponse: () => mounts.activity?.(-1),
+    onResponse: (_response, event) => {
+      closeIfBodyUnread(event.runtime?.node)
+      mounts.activity?.(-1)
+    },
     onError: (error) => {
       ctx.log.error('http handler failed', { error })
       return jsonResponse(500, { error: { code: 'INTERNAL', message: 'internal error' } })
