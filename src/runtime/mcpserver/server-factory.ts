@@ -51,7 +51,9 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
         registry.assertDispatchable(binding)
         const signal = legacy ? AbortSignal.any([hctx.mcpReq.signal, legacy.signal]) : hctx.mcpReq.signal
         // results (content, structuredContent, isError) pass through unchanged
-        return (await binding.client.callTool(binding.tool.upstreamName, req.params.arguments, { signal })) as CallToolResult
+        const result = (await binding.client.callTool(binding.tool.upstreamName, req.params.arguments, { signal })) as CallToolResult
+        assertSerializable(result)
+        return result
       } catch (err) {
         throw asProtocolError(err, binding.connectorKey)
       } finally {
@@ -69,9 +71,32 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
   }
 }
 
-/** An upstream's JSON-RPC error passes through; anything else is an internal error naming the connector. */
+/**
+ * The SDK serializes a result only after the handler has returned, where a
+ * failure leaves the exchange without an answer (a 2026-07-28 call hangs, a
+ * 2025-06-18 one gets an empty 200). So a result JSON cannot carry (nested
+ * past the stack, in practice) fails here, as the fast path's own
+ * serialization does. The check runs a few levels deeper than the result
+ * itself, so that the SDK, serializing from a slightly different stack
+ * depth and inside its envelope, cannot overflow where this did not.
+ */
+const SERIALIZATION_MARGIN = 64
+
+function assertSerializable(result: CallToolResult): void {
+  let wrapped: unknown = result
+  for (let i = 0; i < SERIALIZATION_MARGIN; i++) wrapped = [wrapped]
+  JSON.stringify(wrapped)
+}
+
+/**
+ * An upstream's JSON-RPC error passes through; anything else is an internal
+ * error naming the connector. In a tools/call, a RangeError is the result
+ * failing to serialize (nested past the stack, or longer than a string may
+ * be), on either path.
+ */
 export function asProtocolError(err: unknown, connector: string): ProtocolError {
   if (err instanceof ProtocolError) return err
+  if (err instanceof RangeError) return new ProtocolError(ProtocolErrorCode.InternalError, `connector "${connector}": the tool result could not be serialized (${err.message})`, { connector })
   const e = err as { code?: unknown; message?: string; data?: unknown }
   if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
   const message = isTuttiError(err) ? err.message : `connector "${connector}": ${e.message ?? String(err)}`
