@@ -21,7 +21,7 @@ it('src/runtime never imports oclif or the commands', () => {
 })
 
 it('the registry is the pure core: no HTTP, SDK, process or upstream code', () => {
-  expect(offenders('src/runtime/registry', /^h3|listhen|@modelcontextprotocol|child_process|\/upstream\/|\/mcpserver\/|\/daemon\/|\/proc\//)).toEqual([])
+  expect(offenders('src/runtime/registry', /^h3|node:http|@modelcontextprotocol|child_process|\/upstream\/|\/mcpserver\/|\/daemon\/|\/proc\//)).toEqual([])
 })
 
 it('upstream clients know nothing of the local MCP server, and the server reaches upstreams only through bindings', () => {

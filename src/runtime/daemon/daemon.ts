@@ -3,6 +3,7 @@ import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
+import { tightenStatePermissions } from '../fs/state-permissions.js'
 import { GroupRecords } from '../proc/group-records.js'
 import { processStartTicks } from '../proc/pid.js'
 import { recordGroupsIn } from '../proc/process-group.js'
@@ -102,6 +103,8 @@ export class TuttiDaemon {
     const { paths } = this.options
     await ensurePrivateDir(paths.root)
     this.releaseLock = await this.takeSingletonLock()
+    // a state dir others can read would expose credentials and tokens' hashes: tighten it first
+    await tightenStatePermissions(paths, this.log)
     await writeFileAtomic(paths.daemonPid, `${process.pid}\n`)
     // we hold the singleton lock: whatever a predecessor's upstreams left running is nobody's now
     const groups = new GroupRecords(paths.upstreamsDir, this.identity.nonce)

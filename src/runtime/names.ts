@@ -1,0 +1,30 @@
+/**
+ * The names tutti gives things that others see: the MCP server, the shim
+ * commands, the environment variables, the protocol revisions. Spelled once.
+ */
+
+/** The one MCP server every agent sees. */
+export const SERVER_NAME = 'connector'
+
+/** `tutti-connector-<key>`: a connector's CLI on the agent's PATH. */
+export const SHIM_PREFIX = 'tutti-connector-'
+export const shimCommand = (key: string): string => `${SHIM_PREFIX}${key}`
+
+/** `<key>_`: a connector's tools on the connector server. */
+export const toolPrefix = (key: string): string => `${key}_`
+
+/** The agent session's token, in the agent's environment (never in a file or argv). */
+export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
+/** A connector's own writable data directory, in its server's and CLI's environment. */
+export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
+/** Names connectors may not declare. */
+export const RESERVED_VAR_PREFIX = 'TUTTI_'
+
+/** MCP revisions: the stateless one, and the 2025 one every `initialize` is answered with. */
+export const MODERN_REVISION = '2026-07-28'
+export const LEGACY_REVISION = '2025-06-18'
+/** Other 2025 revisions a client may keep sending after the handshake; served as 2025-06-18. */
+export const TOLERATED_LEGACY_REVISIONS = ['2025-11-25', '2025-03-26'] as const
+
+/** How tutti introduces itself to upstream servers. */
+export const UPSTREAM_CLIENT_INFO = { name: 'tutti-connector-runtime', version: '1' } as const
