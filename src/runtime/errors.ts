@@ -25,6 +25,12 @@ export const ErrorCodes = {
   CONNECTOR_NOT_READY: 'CONNECTOR_NOT_READY',
   LOCK_TIMEOUT: 'LOCK_TIMEOUT',
   INTERNAL: 'INTERNAL',
+  // refusals of the daemon's HTTP surface: the CLI meets them only when it talks to a daemon that is not its
+  // own (another token, another version), which is a failure, not bad input
+  UNAUTHORIZED: 'UNAUTHORIZED',
+  FORBIDDEN: 'FORBIDDEN',
+  NOT_FOUND: 'NOT_FOUND',
+  UNKNOWN_MESSAGE: 'UNKNOWN_MESSAGE',
 } as const
 
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]

@@ -1,5 +1,8 @@
 import { timingSafeEqual } from 'node:crypto'
-import { isTuttiError } from '../../errors.js'
+import { ErrorCodes, isTuttiError } from '../../errors.js'
+import { errorResponse, jsonResponse } from '../../http/error-response.js'
+import { HTTP_LIMITS } from '../../http/http-limits.js'
+import { readBodyLimited } from '../../http/read-body.js'
 import { availableMessage } from '../../protocol/available.js'
 import { doctorSnapshotMessage } from '../../protocol/doctor.js'
 import { healthMessage } from '../../protocol/health.js'
@@ -10,9 +13,6 @@ import { sessionRevokeMessage } from '../../protocol/session-revoke.js'
 import { statusMessage } from '../../protocol/status.js'
 import { stopMessage } from '../../protocol/stop.js'
 import type { DaemonContext } from '../context.js'
-import { HTTP_LIMITS } from '../http/http-limits.js'
-import { jsonResponse } from '../http/json-response.js'
-import { readBodyLimited } from '../http/read-body.js'
 import { handleAvailable } from './available.js'
 import { handleDoctorSnapshot } from './doctor.js'
 import { handleHealth } from './health.js'
@@ -51,27 +51,25 @@ function tokenMatches(header: string | null, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b)
 }
 
-const controlError = (status: number, code: string, message: string): Response => jsonResponse(status, { error: { code, message } })
-
 /** POST /control/<name>: authenticated by the control token from daemon.json. */
 export async function handleControl(ctx: DaemonContext, controlToken: string, name: string, req: Request): Promise<Response> {
-  if (!tokenMatches(req.headers.get('authorization'), controlToken)) return controlError(401, 'UNAUTHORIZED', 'missing or wrong control token')
+  if (!tokenMatches(req.headers.get('authorization'), controlToken)) return errorResponse(401, ErrorCodes.UNAUTHORIZED, 'missing or wrong control token')
   const r = routes.get(name)
-  if (!r) return controlError(404, 'UNKNOWN_MESSAGE', `unknown control message "${name}"`)
+  if (!r) return errorResponse(404, ErrorCodes.UNKNOWN_MESSAGE, `unknown control message "${name}"`)
   // the token and the message name are checked first: a refused request's body is never read
   const read = await readBodyLimited(req, HTTP_LIMITS.controlBodyBytes)
-  if (!read.ok && read.reason === 'too-large') return controlError(413, 'ARGUMENT_INVALID', 'control request body too large')
-  if (!read.ok) return controlError(400, 'ARGUMENT_INVALID', 'control request body did not arrive in full')
+  if (!read.ok && read.reason === 'too-large') return errorResponse(413, ErrorCodes.ARGUMENT_INVALID, 'control request body too large')
+  if (!read.ok) return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, 'control request body did not arrive in full')
   let json: unknown
   try {
     json = read.text ? JSON.parse(read.text) : {}
   } catch {
-    return controlError(400, 'ARGUMENT_INVALID', 'control request body is not JSON')
+    return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, 'control request body is not JSON')
   }
   const parsed = r.message.request.safeParse(json)
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ')
-    return controlError(400, 'ARGUMENT_INVALID', `bad ${name} request: ${issues}`)
+    return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, `bad ${name} request: ${issues}`)
   }
   try {
     const result = await r.handle(ctx, parsed.data as never)
@@ -80,8 +78,8 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
     // and health is the identity proof (a short credential may well occur in a path)
     return jsonResponse(200, EXACT_ANSWERS.has(name) ? result : ctx.log.redactor.redactSecrets(result))
   } catch (err) {
-    if (isTuttiError(err)) return controlError(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
+    if (isTuttiError(err)) return errorResponse(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
     ctx.log.error('control handler failed', { message: name, error: err })
-    return controlError(500, 'INTERNAL', ctx.log.redactor.redactString((err as Error).message))
+    return errorResponse(500, ErrorCodes.INTERNAL, ctx.log.redactor.redactString((err as Error).message))
   }
 }

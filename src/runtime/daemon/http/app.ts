@@ -1,9 +1,10 @@
 import { H3 } from 'h3'
+import { ErrorCodes } from '../../errors.js'
+import { errorResponse } from '../../http/error-response.js'
+import { closeIfBodyUnread } from '../../http/read-body.js'
 import type { DaemonContext } from '../context.js'
 import { handleControl } from '../control/router.js'
-import { jsonResponse } from './json-response.js'
 import { checkLoopback } from './loopback-guard.js'
-import { closeIfBodyUnread } from './read-body.js'
 
 export interface AppMounts {
   /** Extra routes (the MCP endpoint) mounted by their own modules. */
@@ -25,15 +26,15 @@ export function createDaemonApp(ctx: DaemonContext, controlToken: string, mounts
     },
     onError: (error) => {
       ctx.log.error('http handler failed', { error })
-      return jsonResponse(500, { error: { code: 'INTERNAL', message: 'internal error' } })
+      return errorResponse(500, ErrorCodes.INTERNAL, 'internal error')
     },
   })
   app.use((event) => {
     const failure = checkLoopback(event.req.headers)
-    if (failure) return jsonResponse(failure.status, { error: { code: 'FORBIDDEN', message: failure.reason } })
+    if (failure) return errorResponse(failure.status, ErrorCodes.FORBIDDEN, failure.reason)
   })
   app.post('/control/:name', (event) => handleControl(ctx, controlToken, event.context.params?.name ?? '', event.req))
   mounts.mount?.(app)
-  app.all('/**', () => jsonResponse(404, { error: { code: 'NOT_FOUND', message: 'not found' } }))
+  app.all('/**', () => errorResponse(404, ErrorCodes.NOT_FOUND, 'not found'))
   return app
 }
