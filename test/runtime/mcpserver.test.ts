@@ -1,8 +1,12 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
+import { classifyMcpRequest } from '../../src/runtime/mcpserver/classify.js'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
 import { ListChangedNotifier } from '../../src/runtime/mcpserver/list-changed-notifier.js'
 import { ListenStreams } from '../../src/runtime/mcpserver/listen-streams.js'
 import { checkParamHeaders, decodeParamValue } from '../../src/runtime/mcpserver/param-headers.js'
+import { buildRoute } from '../../src/runtime/registry/build-route.js'
+import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 
 describe('Mcp-Param headers', () => {
   const params = [
@@ -37,25 +41,39 @@ describe('Mcp-Param headers', () => {
 })
 
 describe('ListChangedNotifier', () => {
-  it('a burst of changes gives one notification', async () => {
-    let sent = 0
-    const n = new ListChangedNotifier(() => sent++, 10)
-    for (let i = 0; i < 20; i++) n.changed()
-    await new Promise((r) => setTimeout(r, 40))
-    expect(sent).toBe(1)
-    n.changed()
-    await new Promise((r) => setTimeout(r, 40))
-    expect(sent).toBe(2)
+  // fake timers: the window is the notifier's own timer, so nothing here depends on the machine's speed
+  it('a burst of changes gives one notification', () => {
+    vi.useFakeTimers()
+    try {
+      let sent = 0
+      const n = new ListChangedNotifier(() => sent++, 10)
+      for (let i = 0; i < 20; i++) n.changed()
+      vi.advanceTimersByTime(9)
+      expect(sent).toBe(0)
+      vi.advanceTimersByTime(1)
+      expect(sent).toBe(1)
+      vi.advanceTimersByTime(1000)
+      expect(sent).toBe(1)
+      n.changed()
+      vi.advanceTimersByTime(10)
+      expect(sent).toBe(2)
+      n.changed()
+      n.dispose()
+      vi.advanceTimersByTime(1000)
+      expect(sent).toBe(2)
+    } finally {
+      vi.useRealTimers()
+    }
   })
 })
 
 describe('LegacyCancellation', () => {
-  it('a cancel aborts exactly the registered call of that session', () => {
+  it('a cancel aborts exactly the registered call of that session (by token hash)', () => {
     const c = new LegacyCancellation()
-    const a = c.register('s1', 7)
-    const b = c.register('s2', 7)
-    expect(c.cancel('s1', '7', 'x')).toBe(false) // ids keep their JSON type
-    expect(c.cancel('s1', 7, 'bye')).toBe(true)
+    const a = c.register('hash-1', 7)
+    const b = c.register('hash-2', 7)
+    expect(c.cancel('hash-1', '7', 'x')).toBe(false) // ids keep their JSON type
+    expect(c.cancel('hash-1', 7, 'bye')).toBe(true)
     expect(a.signal.aborted).toBe(true)
     expect(b.signal.aborted).toBe(false)
     a.done()
@@ -66,7 +84,7 @@ describe('LegacyCancellation', () => {
 
 describe('ListenStreams', () => {
   it('closing a session ends its tracked streams only', async () => {
-    const streams = new ListenStreams()
+    const streams = new ListenStreams(createLogger(memorySink([])))
     const open = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n\n')) }), { headers: { 'content-type': 'text/event-stream' } })
     const mine = streams.track('h1', open())
     const theirs = streams.track('h2', open())
@@ -78,5 +96,27 @@ describe('ListenStreams', () => {
     expect(done).toBe(true)
     expect(streams.size).toBe(1)
     expect(theirs.status).toBe(200)
+  })
+})
+
+describe('classifyMcpRequest', () => {
+  const registry = new ConnectorMCPRegistry()
+  registry.commit(buildRoute('k', 1, { callTool: async () => ({ content: [] }) }, [{ name: 't', inputSchema: { type: 'object' } }]))
+  const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+  const call = (params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t', ...params } })
+  const headers = (h: Record<string, string> = {}) => new Headers(h)
+
+  it('the era is the SDK classifier\'s; a tools/call of a known tool carries its binding', () => {
+    const modern = classifyMcpRequest(call({ _meta: META }), headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }), registry)
+    expect(modern).toMatchObject({ era: 'modern', method: 'tools/call', binding: { connectorKey: 'k', tool: { upstreamName: 't' } } })
+    expect(classifyMcpRequest(call({}), headers(), registry)).toMatchObject({ era: 'legacy', method: 'tools/call', binding: { connectorKey: 'k' } })
+    const init = classifyMcpRequest({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } }, headers(), registry)
+    expect(init).toMatchObject({ era: 'legacy', method: 'initialize', binding: undefined, outcome: { kind: 'legacy', reason: 'initialize' } })
+  })
+
+  it('an unknown tool has no binding; a refused request has no era and resolves nothing', () => {
+    expect(classifyMcpRequest(call({ name: 'k_nope' }), headers(), registry).binding).toBeUndefined()
+    const refused = classifyMcpRequest(call({ _meta: META }), headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }), registry)
+    expect(refused).toMatchObject({ era: undefined, binding: undefined, outcome: { kind: 'reject', code: -32020 } })
   })
 })

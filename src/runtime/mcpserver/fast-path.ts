@@ -1,45 +1,31 @@
+import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, isJsonContentType, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
 import { HTTPResponse } from 'h3'
-import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
-import type { ConnectorMCPTool, MCPToolBinding } from '../registry/route.js'
+import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME } from '../names.js'
+import type { ConnectorMCPTool, ToolCallResult } from '../registry/route.js'
 import { PRODUCT_VERSION } from '../version.js'
-import type { LegacyCancellation } from './legacy-cancellation.js'
-import { asProtocolError, SERVER_NAME } from './server-factory.js'
+import type { Era, McpRequest } from './classify.js'
+import { failure, type ToolOutcome, type ToolService } from './tool-service.js'
 
 /**
  * The hot paths, `tools/call` and `tools/list`, without building an SDK
  * server per request. `createMcpHandler` costs ~1.3 ms a request on its own
  * (a fresh Server, zod parsing, a per-request transport; see bench/), more
  * than the whole budget for forwarding a call, and re-validates thousands
- * of tools on every list. This path takes only requests that are already
- * exactly right: any doubt (a header that needs decoding, extra `_meta`, a
- * cursor, an unknown tool, an unusual Accept) returns undefined and the SDK
- * handles the request, with its precise errors. Tests hold both paths to
- * the same bytes.
+ * of tools on every list.
+ *
+ * It takes only requests that are exactly right: any doubt (a header that
+ * needs decoding, extra `_meta`, a cursor, an unknown tool, an unusual
+ * Accept) returns undefined and the SDK serves the request. The calling is
+ * the tool service's; this file only encodes, and only the common case: a
+ * plain result. An error, or a result the SDK would normalize, goes to the
+ * SDK to encode (`sdk`), with the call already made, so the SDK's own rules
+ * for each era (error codes, HTTP statuses, wording) are never copied here.
+ * In-process tests hold the two to the same bytes.
  */
-const ENVELOPE = {
-  version: 'io.modelcontextprotocol/protocolVersion',
-  capabilities: 'io.modelcontextprotocol/clientCapabilities',
-  info: 'io.modelcontextprotocol/clientInfo',
-} as const
-const MODERN = '2026-07-28'
-const LEGACY = '2025-06-18'
+export type SdkEncoder = (settled: ToolOutcome) => Promise<Response>
+
 const SERVER_INFO = { name: SERVER_NAME, version: PRODUCT_VERSION }
-
-interface CallBody {
-  jsonrpc: '2.0'
-  id: string | number
-  method: 'tools/call'
-  params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> }
-}
-
-interface ListBody {
-  jsonrpc: '2.0'
-  id: string | number
-  method: 'tools/list'
-  params: { _meta?: Record<string, unknown> }
-}
-
-type Era = 'modern' | 'legacy'
+const SERVER_INFO_JSON = JSON.stringify({ [SERVER_INFO_META_KEY]: SERVER_INFO })
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v)
 
@@ -48,51 +34,43 @@ function onlyKeys(o: Record<string, unknown>, allowed: readonly string[]): boole
   return true
 }
 
-function wellFormedEnvelope(body: Record<string, unknown>, method: string): boolean {
-  if (body.jsonrpc !== '2.0' || body.method !== method) return false
+/** The envelope the SDK would take as it is: no optional keys, capabilities each an object, a complete clientInfo. */
+function plainEnvelope(meta: unknown): boolean {
+  if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return false
+  const caps = meta[CLIENT_CAPABILITIES_META_KEY]
+  if (!isPlainObject(caps) || !Object.values(caps).every(isPlainObject)) return false
+  const info = meta[CLIENT_INFO_META_KEY]
+  if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return false
+  return onlyKeys(meta, [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY])
+}
+
+/** Body and headers exactly as a plain client of that era sends them. */
+function exactlyRight(era: Era, method: string, body: Record<string, unknown>, headers: Headers): boolean {
+  if (body.jsonrpc !== '2.0' || !onlyKeys(body, ['jsonrpc', 'id', 'method', 'params'])) return false
   if (typeof body.id !== 'string' && !(typeof body.id === 'number' && Number.isInteger(body.id))) return false
-  return onlyKeys(body, ['jsonrpc', 'id', 'method', 'params'])
-}
-
-function wellFormedCall(body: Record<string, unknown>): body is CallBody & Record<string, unknown> {
-  if (!wellFormedEnvelope(body, 'tools/call')) return false
-  const p = body.params
-  if (!isPlainObject(p) || typeof p.name !== 'string' || !onlyKeys(p, ['name', 'arguments', '_meta'])) return false
-  return p.arguments === undefined || isPlainObject(p.arguments)
-}
-
-function wellFormedList(body: Record<string, unknown>): body is ListBody & Record<string, unknown> {
-  if (!wellFormedEnvelope(body, 'tools/list')) return false
-  if (body.params === undefined) {
-    body.params = {}
-    return true
-  }
-  return isPlainObject(body.params) && onlyKeys(body.params, ['_meta'])
-}
-
-/** Capabilities shaped as the schema wants (each one an object); anything else is for the SDK to judge. */
-function plainCapabilities(v: unknown): boolean {
-  return isPlainObject(v) && Object.values(v).every(isPlainObject)
-}
-
-function plainClientInfo(v: unknown): boolean {
-  return isPlainObject(v) && typeof v.name === 'string' && typeof v.version === 'string'
-}
-
-/** Which era this request is, if it is a plain, valid request the fast path may serve. */
-function era(body: CallBody | ListBody, headers: Headers): Era | undefined {
-  if (!headers.get('content-type')?.startsWith('application/json')) return undefined
+  const params = body.params ?? {}
+  if (!isPlainObject(params)) return false
+  if (method === 'tools/call') {
+    if (typeof params.name !== 'string' || !onlyKeys(params, ['name', 'arguments', '_meta'])) return false
+    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return false
+  } else if (!onlyKeys(params, ['_meta'])) return false
+  if (!isJsonContentType(headers.get('content-type'))) return false
   const accept = headers.get('accept') ?? ''
-  const meta = body.params._meta
-  if (meta === undefined) {
-    const ok = headers.get('mcp-protocol-version') === LEGACY && accept.includes('application/json') && accept.includes('text/event-stream')
-    return ok ? 'legacy' : undefined
-  }
-  if (!isPlainObject(meta) || meta[ENVELOPE.version] !== MODERN || !plainCapabilities(meta[ENVELOPE.capabilities])) return undefined
-  for (const k of Object.keys(meta)) if (k !== ENVELOPE.version && k !== ENVELOPE.capabilities && !(k === ENVELOPE.info && plainClientInfo(meta[k]))) return undefined
-  const nameMatches = body.method === 'tools/list' || headers.get('mcp-name') === body.params.name
-  const headersMatch = headers.get('mcp-protocol-version') === MODERN && headers.get('mcp-method') === body.method && nameMatches
-  return headersMatch && accept.includes('application/json') ? 'modern' : undefined
+  if (!accept.includes('application/json')) return false
+  if (era === 'legacy') return params._meta === undefined && headers.get('mcp-protocol-version') === LEGACY_REVISION && accept.includes('text/event-stream')
+  if (!plainEnvelope(params._meta)) return false
+  if (headers.get('mcp-protocol-version') !== MODERN_REVISION || headers.get('mcp-method') !== method) return false
+  return method !== 'tools/call' || headers.get('mcp-name') === params.name
+}
+
+/**
+ * A result the SDK sends as it is (stamped with resultType and serverInfo on
+ * 2026-07-28); others it normalizes. Results come from the SDK client, which
+ * has already ordered their keys as the schema does and dropped unknown
+ * content keys, just as the SDK server's validation would.
+ */
+function plainResult(r: ToolCallResult): boolean {
+  return Array.isArray(r.content) && r.resultType === undefined && (r._meta === undefined || isPlainObject(r._meta))
 }
 
 /*
@@ -100,8 +78,8 @@ function era(body: CallBody | ListBody, headers: Headers): Era | undefined {
  * writeHead + write, without a web stream or chunked encoding: on the hot path
  * that saves a syscall and the stream machinery per request.
  */
-function modernResponse(payload: string, status = 200): HTTPResponse {
-  return new HTTPResponse(payload, { status, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } })
+function modernResponse(payload: string): HTTPResponse {
+  return new HTTPResponse(payload, { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } })
 }
 
 function legacyResponse(payload: string): HTTPResponse {
@@ -112,79 +90,41 @@ function legacyResponse(payload: string): HTTPResponse {
   })
 }
 
-const SERVER_INFO_JSON = JSON.stringify({ 'io.modelcontextprotocol/serverInfo': SERVER_INFO })
-
-/*
- * What the SDK does to an error on the 2026-07-28 wire, so both paths agree:
- * a missing client capability (-32021) is HTTP 400, and codes that revision
- * retired (-32002 resource not found, -32042 URL elicitation) become -32603.
- */
-const MISSING_CAPABILITY = -32021
-const RESOURCE_NOT_FOUND_2025 = -32002
-const URL_ELICITATION_2025 = -32042
-// the SDK's own wording (2.4.0); tools-call-paths.test.ts holds both paths to it
-const URL_ELICITATION_MESSAGE =
-  'URL elicitation cannot be signalled by throwing UrlElicitationRequiredError on protocol revision 2026-07-28: return inputRequired({ inputRequests: { …: inputRequired.elicitUrl(...) } }) from the handler instead. The urlElicitationRequired error (-32042) of earlier revisions is not available on this revision.'
-
-function mapModernError(code: number, message: string, data: unknown): Record<string, unknown> | undefined {
-  if (code === URL_ELICITATION_2025) return { code: -32603, message: URL_ELICITATION_MESSAGE }
-  if (code === RESOURCE_NOT_FOUND_2025) return { code: -32603, message, ...(data !== undefined ? { data } : {}) }
-  return undefined
-}
-
 export class FastPath {
-  /** The serialized tool table of the registry snapshot it was made from. */
+  /** The serialized tool table of the snapshot it was made from. */
   private toolsJson?: { snapshot: readonly ConnectorMCPTool[]; json: string }
 
-  constructor(
-    private readonly registry: ConnectorMCPRegistry,
-    private readonly cancellation: LegacyCancellation,
-  ) {}
+  constructor(private readonly tools: ToolService) {}
 
   /** A response (promise) when this path serves the request, else undefined. */
-  tryHandle(body: Record<string, unknown>, req: Request, session: string): Promise<HTTPResponse> | HTTPResponse | undefined {
-    if (body.method === 'tools/list') {
-      if (!wellFormedList(body)) return undefined
-      const which = era(body, req.headers)
-      return which ? this.list(which, body) : undefined
-    }
-    if (!wellFormedCall(body)) return undefined
-    const which = era(body, req.headers)
-    if (!which) return undefined
-    const binding = this.registry.resolve(body.params.name)
-    if (!binding) return undefined
-    return this.call(which, body, binding, req, session)
+  tryHandle(request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> | HTTPResponse | undefined {
+    const { era, method } = request
+    if (!era || (method !== 'tools/list' && method !== 'tools/call') || !exactlyRight(era, method, body, req.headers)) return undefined
+    if (method === 'tools/list') return this.list(era, body.id)
+    return request.binding ? this.call(era, request, body, req, session, sdk) : undefined
   }
 
-  private list(which: Era, body: ListBody): HTTPResponse {
-    const snapshot = this.registry.list()
+  private list(era: Era, requestId: unknown): HTTPResponse {
+    const snapshot = this.tools.snapshot()
     // each tool was serialized once, when its route was built
     if (this.toolsJson?.snapshot !== snapshot) this.toolsJson = { snapshot, json: `[${snapshot.map((t) => t.json).join(',')}]` }
-    const id = JSON.stringify(body.id)
-    if (which === 'legacy') return legacyResponse(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
+    const id = JSON.stringify(requestId)
+    if (era === 'legacy') return legacyResponse(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
     return modernResponse(`{"result":{"tools":${this.toolsJson.json},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${SERVER_INFO_JSON}},"jsonrpc":"2.0","id":${id}}`)
   }
 
-  private async call(which: Era, body: CallBody, binding: MCPToolBinding, req: Request, session: string): Promise<HTTPResponse> {
-    const legacy = which === 'legacy' ? this.cancellation.register(session, body.id) : undefined
+  private async call(era: Era, request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> {
+    const params = body.params as { name: string; arguments?: Record<string, unknown> }
+    // req.signal aborts when the client goes away: the upstream call is cancelled too
+    const outcome = await this.tools.call(request.binding, params.name, params.arguments, { signal: req.signal, ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}) })
+    if (!outcome.ok || !plainResult(outcome.result)) return sdk(outcome)
     let payload: string
-    let status = 200
     try {
-      this.registry.assertDispatchable(binding)
-      // req.signal aborts when the client goes away: the upstream call is cancelled too
-      const signal = legacy ? AbortSignal.any([req.signal, legacy.signal]) : req.signal
-      const result = await binding.client.callTool(binding.tool.upstreamName, body.params.arguments, { signal })
-      const out = which === 'modern' ? { ...result, resultType: 'complete', _meta: { ...(isPlainObject(result._meta) ? result._meta : {}), 'io.modelcontextprotocol/serverInfo': SERVER_INFO } } : result
-      payload = JSON.stringify({ result: out, jsonrpc: '2.0', id: body.id })
+      const result = era === 'modern' ? { ...outcome.result, resultType: 'complete', _meta: { ...(outcome.result._meta as Record<string, unknown> | undefined), [SERVER_INFO_META_KEY]: SERVER_INFO } } : outcome.result
+      payload = JSON.stringify({ result, jsonrpc: '2.0', id: body.id })
     } catch (err) {
-      const e = asProtocolError(err, binding.connectorKey)
-      const modernMapped = which === 'modern' ? mapModernError(e.code, e.message, e.data) : undefined
-      const error: Record<string, unknown> = modernMapped ?? { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) }
-      payload = JSON.stringify({ jsonrpc: '2.0', id: body.id, error })
-      if (which === 'modern' && error.code === MISSING_CAPABILITY) status = 400
-    } finally {
-      legacy?.done()
+      return sdk(failure(err, outcome.connector))
     }
-    return which === 'modern' ? modernResponse(payload, status) : legacyResponse(payload)
+    return era === 'modern' ? modernResponse(payload) : legacyResponse(payload)
   }
 }

@@ -2,7 +2,9 @@
  * 2025-era clients cancel a call with a separate `notifications/cancelled`
  * POST. The SDK's stateless fallback serves that POST on a fresh server, so
  * it never reaches the running call; this table does: calls register under
- * (session, request id) and the cancel aborts them.
+ * (session, request id) and the cancel aborts them. The session is its
+ * token's hash: unique, where a workspace and a session name joined by any
+ * separator are not.
  */
 export class LegacyCancellation {
   private readonly inFlight = new Map<string, AbortController>()

@@ -1,3 +1,6 @@
+import { bestEffort } from '../log/best-effort.js'
+import type { Logger } from '../log/logger.js'
+
 /**
  * Open `subscriptions/listen` streams, by session token hash, so that a
  * revoked token's streams end at once rather than at the next reconnect.
@@ -5,11 +8,14 @@
 export class ListenStreams {
   private readonly bySession = new Map<string, Set<() => void>>()
 
+  constructor(private readonly log: Logger) {}
+
   /** Wrap a listen response so it can be ended from here. */
   track(sessionHash: string, response: Response): Response {
     if (!response.body) return response
     const reader = response.body.getReader()
     let closeNow: () => void = () => {}
+    const log = this.log
     const streams = this.bySession.get(sessionHash) ?? new Set()
     this.bySession.set(sessionHash, streams)
     const forget = (): void => {
@@ -20,7 +26,7 @@ export class ListenStreams {
       start(controller) {
         closeNow = () => {
           forget()
-          void reader.cancel().catch(() => {})
+          void bestEffort(reader.cancel(), log, 'ending a listen stream')
           try {
             controller.close()
           } catch {

@@ -1,15 +1,8 @@
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
-import { isTuttiError } from '../errors.js'
-import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
-import { toMcpTool } from '../registry/mcp-tool.js'
+import { ProtocolError, ProtocolErrorCode, Server, type McpRequestContext } from '@modelcontextprotocol/server'
+import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME, TOLERATED_LEGACY_REVISIONS } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
-import type { LegacyCancellation } from './legacy-cancellation.js'
-
-export const SERVER_NAME = 'connector'
-
-/** The 2025-era revision every `initialize` is answered with. */
-export const ANSWERED_2025_VERSION = '2025-06-18'
-export const TOLERATED_2025_VERSIONS = ['2025-11-25', '2025-03-26'] as const
+import { exchangeOf } from './exchange.js'
+import { answerOrThrow, type ToolService } from './tool-service.js'
 
 const INSTRUCTIONS =
   'Tools of every connector installed in tutti, named <connector>_<tool>. The list changes while you run ' +
@@ -17,48 +10,40 @@ const INSTRUCTIONS =
 
 /**
  * The per-request server behind `/mcp/connector`. `createMcpHandler` builds
- * one per HTTP request, so it stays cheap: every answer is read from the
- * registry at that moment. `tools.listChanged` is true only in the
- * 2026-07-28 era, where `subscriptions/listen` carries the notifications.
+ * one per HTTP request, so it stays cheap: every answer comes from the tool
+ * service at that moment. The era and the tool's binding come from the
+ * endpoint's one classification of the request (see exchange.ts).
+ * `tools.listChanged` is true only in the 2026-07-28 era, where
+ * `subscriptions/listen` carries the notifications.
  */
-export function createServerFactory(registry: ConnectorMCPRegistry, cancellation: LegacyCancellation) {
+export function createServerFactory(tools: ToolService) {
   return (ctx: McpRequestContext): Server => {
+    const exchange = exchangeOf(ctx.authInfo)
+    const era = exchange.request.era
     const server = new Server(
       { name: SERVER_NAME, version: PRODUCT_VERSION },
       {
         // only tools are projected; resources and prompts answer with empty lists
-        capabilities: { tools: { listChanged: ctx.era === 'modern' }, resources: {}, prompts: {} },
+        capabilities: { tools: { listChanged: era === 'modern' }, resources: {}, prompts: {} },
         // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
         // the other 2025 revisions are listed so that a client that keeps sending its own revision in
         // MCP-Protocol-Version after the handshake is still served
-        supportedProtocolVersions: ['2026-07-28', ANSWERED_2025_VERSION, ...TOLERATED_2025_VERSIONS],
+        supportedProtocolVersions: [MODERN_REVISION, LEGACY_REVISION, ...TOLERATED_LEGACY_REVISIONS],
         instructions: INSTRUCTIONS,
       },
     )
-    const session = ctx.authInfo?.clientId ?? 'anonymous'
 
-    server.setRequestHandler('tools/list', async (req) => {
-      if (req.params?.cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${req.params.cursor}"`)
-      return { tools: registry.list().map(toMcpTool) }
-    })
+    server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor))
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
-      const name = req.params.name
-      const binding = registry.resolve(name)
-      if (!binding) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`)
-      const legacy = ctx.era === 'legacy' ? cancellation.register(session, hctx.mcpReq.id) : undefined
-      try {
-        registry.assertDispatchable(binding)
-        const signal = legacy ? AbortSignal.any([hctx.mcpReq.signal, legacy.signal]) : hctx.mcpReq.signal
-        // results (content, structuredContent, isError) pass through unchanged
-        const result = (await binding.client.callTool(binding.tool.upstreamName, req.params.arguments, { signal })) as CallToolResult
-        assertSerializable(result)
-        return result
-      } catch (err) {
-        throw asProtocolError(err, binding.connectorKey)
-      } finally {
-        legacy?.done()
-      }
+      // the fast path made the call already and leaves the encoding to the SDK
+      const outcome =
+        exchange.settled ??
+        (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
+          signal: hctx.mcpReq.signal,
+          ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
+        }))
+      return answerOrThrow(outcome)
     })
 
     server.setRequestHandler('resources/list', async () => ({ resources: [] }))
@@ -69,36 +54,4 @@ export function createServerFactory(registry: ConnectorMCPRegistry, cancellation
     })
     return server
   }
-}
-
-/**
- * The SDK serializes a result only after the handler has returned, where a
- * failure leaves the exchange without an answer (a 2026-07-28 call hangs, a
- * 2025-06-18 one gets an empty 200). So a result JSON cannot carry (nested
- * past the stack, in practice) fails here, as the fast path's own
- * serialization does. The check runs a few levels deeper than the result
- * itself, so that the SDK, serializing from a slightly different stack
- * depth and inside its envelope, cannot overflow where this did not.
- */
-const SERIALIZATION_MARGIN = 64
-
-function assertSerializable(result: CallToolResult): void {
-  let wrapped: unknown = result
-  for (let i = 0; i < SERIALIZATION_MARGIN; i++) wrapped = [wrapped]
-  JSON.stringify(wrapped)
-}
-
-/**
- * An upstream's JSON-RPC error passes through; anything else is an internal
- * error naming the connector. In a tools/call, a RangeError is the result
- * failing to serialize (nested past the stack, or longer than a string may
- * be), on either path.
- */
-export function asProtocolError(err: unknown, connector: string): ProtocolError {
-  if (err instanceof ProtocolError) return err
-  if (err instanceof RangeError) return new ProtocolError(ProtocolErrorCode.InternalError, `connector "${connector}": the tool result could not be serialized (${err.message})`, { connector })
-  const e = err as { code?: unknown; message?: string; data?: unknown }
-  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
-  const message = isTuttiError(err) ? err.message : `connector "${connector}": ${e.message ?? String(err)}`
-  return new ProtocolError(ProtocolErrorCode.InternalError, message, { connector })
 }

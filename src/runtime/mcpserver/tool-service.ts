@@ -1,0 +1,117 @@
+import { ProtocolError, ProtocolErrorCode, SERVER_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server'
+import { isTuttiError } from '../errors.js'
+import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { toMcpTool } from '../registry/mcp-tool.js'
+import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
+import type { LegacyCancellation } from './legacy-cancellation.js'
+
+/** How a tools/call ended: the upstream's result, or the JSON-RPC error to answer with. */
+export type ToolOutcome = { ok: true; result: ToolCallResult; connector: string } | { ok: false; error: ProtocolError }
+
+export interface CallOptions {
+  /** Aborts when the client goes away (or the SDK ends the exchange): the upstream call is cancelled too. */
+  signal: AbortSignal
+  /** A 2025-era call, which a later `notifications/cancelled` of the same session may cancel. */
+  legacy?: { session: string; id: unknown }
+}
+
+/**
+ * tools/list and tools/call against the registry, for both serving paths:
+ * the fast path encodes what this returns, the SDK handlers return it to
+ * the SDK. Nothing else touches a binding's client.
+ */
+export class ToolService {
+  constructor(
+    private readonly registry: ConnectorMCPRegistry,
+    private readonly cancellation: LegacyCancellation,
+  ) {}
+
+  /** The registry's snapshot: the same frozen array until a commit changes what is visible. */
+  snapshot(): readonly ConnectorMCPTool[] {
+    return this.registry.list()
+  }
+
+  /** Every tool on one page; a cursor is one this server never handed out. */
+  list(cursor?: string): { tools: Array<ReturnType<typeof toMcpTool>> } {
+    if (cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${cursor}"`)
+    return { tools: this.registry.list().map(toMcpTool) }
+  }
+
+  /** Never throws: every failure is the JSON-RPC error the client gets. */
+  async call(binding: MCPToolBinding | undefined, name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolOutcome> {
+    if (!binding) return { ok: false, error: new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`) }
+    const legacy = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id) : undefined
+    try {
+      // a removal after the request resolved the binding fences it; a swap to a newer generation does not
+      this.registry.assertDispatchable(binding)
+      const signal = legacy ? AbortSignal.any([options.signal, legacy.signal]) : options.signal
+      const result = await binding.client.callTool(binding.tool.upstreamName, args, { signal })
+      return { ok: true, result: withoutUpstreamIdentity(result), connector: binding.connectorKey }
+    } catch (err) {
+      return failure(err, binding.connectorKey)
+    } finally {
+      legacy?.done()
+    }
+  }
+}
+
+export function failure(err: unknown, connector: string): ToolOutcome {
+  return { ok: false, error: asProtocolError(err, connector) }
+}
+
+/**
+ * A 2026-07-28 upstream stamps its own serverInfo into a result's `_meta`.
+ * That names the upstream hop, not the tool's answer; left in, the SDK would
+ * keep it (it stamps its own only where none is), so a client would see the
+ * upstream's identity instead of `connector`'s.
+ */
+function withoutUpstreamIdentity(result: ToolCallResult): ToolCallResult {
+  const meta = result._meta
+  if (!meta || typeof meta !== 'object' || !(SERVER_INFO_META_KEY in meta)) return result
+  const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta as Record<string, unknown>
+  // rebuilt in the same key order: the SDK client ordered the keys as the SDK server would
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(result)) {
+    if (key !== '_meta') out[key] = value
+    else if (Object.keys(rest).length) out[key] = rest
+  }
+  return out as ToolCallResult
+}
+
+/**
+ * The SDK handler's answer: the result to return, or the error to throw.
+ * The SDK serializes a result only after the handler has returned, where a
+ * failure leaves the exchange without an answer (a 2026-07-28 call hangs, a
+ * 2025-06-18 one gets an empty 200). So a result JSON cannot carry (nested
+ * past the stack, in practice) fails here, as the fast path's own
+ * serialization does. The check runs a few levels deeper than the result,
+ * so that the SDK, serializing from a slightly deeper stack and inside its
+ * envelope, cannot overflow where this did not.
+ */
+const SERIALIZATION_MARGIN = 64
+
+export function answerOrThrow(outcome: ToolOutcome): CallToolResult {
+  if (!outcome.ok) throw outcome.error
+  let wrapped: unknown = outcome.result
+  for (let i = 0; i < SERIALIZATION_MARGIN; i++) wrapped = [wrapped]
+  try {
+    JSON.stringify(wrapped)
+  } catch (err) {
+    throw asProtocolError(err, outcome.connector)
+  }
+  return outcome.result as CallToolResult
+}
+
+/**
+ * An upstream's JSON-RPC error passes through; anything else is an internal
+ * error naming the connector. A RangeError is the result failing to
+ * serialize (nested past the stack, or longer than a string may be).
+ */
+export function asProtocolError(err: unknown, connector: string): ProtocolError {
+  if (err instanceof ProtocolError) return err
+  if (err instanceof RangeError) return new ProtocolError(ProtocolErrorCode.InternalError, `connector "${connector}": the tool result could not be serialized (${err.message})`, { connector })
+  const e = err as { code?: unknown; message?: string; data?: unknown }
+  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
+  const message = isTuttiError(err) ? err.message : `connector "${connector}": ${e.message ?? String(err)}`
+  return new ProtocolError(ProtocolErrorCode.InternalError, message, { connector })
+}
