@@ -1,17 +1,31 @@
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { buildAvailable } from '../../src/runtime/available/build-available.js'
-import { loadRelease } from '../../src/runtime/manifest/load.js'
+import { loadRelease, type LoadedRelease } from '../../src/runtime/manifest/load.js'
 import { availableResult } from '../../src/runtime/protocol/available.js'
+import type { ConnectorSnapshot } from '../../src/runtime/reconcile/connector-snapshot.js'
 import { EXAMPLES } from '../support/tutti.js'
 
-it('builds the documented shape, sorted by key, from names and statuses only', async () => {
+const snapshot = (r: LoadedRelease, status: 'ready' | 'needs-auth', extra: Partial<ConnectorSnapshot> = {}): ConnectorSnapshot => ({
+  key: r.manifest.key,
+  name: r.manifest.name,
+  version: r.manifest.version,
+  description: r.manifest.description,
+  releaseRoot: r.root,
+  skills: r.skills,
+  active: status === 'ready',
+  generation: 1,
+  tools: 3,
+  mcp: { status, activation: 'eager', ...(status === 'ready' ? {} : { reason: `missing KEY in ${r.root}` }) },
+  cli: { status, shimGeneration: 1 },
+  lastChange: new Date().toISOString(),
+  ...extra,
+})
+
+it('builds the documented shape, sorted by key, from names, statuses and scrubbed reasons only', async () => {
   const notes = await loadRelease(path.join(EXAMPLES, 'notes'))
   const everything = await loadRelease(path.join(EXAMPLES, 'everything'))
-  const out = buildAvailable([
-    { key: 'notes', name: 'Notes', release: notes, mcpStatus: 'ready', cliStatus: 'ready' },
-    { key: 'everything', name: 'Everything', release: everything, mcpStatus: 'needs-auth', cliStatus: 'needs-auth' },
-  ])
+  const out = buildAvailable([snapshot(notes, 'ready'), snapshot(everything, 'needs-auth')], (t) => t.split(everything.root).join('<state>'))
   expect(out.connectors.map((c) => c.key)).toEqual(['everything', 'notes'])
   expect(out.connectors[1]).toEqual({
     key: 'notes',
@@ -23,7 +37,9 @@ it('builds the documented shape, sorted by key, from names and statuses only', a
       { kind: 'cli', command: 'tutti-connector-notes', status: 'ready' },
     ],
   })
+  expect(out.connectors[0]!.interfaces[0]).toEqual({ kind: 'mcp', serverName: 'connector', toolPrefix: 'everything_', status: 'needs-auth', reason: 'missing KEY in <state>' })
   expect(JSON.stringify(out)).not.toContain(EXAMPLES)
+  expect(availableResult.safeParse(out).success).toBe(true)
 })
 
 it('the wire schema refuses any extra field (a URL, a path) riding along', () => {
@@ -31,7 +47,7 @@ it('the wire schema refuses any extra field (a URL, a path) riding along', () =>
   expect(availableResult.safeParse(leaky).success).toBe(false)
 })
 
-it('an unreadable release still lists the connector, with no interfaces', () => {
-  const out = buildAvailable([{ key: 'gone', name: 'Gone', mcpStatus: 'failed', cliStatus: 'failed' }])
-  expect(out.connectors).toEqual([{ key: 'gone', name: 'Gone', description: '', skills: [], interfaces: [] }])
+it('an unreadable release still lists the connector, with no MCP interface to offer', () => {
+  const gone: ConnectorSnapshot = { key: 'gone', name: 'Gone', version: '1', description: '', skills: [], active: false, generation: 0, tools: 0, mcp: { status: 'failed', activation: 'eager', reason: 'unreadable' }, lastChange: '' }
+  expect(buildAvailable([gone]).connectors).toEqual([{ key: 'gone', name: 'Gone', description: '', skills: [], interfaces: [] }])
 })

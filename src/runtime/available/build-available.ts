@@ -1,46 +1,38 @@
-import type { LoadedRelease } from '../manifest/load.js'
+import { SERVER_NAME, shimCommand, toolPrefix } from '../names.js'
 import type { AvailableConnector, AvailableResult } from '../protocol/available.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { ConnectorSnapshot } from '../reconcile/connector-snapshot.js'
 
-export interface AvailableInput {
-  key: string
-  name: string
-  release?: LoadedRelease
-  mcpStatus: InterfaceStatus
-  cliStatus: InterfaceStatus
-  mcpReason?: string
-  cliReason?: string
-}
+export { shimCommand, toolPrefix }
 
 /** Reasons are for a person at a glance; the whole story is in `daemon status` and the log. */
 export const MAX_REASON_CHARS = 300
 
-function shortReason(reason: string | undefined): { reason?: string } {
+function shortReason(reason: string | undefined, scrub: (text: string) => string): { reason?: string } {
   if (!reason) return {}
-  const flat = reason.replace(/\s+/g, ' ').trim()
+  const flat = scrub(reason).replace(/\s+/g, ' ').trim()
   return { reason: flat.length > MAX_REASON_CHARS ? `${flat.slice(0, MAX_REASON_CHARS - 1)}…` : flat }
 }
 
-export const shimCommand = (key: string): string => `tutti-connector-${key}`
-export const toolPrefix = (key: string): string => `${key}_`
-
 /**
- * The `connector available` view. Built only from names, descriptions and
- * statuses: nothing here knows a URL, port, token, credential or path.
+ * The `connector available` view, a pure function of the connector
+ * snapshots. Built only from names, descriptions, statuses and reasons
+ * (which `scrub` cleans of secrets and paths): nothing here shows a URL,
+ * port, token, credential or path.
  */
-export function buildAvailable(inputs: readonly AvailableInput[]): AvailableResult {
-  const connectors = [...inputs]
+export function buildAvailable(snapshots: readonly ConnectorSnapshot[], scrub: (text: string) => string = (t) => t): AvailableResult {
+  const connectors = [...snapshots]
     .sort((a, b) => a.key.localeCompare(b.key))
-    .map((input): AvailableConnector => {
-      const m = input.release?.manifest
+    .map((s): AvailableConnector => {
       const interfaces: AvailableConnector['interfaces'] = []
-      if (m?.mcp) interfaces.push({ kind: 'mcp', serverName: 'connector', toolPrefix: toolPrefix(input.key), status: input.mcpStatus, ...(input.mcpStatus !== 'ready' ? shortReason(input.mcpReason) : {}) })
-      if (m?.cli) interfaces.push({ kind: 'cli', command: shimCommand(input.key), status: input.cliStatus, ...(input.cliStatus !== 'ready' ? shortReason(input.cliReason) : {}) })
+      if (s.mcp && s.releaseRoot) {
+        interfaces.push({ kind: 'mcp', serverName: SERVER_NAME, toolPrefix: toolPrefix(s.key), status: s.mcp.status, ...(s.mcp.status !== 'ready' ? shortReason(s.mcp.reason, scrub) : {}) })
+      }
+      if (s.cli) interfaces.push({ kind: 'cli', command: shimCommand(s.key), status: s.cli.status, ...(s.cli.status !== 'ready' ? shortReason(s.cli.reason, scrub) : {}) })
       return {
-        key: input.key,
-        name: m?.name ?? input.name,
-        description: m?.description ?? '',
-        skills: (input.release?.skills ?? []).map((s) => (s.title ? { name: s.name, title: s.title, description: s.description } : { name: s.name, description: s.description })),
+        key: s.key,
+        name: s.name,
+        description: s.description,
+        skills: s.skills.map((k) => (k.title ? { name: k.name, title: k.title, description: k.description } : { name: k.name, description: k.description })),
         interfaces,
       }
     })

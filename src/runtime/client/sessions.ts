@@ -69,7 +69,7 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
     session: options.session,
     env: { PATH: `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`, [TOKEN_ENV]: issued.token, ...(projection.kind === 'codex' ? projection.env : {}) },
     mcpServers,
-    skillRoots: issued.skillRoots,
+    skillRoots: issued.skillRoots.map(({ connector, dir }) => ({ connector, dir })),
     projection,
     prompt: runtimePrompt(available),
   }

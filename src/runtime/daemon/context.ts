@@ -1,5 +1,6 @@
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
+import type { SkillRootOf } from '../reconcile/connector-snapshot.js'
 import type { Reconciler } from '../reconcile/reconciler.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
@@ -22,7 +23,7 @@ export interface DaemonContext {
   /** http://127.0.0.1:<port>/mcp/connector */
   mcpUrl(): string
   /** Skill directories of the active connectors. */
-  skillRoots(): Promise<Array<{ connector: string; dir: string }>>
+  skillRoots(): SkillRootOf[]
   /** Idempotent shutdown; resolves once it has begun. */
   requestStop(reason: string, options: { revokeSessions: boolean }): void
 }

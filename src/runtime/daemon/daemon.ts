@@ -11,6 +11,7 @@ import { createLogger, fileSink, type Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
+import { skillRootsOf } from '../reconcile/connector-snapshot.js'
 import { Reconciler } from '../reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { SessionTokens } from '../sessions/session-tokens.js'
@@ -18,7 +19,6 @@ import { removeSessionDirs } from '../sessions/session-dir.js'
 import { ShimPublisher } from '../shims/shim-publisher.js'
 import { publishTuttiCommand, TUTTI_BIN } from '../shims/tutti-command.js'
 import { ConnectorStore } from '../store/connector-store.js'
-import path from 'node:path'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
@@ -83,18 +83,6 @@ export class TuttiDaemon {
     return `http://127.0.0.1:${this.port}${MCP_PATH}`
   }
 
-  /** Skill directories of every active connector (ready, with Skills). */
-  private async skillRoots(): Promise<Array<{ connector: string; dir: string }>> {
-    const roots: Array<{ connector: string; dir: string }> = []
-    for (const c of await this.store.list()) {
-      const m = c.release?.manifest
-      if (!m?.skills || !c.release?.skills.length) continue
-      if (this.reconciler.state(m.key)?.status !== 'ready') continue
-      roots.push({ connector: m.key, dir: path.join(c.release.root, m.skills) })
-    }
-    return roots
-  }
-
   get port(): number {
     return this.listener ? Number(new URL(this.listener.url).port) : 0
   }
@@ -126,7 +114,7 @@ export class TuttiDaemon {
       port: () => this.port,
       initialReconcile: () => this.reconciled,
       mcpUrl: () => this.mcpUrl,
-      skillRoots: () => this.skillRoots(),
+      skillRoots: () => skillRootsOf(this.reconciler.snapshots()),
       requestStop: (reason, opts) => void this.stop(reason, opts),
     }
     const app = createDaemonApp(ctx, this.controlToken, {

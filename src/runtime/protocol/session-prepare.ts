@@ -14,6 +14,6 @@ export const sessionPrepareMessage = defineMessage(
     token: z.string(),
     url: z.string(),
     /** Skill directories of every active connector with Skills. */
-    skillRoots: z.array(z.object({ connector: z.string(), dir: z.string() })),
+    skillRoots: z.array(z.object({ connector: z.string(), dir: z.string(), skills: z.array(z.object({ name: z.string(), dir: z.string() })) })),
   }),
 )

@@ -1,18 +1,22 @@
 import fs from 'node:fs/promises'
-import path from 'node:path'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
 import { missingCredentials, resolveSettings } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
-import type { DoctorConnector } from '../protocol/doctor.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { pruneReleases } from '../store/release-store.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
+import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
+import { overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
+import { inactiveSnapshot } from './inactive-snapshot.js'
+import { ShimKeeper } from './shim-keeper.js'
+import { toConnectorState } from './snapshot-views.js'
+import { KeyedWorkQueue } from './work-queue.js'
 
 /** Builds that may run at once (each may spawn a process; two cores). */
 const BUILD_CONCURRENCY = 4
@@ -20,16 +24,16 @@ const BUILD_CONCURRENCY = 4
 /**
  * Brings the daemon in line with installed.json and credentials.json
  * (DESIGN §6). A connector is active iff it is installed and its auth is
- * ready. Work is serialized per connector, and at most a few builds run at
- * once across connectors.
+ * ready. Work is serialized per connector. Every connector the daemon
+ * knows has a snapshot: an active one's comes from its runtime, an
+ * inactive one's is kept here.
  */
 export class Reconciler {
   private readonly runtimes = new Map<string, ConnectorRuntime>()
   /** Installed-but-inactive connectors (needs-auth, unreadable release). */
-  private readonly inactive = new Map<string, ConnectorState>()
-  private readonly queues = new Map<string, Promise<void>>()
-  private running = 0
-  private readonly waiting: Array<() => void> = []
+  private readonly inactive = new Map<string, ConnectorSnapshot>()
+  private readonly queue: KeyedWorkQueue
+  private readonly shimKeeper: ShimKeeper
   /** Release digests per connector that must survive pruning (current and previous). */
   private readonly liveDigests = new Map<string, string[]>()
 
@@ -39,7 +43,12 @@ export class Reconciler {
     private readonly shims: ShimPublisher,
     private readonly paths: StatePaths,
     private readonly log: Logger,
-  ) {}
+    /** How upstreams are dialed (tests give a fake). */
+    private readonly openUpstream: OpenUpstream = openUpstreamConnection,
+  ) {
+    this.queue = new KeyedWorkQueue(BUILD_CONCURRENCY, log)
+    this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
+  }
 
   async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
     const listed = await this.store.list()
@@ -48,9 +57,9 @@ export class Reconciler {
     const onDisk = keys ? [] : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) => CONNECTOR_KEY.test(name))
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
     for (const key of targets) this.supersedeStale(key, installed.get(key))
-    await Promise.all(targets.map((key) => this.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
+    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
     if (!keys) await this.removeStrayShims()
-    return targets.map((k) => this.state(k)).filter((s): s is ConnectorState => !!s)
+    return targets.map((k) => this.snapshotOf(k)).filter((s): s is ConnectorSnapshot => !!s).map(toConnectorState)
   }
 
   /** Resolves once none of `keys` is `starting` (a build or restart has an outcome). */
@@ -58,67 +67,14 @@ export class Reconciler {
     await Promise.all(keys.map((key) => this.runtimes.get(key)?.settled()))
   }
 
-  snapshot(): ConnectorState[] {
+  /** Every connector the daemon knows, by key. */
+  snapshots(): ConnectorSnapshot[] {
     const keys = [...new Set([...this.runtimes.keys(), ...this.inactive.keys()])].sort()
-    return keys.map((k) => this.state(k)!).filter(Boolean)
+    return keys.map((k) => this.snapshotOf(k)).filter((s): s is ConnectorSnapshot => !!s)
   }
 
-  state(key: string): ConnectorState | undefined {
-    const rt = this.runtimes.get(key)
-    if (!rt) return this.inactive.get(key)
-    const state: ConnectorState = {
-      key,
-      version: rt.desired?.release.manifest.version ?? '',
-      status: rt.status,
-      generation: rt.generation,
-      tools: rt.toolCount,
-      activation: rt.desired?.release.manifest.mcp?.activation ?? 'eager',
-      upstream: rt.upstreamState,
-      lastChange: rt.lastChange,
-    }
-    if (rt.pid !== undefined) state.pid = rt.pid
-    if (rt.lazy) state.starts = rt.lazy.starts
-    if (rt.error) state.error = rt.error
-    if (rt.status !== 'ready') state.reason = rt.error ?? (rt.status === 'starting' ? 'starting the MCP server' : rt.status)
-    if (rt.desired?.spec?.kind === 'stdio') state.command = rt.desired.spec.command
-    if (rt.desired?.settings && Object.keys(rt.desired.settings).length) state.settings = rt.desired.settings
-    state.restarts = rt.restarts
-    if (rt.nextRetryAt) state.nextRetryAt = rt.nextRetryAt
-    if (rt.lastError) state.lastError = rt.lastError
-    if (rt.desired?.release.manifest.cli) {
-      state.cli = rt.shimGeneration ? 'ready' : rt.shimError ? 'failed' : 'starting'
-      if (!rt.shimGeneration) state.cliReason = rt.shimError ?? 'publishing the command'
-    }
-    return state
-  }
-
-  /** What the doctor needs to know about every connector the daemon tracks. */
-  doctorView(): DoctorConnector[] {
-    const out: DoctorConnector[] = []
-    for (const [key, rt] of this.runtimes) {
-      const m = rt.desired?.release.manifest
-      const view: DoctorConnector = {
-        key,
-        status: rt.status,
-        active: true,
-        generation: rt.generation,
-        hasMcp: !!m?.mcp,
-        hasCli: !!m?.cli,
-        shimGeneration: rt.shimGeneration,
-        upstreamRunning: rt.upstreamState === 'running',
-        ...(rt.status !== 'ready' ? { reason: rt.error ?? rt.status } : {}),
-        skills: rt.desired?.release.skills.map((s) => s.name) ?? [],
-      }
-      if (rt.desired) view.digest = rt.desired.digest
-      if (m?.mcp) view.activation = m.mcp.activation
-      if (m?.skills && rt.desired) view.skillsDir = path.join(rt.desired.release.root, m.skills)
-      if (rt.declaredCheck) view.declaredCheck = rt.declaredCheck
-      out.push(view)
-    }
-    for (const [key, st] of this.inactive) {
-      out.push({ key, status: st.status, active: false, generation: st.generation, hasMcp: false, hasCli: false, shimGeneration: 0, upstreamRunning: false, skills: [], ...(st.reason ? { reason: st.reason } : {}) })
-    }
-    return out.sort((a, b) => a.key.localeCompare(b.key))
+  snapshotOf(key: string): ConnectorSnapshot | undefined {
+    return this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key)
   }
 
   async closeAll(): Promise<void> {
@@ -150,24 +106,21 @@ export class Reconciler {
     this.inactive.delete(key)
     let rt = this.runtimes.get(key)
     if (!rt) {
-      rt = new ConnectorRuntime(key, this.registry, this.shims, this.log.child('connector'), (work) => this.enqueue(key, work))
+      rt = new ConnectorRuntime(key, this.registry, this.shimKeeper, this.log.child('connector'), (work) => this.queue.enqueue(key, work), this.openUpstream)
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
     await rt.apply(desired)
-    if (rt.status === 'ready') await this.keepDigest(key, desired.digest)
+    if (rt.ready) await this.keepDigest(key, desired.digest)
   }
 
   /** What the state on disk asks of one installed connector: a desired runtime, or why it is inactive. */
-  private desiredOf(key: string, entry: ListedConnector): DesiredConnector | { inactive: ConnectorState } {
-    const { version, digest } = entry.installed
-    const generation = this.registry.fence(key)
-    if (!entry.release) {
-      return { inactive: { key, version, status: 'failed', generation, tools: 0, error: entry.loadError, reason: `the installed release cannot be read (reinstall it): ${entry.loadError}` } }
-    }
+  private desiredOf(key: string, entry: ListedConnector): DesiredConnector | { inactive: ConnectorSnapshot } {
+    const { digest } = entry.installed
+    if (!entry.release) return { inactive: inactiveSnapshot(entry, 'failed', `the installed release cannot be read (reinstall it): ${entry.loadError}`, this.registry.fence(key)) }
     const missing = missingCredentials(entry.release.manifest, entry.credentials)
     if (missing.length) {
-      return { inactive: { key, version, status: 'needs-auth', generation, tools: 0, reason: `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)` } }
+      return { inactive: inactiveSnapshot(entry, 'needs-auth', `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`, this.registry.fence(key)) }
     }
     const dataDir = this.paths.dataDir(key)
     const { command, environment, settings } = entry.installed
@@ -186,24 +139,25 @@ export class Reconciler {
     if (!desired || 'inactive' in desired || specHash(desired) !== rt.hash) rt.supersede()
   }
 
-  private async deactivate(key: string, state: ConnectorState): Promise<void> {
+  private async deactivate(key: string, snapshot: ConnectorSnapshot): Promise<void> {
     const rt = this.runtimes.get(key)
+    const status = snapshot.mcp?.status ?? snapshot.cli?.status ?? 'failed'
     if (rt) {
-      await rt.deactivate(state.status, state.error ?? state.status)
+      await rt.deactivate(status, overallReason(snapshot) ?? status)
       this.runtimes.delete(key)
     }
     const previous = this.inactive.get(key)
-    this.inactive.set(key, { ...state, lastChange: previous?.status === state.status ? previous.lastChange : new Date().toISOString() })
-    if (previous?.status !== state.status) this.log.info('connector inactive', { connector: key, status: state.status, error: state.error })
+    const same = previous && overallStatus(previous) === status
+    this.inactive.set(key, same ? { ...snapshot, lastChange: previous.lastChange } : snapshot)
+    if (!same) this.log.info('connector inactive', { connector: key, status, reason: overallReason(snapshot) })
   }
 
   /** A full reconcile also removes shims on disk that no active connector published. */
   private async removeStrayShims(): Promise<void> {
     for (const key of await this.shims.list()) {
-      const rt = this.runtimes.get(key)
-      if (rt?.shimGeneration) continue
-      await this.enqueue(key, async () => {
-        if (this.runtimes.get(key)?.shimGeneration) return
+      if (this.shimKeeper.generation(key)) continue
+      await this.queue.enqueue(key, async () => {
+        if (this.shimKeeper.generation(key)) return
         const generation = await this.shims.publishedGeneration(key)
         await this.shims.removeAny(key)
         this.log.warn('stray shim removed', { connector: key, generation })
@@ -221,37 +175,4 @@ export class Reconciler {
     if (removed.length) this.log.info('old releases pruned', { connector: key, removed: removed.length })
   }
 
-  /** Run `work` after everything already queued for `key`, within the global build limit. */
-  private enqueue(key: string, work: () => Promise<void>): Promise<void> {
-    const previous = this.queues.get(key) ?? Promise.resolve()
-    const run = previous.then(async () => {
-      await this.acquire()
-      try {
-        await work()
-      } catch (err) {
-        this.log.error('reconcile step failed', { connector: key, error: err })
-      } finally {
-        this.release()
-      }
-    })
-    this.queues.set(key, run)
-    void run.finally(() => {
-      if (this.queues.get(key) === run) this.queues.delete(key)
-    })
-    return run
-  }
-
-  private acquire(): Promise<void> {
-    if (this.running < BUILD_CONCURRENCY) {
-      this.running++
-      return Promise.resolve()
-    }
-    return new Promise((resolve) => this.waiting.push(() => resolve()))
-  }
-
-  private release(): void {
-    const next = this.waiting.shift()
-    if (next) next()
-    else this.running--
-  }
 }

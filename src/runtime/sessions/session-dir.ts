@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
-import { readSkills } from '../skills/skill-file.js'
 import type { StatePaths } from '../paths.js'
 import type { SkillRoot } from './prepared-runtime.js'
 
@@ -28,20 +27,26 @@ export async function removeSessionDirs(paths: StatePaths, sessions: ReadonlyArr
   for (const s of sessions) await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
 }
 
+/** A Skill root as the daemon hands it out: the Skills it holds, each with its directory. */
+export interface SkillRootWithSkills extends SkillRoot {
+  skills: ReadonlyArray<{ name: string; dir: string }>
+}
+
 /**
  * Fill `target` with one entry per connector Skill: a symlink to the Skill's
  * directory in the installed release, named after the Skill. The directory is
- * rebuilt whole, so Skills of connectors that went away disappear.
+ * rebuilt whole, so Skills of connectors that went away disappear. The
+ * Skills come from the daemon's snapshot, validated at install.
  */
-export async function linkSkills(target: string, roots: readonly SkillRoot[]): Promise<string[]> {
+export async function linkSkills(target: string, roots: readonly SkillRootWithSkills[]): Promise<string[]> {
   await fs.rm(target, { recursive: true, force: true })
   await ensurePrivateDir(target)
   const linked: string[] = []
   for (const root of roots) {
-    const release = path.dirname(root.dir)
-    for (const skill of await readSkills(release, root.dir, path.basename(root.dir)).catch(() => [])) {
-      const link = path.join(target, skill.name)
-      await fs.symlink(path.join(root.dir, skill.dir), link, 'dir').catch(() => {})
+    for (const skill of root.skills) {
+      // two connectors with one Skill name: the first keeps it (names are unique within a connector)
+      if (linked.includes(skill.name)) continue
+      await fs.symlink(skill.dir, path.join(target, skill.name), 'dir')
       linked.push(skill.name)
     }
   }

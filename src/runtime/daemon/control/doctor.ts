@@ -1,6 +1,7 @@
 import type { DoctorTool, doctorSnapshotMessage } from '../../protocol/doctor.js'
 import type { ResponseOf } from '../../protocol/message.js'
 import type { DaemonContext } from '../context.js'
+import { toDoctorConnector } from '../../reconcile/snapshot-views.js'
 import { handleAvailable } from './available.js'
 
 export async function handleDoctorSnapshot(ctx: DaemonContext): Promise<ResponseOf<typeof doctorSnapshotMessage>> {
@@ -12,5 +13,5 @@ export async function handleDoctorSnapshot(ctx: DaemonContext): Promise<Response
     if (t.description !== undefined) tool.description = t.description
     tools.push(tool)
   }
-  return { connectors: ctx.reconciler.doctorView(), tools, available: await handleAvailable(ctx) }
+  return { connectors: ctx.reconciler.snapshots().map(toDoctorConnector), tools, available: await handleAvailable(ctx) }
 }

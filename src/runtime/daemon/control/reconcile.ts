@@ -1,5 +1,6 @@
 import type { ResponseOf, RequestOf } from '../../protocol/message.js'
 import type { reconcileMessage } from '../../protocol/reconcile.js'
+import { toConnectorState } from '../../reconcile/snapshot-views.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleReconcile(ctx: DaemonContext, req: RequestOf<typeof reconcileMessage>): Promise<ResponseOf<typeof reconcileMessage>> {
@@ -10,11 +11,11 @@ export async function handleReconcile(ctx: DaemonContext, req: RequestOf<typeof 
     timer = setTimeout(resolve, req.waitMs)
   })
   // a restart that follows a quick exit counts: wait for its outcome too, within the same bound
-  const outcome = work.then(() => ctx.reconciler.settled(req.keys ?? ctx.reconciler.snapshot().map((c) => c.key)))
+  const outcome = work.then(() => ctx.reconciler.settled(req.keys ?? ctx.reconciler.snapshots().map((c) => c.key)))
   // after the deadline nobody awaits it: a late failure is the reconciler's to log, not an unhandled rejection
   outcome.catch(() => {})
   await Promise.race([outcome, deadline])
   clearTimeout(timer)
   const keys = req.keys ? new Set(req.keys) : undefined
-  return { connectors: ctx.reconciler.snapshot().filter((c) => !keys || keys.has(c.key)) }
+  return { connectors: ctx.reconciler.snapshots().filter((c) => !keys || keys.has(c.key)).map(toConnectorState) }
 }

@@ -2,6 +2,7 @@ import type { ResponseOf } from '../../protocol/message.js'
 import type { statusMessage } from '../../protocol/status.js'
 import { CONTROL_PROTOCOL_VERSION } from '../../protocol/version.js'
 import { PRODUCT_VERSION } from '../../version.js'
+import { toConnectorState } from '../../reconcile/snapshot-views.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleStatus(ctx: DaemonContext): Promise<ResponseOf<typeof statusMessage>> {
@@ -13,6 +14,6 @@ export async function handleStatus(ctx: DaemonContext): Promise<ResponseOf<typeo
     startedAt: ctx.startedAt.toISOString(),
     uptimeMs: Date.now() - ctx.startedAt.getTime(),
     sessions: ctx.sessions.size,
-    connectors: ctx.reconciler.snapshot(),
+    connectors: ctx.reconciler.snapshots().map(toConnectorState),
   }
 }

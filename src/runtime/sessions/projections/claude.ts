@@ -1,14 +1,14 @@
 import path from 'node:path'
 import { writeJsonAtomic } from '../../fs/atomic-write.js'
-import { linkSkills } from '../session-dir.js'
-import { TOKEN_ENV, type ClaudeProjection, type MCPServerBinding, type SkillRoot } from '../prepared-runtime.js'
+import { linkSkills, type SkillRootWithSkills } from '../session-dir.js'
+import { TOKEN_ENV, type ClaudeProjection, type MCPServerBinding } from '../prepared-runtime.js'
 
 /**
  * Claude Code: an `--mcp-config` file whose Authorization header names the
  * token variable (Claude expands `${VAR}` from its environment, so no token
  * is written to disk), and an `--add-dir` directory holding the Skills.
  */
-export async function projectClaude(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRoot[], token: string): Promise<ClaudeProjection> {
+export async function projectClaude(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRootWithSkills[], token: string): Promise<ClaudeProjection> {
   const claudeDir = path.join(dir, 'claude')
   const mcpServers: ClaudeProjection['sdkMcpServers'] = {}
   const onDisk: Record<string, unknown> = {}

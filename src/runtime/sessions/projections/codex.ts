@@ -4,8 +4,8 @@ import path from 'node:path'
 import { parse, stringify } from 'smol-toml'
 import { ErrorCodes, TuttiError } from '../../errors.js'
 import { ensurePrivateDir, writeFileAtomic } from '../../fs/atomic-write.js'
-import { linkSkills } from '../session-dir.js'
-import { TOKEN_ENV, type CodexProjection, type MCPServerBinding, type SkillRoot } from '../prepared-runtime.js'
+import { linkSkills, type SkillRootWithSkills } from '../session-dir.js'
+import { TOKEN_ENV, type CodexProjection, type MCPServerBinding } from '../prepared-runtime.js'
 
 /** The user's own Codex home: $CODEX_HOME, else ~/.codex. */
 export function userCodexHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -23,7 +23,7 @@ const LINKED_FILES = ['auth.json']
  * (`bearer_token_env_var`), never in the file. Skills go to
  * `$CODEX_HOME/skills`, where Codex's own scanner looks.
  */
-export async function projectCodex(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRoot[], env: NodeJS.ProcessEnv = process.env): Promise<CodexProjection> {
+export async function projectCodex(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRootWithSkills[], env: NodeJS.ProcessEnv = process.env): Promise<CodexProjection> {
   const home = path.join(dir, 'codex')
   await ensurePrivateDir(home)
   const userHome = userCodexHome(env)

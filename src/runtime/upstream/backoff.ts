@@ -12,5 +12,3 @@ export function backoffDelay(attempt: number): number {
  */
 export const STABLE_AFTER_MS = 60_000
 
-/** Failed restarts after which a dead upstream's tools are withdrawn (retries go on). */
-export const WITHDRAW_AFTER_FAILURES = 3

@@ -1,0 +1,26 @@
+import path from 'node:path'
+import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { ListedConnector } from '../store/connector-store.js'
+import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
+
+/** An installed connector that is not active: every interface it has shares the status and the reason. */
+export function inactiveSnapshot(entry: ListedConnector, status: InterfaceStatus, reason: string, generation: number): ConnectorSnapshot {
+  const release = entry.release
+  const m = release?.manifest
+  return freeze({
+    key: entry.installed.key,
+    name: m?.name ?? entry.installed.name,
+    version: m?.version ?? entry.installed.version,
+    description: m?.description ?? '',
+    digest: entry.installed.digest,
+    ...(release ? { releaseRoot: release.root } : {}),
+    ...(release && m?.skills ? { skillsDir: path.join(release.root, m.skills) } : {}),
+    skills: release?.skills ?? [],
+    active: false,
+    generation,
+    tools: 0,
+    ...(m?.mcp || !release ? { mcp: { status, reason, activation: m?.mcp?.activation ?? 'eager' } } : {}),
+    ...(m?.cli ? { cli: { status, reason, shimGeneration: 0 } } : {}),
+    lastChange: new Date().toISOString(),
+  })
+}

@@ -1,0 +1,82 @@
+import type { ToolCallResult, UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { OpenUpstream, UpstreamLink } from '../../src/runtime/upstream/upstream-supervisor.js'
+import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
+
+/** An in-memory upstream session: the test decides its tools, answers, exits and list changes. */
+export class FakeLink implements UpstreamLink {
+  closed = false
+  closedWith?: number
+  readonly calls: Array<{ name: string; args: unknown }> = []
+  listCount = 0
+  private readonly closeListeners: Array<(reason: string) => void> = []
+  private readonly changeListeners: Array<() => void> = []
+
+  constructor(
+    public tools: UpstreamTool[],
+    readonly pid = 1000 + Math.floor(Math.random() * 1000),
+  ) {}
+
+  async listTools(): Promise<UpstreamTool[]> {
+    this.listCount++
+    return this.tools
+  }
+
+  async callTool(name: string, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
+    if (this.closed) throw new Error('gone')
+    this.calls.push({ name, args })
+    return { content: [{ type: 'text', text: `${name} from ${this.pid}` }] }
+  }
+
+  onClosed(listener: (reason: string) => void): void {
+    this.closeListeners.push(listener)
+  }
+
+  onToolsChanged(listener: () => void): void {
+    this.changeListeners.push(listener)
+  }
+
+  async close(drainMs?: number): Promise<void> {
+    this.closed = true
+    this.closedWith = drainMs
+  }
+
+  /** The upstream process went away on its own. */
+  exit(reason = 'exited with code 1'): void {
+    this.closed = true
+    for (const l of this.closeListeners) l(reason)
+  }
+
+  changeTools(tools: UpstreamTool[]): void {
+    this.tools = tools
+    for (const l of this.changeListeners) l()
+  }
+}
+
+/** A dialer that hands out scripted links (or failures), and records every dial. */
+export class FakeDialer {
+  readonly links: FakeLink[] = []
+  readonly specs: UpstreamSpec[] = []
+  /** What the next dials do: a tool table, an Error to throw, or a promise the test settles. */
+  readonly script: Array<UpstreamTool[] | Error | Promise<UpstreamTool[]>> = []
+  fallback: UpstreamTool[] = []
+
+  readonly open: OpenUpstream = async (spec, signal) => {
+    this.specs.push(spec)
+    const next = this.script.shift() ?? this.fallback
+    if (next instanceof Error) throw next
+    const tools = await (next instanceof Promise ? Promise.race([next, aborted(signal)]) : next)
+    const link = new FakeLink(tools)
+    this.links.push(link)
+    return link
+  }
+
+  get last(): FakeLink {
+    return this.links[this.links.length - 1]!
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('the connect was abandoned')), { once: true }))
+}
+
+export const tool = (name: string): UpstreamTool => ({ name, description: `${name} tool`, inputSchema: { type: 'object' } })
