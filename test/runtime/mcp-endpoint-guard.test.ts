@@ -24,8 +24,8 @@ afterAll(async () => {
 const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } })
 const listHeaders = modernHeaders('tools/list')
 // a web Request has no Host until it is sent: set as a client on the wire would
-const viaApp = async (urlPath: string, headers: Record<string, string>, body = listBody) =>
-  read(await app.fetch(new Request(`http://127.0.0.1:7777${urlPath}`, { method: 'POST', headers: { host: '127.0.0.1:7777', 'content-type': 'application/json', ...headers }, body })))
+const viaApp = async (urlPath: string, headers: Record<string, string>, body = listBody, method = 'POST') =>
+  read(await app.fetch(new Request(`http://127.0.0.1:7777${urlPath}`, { method, headers: { host: '127.0.0.1:7777', 'content-type': 'application/json', ...headers }, ...(method === 'GET' || method === 'DELETE' ? {} : { body }) })))
 
 describe('Host and Origin', () => {
   it.each([
@@ -96,9 +96,10 @@ describe('the request', () => {
   const send = async (init: Parameters<typeof request>[1]) => read(await h.endpoint.handle(request(h.token, init)))
 
   it.each(['GET', 'DELETE', 'PUT'])('%s → 405 with Allow: POST', async (method) => {
-    const res = await send({ method, ...(method === 'PUT' ? { body: listBody } : {}) })
+    const res = await viaApp(MCP_PATH, { authorization: `Bearer ${h.token}` }, listBody, method)
     expect(res.status).toBe(405)
     expect(res.headers.get('allow')).toBe('POST')
+    expect(res.json.error.code).toBe(-32000)
   })
 
   it('a body over 4 MiB → 413, declared or streamed', async () => {

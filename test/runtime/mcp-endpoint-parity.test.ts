@@ -80,6 +80,17 @@ describe('2026-07-28: fast path and SDK path give the same answer', () => {
     expect(res.json.error).toEqual({ code: -32603, message: expect.stringMatching(/^connector "fx": the tool result could not be serialized/), data: { connector: 'fx' } })
   })
 
+  it('an unknown tool: the same error either way, and nothing is called', async () => {
+    const before = h.upstream.calls.length
+    const fast = await modern(h, 'tools/call', { name: 'fx_nope', arguments: {} })
+    const sdk = await modern(h, 'tools/call', { name: 'fx_nope', arguments: {}, _meta: SDK_META })
+    expectSameAnswer(fast, sdk)
+    expect(fast.json.error.code).toBe(-32602)
+    const legacyFast = await legacy(h, { id: 5, method: 'tools/call', params: { name: 'fx_nope', arguments: {} } })
+    expectSameAnswer(legacyFast, await legacy(h, { id: 5, method: 'tools/call', params: { name: 'fx_nope', arguments: {} } }, false))
+    expect(h.upstream.calls.length).toBe(before)
+  })
+
   it.each([
     ['an empty clientInfo', { 'io.modelcontextprotocol/clientInfo': {} }],
     ['a non-object capability', { 'io.modelcontextprotocol/clientCapabilities': { sampling: 'yes' } }],
