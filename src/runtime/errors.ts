@@ -24,6 +24,7 @@ export const ErrorCodes = {
   DEPENDENCIES_FAILED: 'DEPENDENCIES_FAILED',
   CONNECTOR_NOT_READY: 'CONNECTOR_NOT_READY',
   LOCK_TIMEOUT: 'LOCK_TIMEOUT',
+  LOCK_COMPROMISED: 'LOCK_COMPROMISED',
   INTERNAL: 'INTERNAL',
   // refusals of the daemon's HTTP surface: the CLI meets them only when it talks to a daemon that is not its
   // own (another token, another version), which is a failure, not bad input

@@ -3,6 +3,9 @@
  * commands, the environment variables, the protocol revisions. Spelled once.
  */
 
+/** At a release's root: what makes a directory a connector. */
+export const MANIFEST_FILE = 'tutti-connector.json'
+
 /** The one MCP server every agent sees. */
 export const SERVER_NAME = 'connector'
 

@@ -1,5 +1,6 @@
 import os from 'node:os'
 import path from 'node:path'
+import { shimCommand } from './names.js'
 
 /**
  * Every path tutti touches is computed here, so a reader can see the whole
@@ -78,7 +79,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),
     dataDir: (key) => path.join(connectorsDir, key, 'data'),
-    shimPath: (key) => path.join(binDir, `tutti-connector-${key}`),
+    shimPath: (key) => path.join(binDir, shimCommand(key)),
     shimTargetsDir: (key) => path.join(root, 'shims', key),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
   }

@@ -73,7 +73,8 @@ export class Connectors {
     if (exists && options.purge) {
       const { removeTree } = await import('../store/release-store.js')
       await removeTree(dataDir)
-      await fs.rmdir(this.paths.connectorDir(key)).catch(() => {})
+      // only when nothing else is left there (rmdir refuses otherwise)
+      await fs.rmdir(this.paths.connectorDir(key)).catch(() => undefined)
     }
     return { key, uninstalled: true, data: !exists ? 'none' : options.purge ? 'purged' : 'kept', dataDir }
   }

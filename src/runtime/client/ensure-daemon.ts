@@ -14,6 +14,8 @@ const lockModule = () => import('../fs/lock.js')
 
 /** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
 const START_TIMEOUT_MS = 20_000
+/** How often a starting daemon's health is asked for: its start is a few hundred ms, and the CLI waits on it. */
+const START_POLL_MS = 15
 /** How long a daemon of another version gets to stop politely, and then after TERM. */
 const RETIRE_GRACE_MS = 5_000
 
@@ -98,7 +100,7 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
     if (child.exited()) {
       throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon exited during start; daemon.log says:\n${logTail(paths)}`)
     }
-    await new Promise((r) => setTimeout(r, 15))
+    await new Promise((r) => setTimeout(r, START_POLL_MS))
   }
   throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon did not become healthy within ${START_TIMEOUT_MS} ms; daemon.log says:\n${logTail(paths)}`)
 }

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { isTuttiError } from '../errors.js'
+import { SERVER_NAME } from '../names.js'
 import { resolveStateDir, statePaths, type StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { Provider, sessionPrepareMessage } from '../protocol/session-prepare.js'
@@ -56,7 +57,7 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
   const daemon = await ensureDaemon(paths)
   const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: options.provider, workspace: options.workspace, session: options.session })
   const available: AvailableResult = await daemon.available()
-  const mcpServers: MCPServerBinding[] = [{ name: 'connector', type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
+  const mcpServers: MCPServerBinding[] = [{ name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
   let projection: ProviderProjection
   if (options.provider === 'acp') projection = projectAcp(mcpServers)
   else {

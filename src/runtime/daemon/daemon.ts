@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
+import { bestEffort } from '../log/best-effort.js'
 import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
 import { tightenStatePermissions } from '../fs/state-permissions.js'
 import { GroupRecords } from '../proc/group-records.js'
@@ -25,6 +26,8 @@ import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../p
 import { createDaemonApp } from './http/app.js'
 import { listenLoopback, type LoopbackListener } from './http/listen.js'
 
+/** Connections still open at shutdown (a client that never reads) must not hold the daemon up longer. */
+const LISTENER_CLOSE_MS = 3_000
 /** Beyond the lock's stale period: time for the lock library to notice it. */
 const SINGLETON_WAIT_MARGIN_MS = 2_000
 /** How often a starting daemon looks at a lock that may be going stale. */
@@ -195,11 +198,11 @@ export class TuttiDaemon {
     // end listen streams gracefully first (their final result), or closing the listener would wait on them
     await this.endpoint.close()
     if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
-    await Promise.race([this.listener?.close().catch(() => {}), new Promise((r) => setTimeout(r, 3_000).unref())])
+    await Promise.race([bestEffort(this.listener?.close() ?? Promise.resolve(), this.log, 'closing the listener'), new Promise((r) => setTimeout(r, LISTENER_CLOSE_MS).unref())])
     await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
     if ((await fs.readFile(paths.daemonPid, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(paths.daemonPid, { force: true })
-    await this.releaseLock?.().catch(() => {})
+    if (this.releaseLock) await bestEffort(this.releaseLock(), this.log, 'releasing the singleton lock')
     this.log.info('daemon stopped', { reason })
     this.resolveStopped()
   }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { ensureDaemon } from '../client/ensure-daemon.js'
+import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import type { doctorSnapshotMessage } from '../protocol/doctor.js'
 import type { sessionPrepareMessage } from '../protocol/session-prepare.js'
@@ -29,7 +30,7 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: 'tutti-agent', workspace: DOCTOR_WORKSPACE, session })
   let modern, legacy
   try {
-    const server = { name: 'connector' as const, type: 'http' as const, url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }
+    const server = { name: SERVER_NAME as typeof SERVER_NAME, type: 'http' as const, url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }
     ;[modern, legacy] = await Promise.all([listToolsInEra(server, 'modern'), listToolsInEra(server, 'legacy')])
   } finally {
     await daemon.call<typeof sessionRevokeMessage>('session-revoke', { session, workspace: DOCTOR_WORKSPACE }).catch(() => undefined)
@@ -48,6 +49,6 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   return {
     ok: findings.length === 0,
     findings,
-    checked: { connectors: snapshot.connectors.length, tools: snapshot.tools.length, shims: shims.length, skillRoots: roots.length, eras: ['2026-07-28', '2025-06-18'] },
+    checked: { connectors: snapshot.connectors.length, tools: snapshot.tools.length, shims: shims.length, skillRoots: roots.length, eras: [MODERN_REVISION, LEGACY_REVISION] },
   }
 }

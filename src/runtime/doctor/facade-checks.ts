@@ -1,5 +1,6 @@
 import type { DoctorConnector, DoctorTool } from '../protocol/doctor.js'
 import type { AvailableResult } from '../protocol/available.js'
+import { shimCommand } from '../names.js'
 import { RECONCILE_FIX, type Finding } from './finding.js'
 
 /**
@@ -95,12 +96,12 @@ export function checkShims(connectors: readonly DoctorConnector[], onDisk: reado
   for (const c of connectors) {
     if (!c.active || !c.hasCli || c.status !== 'ready') continue
     const s = disk.get(c.key)
-    if (!s || !s.files.includes(`tutti-connector-${c.key}`)) {
-      out.push({ check: 'shims', connector: c.key, problem: `tutti-connector-${c.key} is missing from the bin dir`, fix: RECONCILE_FIX })
+    if (!s || !s.files.includes(shimCommand(c.key))) {
+      out.push({ check: 'shims', connector: c.key, problem: `${shimCommand(c.key)} is missing from the bin dir`, fix: RECONCILE_FIX })
       continue
     }
-    const missing = ['', '.cmd', '.ps1'].filter((suffix) => !s.files.includes(`tutti-connector-${c.key}${suffix}`))
-    if (missing.length) out.push({ check: 'shims', connector: c.key, problem: `tutti-connector-${c.key} lacks ${missing.map((m) => m || '(POSIX)').join(', ')}`, fix: RECONCILE_FIX })
+    const missing = ['', '.cmd', '.ps1'].filter((suffix) => !s.files.includes(`${shimCommand(c.key)}${suffix}`))
+    if (missing.length) out.push({ check: 'shims', connector: c.key, problem: `${shimCommand(c.key)} lacks ${missing.map((m) => m || '(POSIX)').join(', ')}`, fix: RECONCILE_FIX })
     if (s.generation !== c.shimGeneration) out.push({ check: 'shims', connector: c.key, problem: `the shim runs generation ${s.generation ?? '?'}, not ${c.shimGeneration}`, fix: RECONCILE_FIX })
     else if (s.pinnedDigest !== c.digest) out.push({ check: 'shims', connector: c.key, problem: 'the shim pins another release than the installed one', fix: RECONCILE_FIX })
   }

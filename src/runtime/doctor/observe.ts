@@ -1,6 +1,7 @@
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import { LEGACY_REVISION, MODERN_REVISION, shimCommand } from '../names.js'
 import { readSkills } from '../skills/skill-file.js'
 import type { DoctorConnector } from '../protocol/doctor.js'
 import type { MCPServerBinding } from '../sessions/prepared-runtime.js'
@@ -11,7 +12,7 @@ import type { ListedTool, ShimOnDisk, SkillRootObservation } from './facade-chec
 /** What each facade looks like from outside the daemon. */
 
 export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | 'legacy'): Promise<ListedTool[] | { error: string }> {
-  const client = new Client({ name: 'tutti-doctor', version: '1' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : { supportedProtocolVersions: ['2025-06-18'] })
+  const client = new Client({ name: 'tutti-doctor', version: '1' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_REVISION } } } : { supportedProtocolVersions: [LEGACY_REVISION] })
   try {
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
     const { tools } = await client.listTools()
@@ -19,7 +20,8 @@ export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | '
   } catch (err) {
     return { error: (err as Error).message }
   } finally {
-    await client.close().catch(() => {})
+    // the listing is what the doctor reports; a failure to close its own short-lived client is not a finding
+    await client.close().catch(() => undefined)
   }
 }
 
@@ -32,7 +34,7 @@ export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
     const shimPath = paths.shimPath(key)
     const text = await fs.readFile(shimPath, 'utf8').catch(() => '')
     const gen = shimGeneration(text)
-    const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === `tutti-connector-${key}` || f.startsWith(`tutti-connector-${key}.`)) }
+    const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === shimCommand(key) || f.startsWith(`${shimCommand(key)}.`)) }
     if (gen !== undefined) {
       shim.generation = gen
       const digest = pinnedDigest(await fs.readFile(shimTargetPath(paths, { key, generation: gen }), 'utf8').catch(() => ''))

@@ -34,19 +34,39 @@ const LOCK_OPTIONS = {
   retries: { retries: 400, factor: 1.2, minTimeout: 5, maxTimeout: 100, randomize: true },
 } as const
 
-export async function withLock<T>(target: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Run `fn` holding the lock on `target`. If the lock is compromised while
+ * `fn` runs (another process took it over: we stalled past the stale
+ * period), `signal` aborts, `fn` must not write after it has, and the
+ * operation fails with LOCK_COMPROMISED instead of racing the new holder.
+ */
+export async function withLock<T>(target: string, fn: (signal: AbortSignal) => Promise<T>): Promise<T> {
   await ensurePrivateDir(path.dirname(target))
+  const compromised = new AbortController()
   let release: () => Promise<void>
   try {
-    release = await lockfile.lock(target, { ...LOCK_OPTIONS, onCompromised: () => {} })
+    release = await lockfile.lock(target, { ...LOCK_OPTIONS, onCompromised: (err) => compromised.abort(err) })
   } catch (err) {
     throw new TuttiError(ErrorCodes.LOCK_TIMEOUT, `could not lock ${path.basename(target)}: ${(err as Error).message}`, { cause: err })
   }
+  let result: T
   try {
-    return await fn()
+    result = await fn(compromised.signal)
   } finally {
-    await release().catch(() => {})
+    // releasing a compromised lock fails (it is not ours any more): that is the case reported below
+    if (!compromised.signal.aborted) await release()
   }
+  if (compromised.signal.aborted) throw lockCompromised(target, compromised.signal.reason)
+  return result
+}
+
+/** For `fn`s of withLock: stop before a write once the lock is no longer held. */
+export function assertLockHeld(signal: AbortSignal, target: string): void {
+  if (signal.aborted) throw lockCompromised(target, signal.reason)
+}
+
+function lockCompromised(target: string, reason: unknown): TuttiError {
+  return new TuttiError(ErrorCodes.LOCK_COMPROMISED, `the lock on ${path.basename(target)} was taken over while this operation held it (${(reason as Error)?.message ?? 'compromised'}); nothing more was written, try again`)
 }
 
 /**

@@ -1,3 +1,4 @@
+import { SHIM_PREFIX } from '../names.js'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import type { Logger } from '../log/logger.js'
@@ -87,7 +88,7 @@ export async function tightenStatePermissions(paths: StatePaths, log: Logger): P
 
 /** `bin/tutti-connector-<key>` (+ .cmd, .ps1), written by cmd-shim; `bin/tutti` is tutti's own, 0700. */
 function isConnectorShim(at: readonly string[]): boolean {
-  return at.length === 2 && at[0] === 'bin' && at[1]!.startsWith('tutti-connector-')
+  return at.length === 2 && at[0] === 'bin' && at[1]!.startsWith(SHIM_PREFIX)
 }
 
 /** `connectors/<key>/releases/<digest or temp copy>`: read-only by design, left whole. */

@@ -66,7 +66,8 @@ export class ConnectorInstaller {
       if (dependencies) result.dependencies = dependencies
       return result
     } finally {
-      for (const cleanup of scratch.reverse()) await cleanup().catch(() => {})
+      // temporary copies under tmp/: a leftover is removed by the next install, and must not hide the outcome
+      for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }
   }
 

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
+import { DATA_DIR_VAR, RESERVED_VAR_PREFIX } from '../names.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
 
 /**
@@ -7,7 +8,7 @@ import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limit
  * strict: an unknown field is an error naming its path. Filesystem rules
  * (paths inside the release, symlinks, Skills) are checked in load.ts.
  */
-export const MANIFEST_FILE = 'tutti-connector.json'
+export { MANIFEST_FILE } from '../names.js'
 
 export { CONNECTOR_KEY } from '../connector-key.js'
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -17,7 +18,7 @@ const VAR_REF = /\$\{([^}]*)\}/g
  * (`connectors/<key>/data`, kept across upgrades). Releases are read-only,
  * so this is where a connector keeps state. No other environment leaks in.
  */
-export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
+export { DATA_DIR_VAR } from '../names.js'
 
 const relativePath = z
   .string()
@@ -101,7 +102,7 @@ export const manifestSchema = z
     }
     const seen = new Set<string>()
     const checkName = (name: string, path: (string | number)[]): void => {
-      if (name.startsWith('TUTTI_')) ctx.addIssue({ code: 'custom', path, message: 'names starting with TUTTI_ are reserved' })
+      if (name.startsWith(RESERVED_VAR_PREFIX)) ctx.addIssue({ code: 'custom', path, message: 'names starting with TUTTI_ are reserved' })
       else if (seen.has(name)) ctx.addIssue({ code: 'custom', path, message: `duplicate variable ${name} (auth variables and config settings share one namespace)` })
       seen.add(name)
     }

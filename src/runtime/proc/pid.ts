@@ -42,12 +42,17 @@ export function stillSame(p: ProvenProcess): boolean {
   return p.startTicks === undefined || processStartTicks(p.pid) === p.startTicks
 }
 
+/** How often a wait for a process looks again: cheap (one kill(0)), and quick enough for a CLI. */
+const POLL_INTERVAL_MS = 20
+/** After SIGKILL the kernel needs a moment to reap the process. */
+const KILL_SETTLE_MS = 2_000
+
 /** Poll `done` every 20 ms until it holds or `timeoutMs` passes; resolves whether it held. */
 export async function waitUntil(done: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (Date.now() < deadline) {
     if (done()) return true
-    await new Promise((r) => setTimeout(r, 20))
+    await new Promise((r) => setTimeout(r, POLL_INTERVAL_MS))
   }
   return done()
 }
@@ -74,5 +79,5 @@ export async function terminateProven(p: ProvenProcess, graceMs: number): Promis
   } catch {
     return true
   }
-  return waitUntil(() => !stillSame(p), 2000)
+  return waitUntil(() => !stillSame(p), KILL_SETTLE_MS)
 }

@@ -38,6 +38,8 @@ export function recordGroupsIn(groupRecords: GroupRecords): void {
  * daemon that was killed -9. Grandchildren are reaped by the next daemon.
  */
 const SETPRIV = '/usr/bin/setpriv'
+/** After SIGKILL the kernel needs a moment to reap the group; past it, the group is reported gone anyway. */
+const KILL_SETTLE_MS = 1_000
 const pdeathsig = process.platform === 'linux' && fs.existsSync(SETPRIV)
 
 export function spawnInGroup(command: string, args: readonly string[], options: GroupSpawnOptions): ChildProcess {
@@ -93,7 +95,7 @@ export async function stopGroup(pgid: number, graceMs: number): Promise<void> {
     signalGroup(pgid, 'SIGTERM')
     if (!(await waitGroupGone(pgid, graceMs))) {
       signalGroup(pgid, 'SIGKILL')
-      await waitGroupGone(pgid, 1000)
+      await waitGroupGone(pgid, KILL_SETTLE_MS)
     }
   }
   forget(pgid)

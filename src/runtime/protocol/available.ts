@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { SERVER_NAME } from '../names.js'
 import { interfaceStatus } from './connector-state.js'
 import { defineMessage } from './message.js'
 
@@ -10,7 +11,7 @@ import { defineMessage } from './message.js'
 const skillSummary = z.strictObject({ name: z.string(), title: z.string().optional(), description: z.string() })
 /** Why an interface is not ready: short, with credentials and state-dir paths removed. */
 const reason = z.string().max(500).optional()
-const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal('connector'), toolPrefix: z.string(), status: interfaceStatus, reason })
+const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal(SERVER_NAME), toolPrefix: z.string(), status: interfaceStatus, reason })
 const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus, reason })
 
 export const availableConnector = z.strictObject({

@@ -26,7 +26,11 @@ export interface DesiredConnector {
 export const WITHDRAW_AFTER_FAILURES = 3
 /** A lazy upstream with no call for this long is stopped, unless the manifest says otherwise. */
 export const DEFAULT_IDLE_MS = 5 * 60_000
-/** Calls in flight on a replaced upstream get this long to finish. */
+/** An uninstalled or disconnected connector's calls in flight: finished quickly, the user asked it gone. */
+const DEACTIVATE_DRAIN_MS = 5_000
+/** The daemon is stopping: calls in flight get a second, then everything closes. */
+const SHUTDOWN_DRAIN_MS = 1_000
+/** Calls in flight on a replaced upstream (an upgrade) get this long to finish. */
 const RETIRE_DRAIN_MS = 30_000
 
 /** The route client of a connector without an MCP server: it has no tools, so it is never called. */
@@ -199,13 +203,13 @@ export class ConnectorRuntime {
     this.toolCount = 0
     this.setStatus(status, status === 'failed' ? why : undefined)
     await this.shims.withdraw(this.key)
-    await this.closeUpstreams(5_000)
+    await this.closeUpstreams(DEACTIVATE_DRAIN_MS)
     this.log.info('connector deactivated', { connector: this.key, status, reason: why, fence })
   }
 
   async dispose(): Promise<void> {
     this.disposed = true
-    await this.closeUpstreams(1_000)
+    await this.closeUpstreams(SHUTDOWN_DRAIN_MS)
   }
 
   private async closeUpstreams(drainMs: number): Promise<void> {

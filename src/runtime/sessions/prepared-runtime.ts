@@ -1,3 +1,5 @@
+import type { SERVER_NAME } from '../names.js'
+
 /**
  * What an agent host needs to start one agent session with connectors
  * (seed §7.1): the environment, the one authoritative `mcpServers` list and
@@ -5,7 +7,7 @@
  * those and never carries a second, divergent copy of them.
  */
 export interface MCPServerBinding {
-  name: 'connector'
+  name: typeof SERVER_NAME
   type: 'http'
   url: string
   headers: Record<string, string>
@@ -57,4 +59,4 @@ export interface PreparedRuntime {
   prompt: string
 }
 
-export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
+export { TOKEN_ENV } from '../names.js'

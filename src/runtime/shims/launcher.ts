@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs'
 import Module from 'node:module'
 import path from 'node:path'
+import { DATA_DIR_VAR, MANIFEST_FILE, shimCommand, TOKEN_ENV } from '../names.js'
+import { statePaths } from '../paths.js'
 
 /**
  * Runs inside the shim's process and becomes the connector's CLI: it checks
@@ -19,11 +21,8 @@ export interface LaunchConfig {
   entrypoint: string
 }
 
-const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
-const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
-
 function refuse(key: string, message: string): never {
-  process.stderr.write(`tutti-connector-${key}: ${message}\n`)
+  process.stderr.write(`${shimCommand(key)}: ${message}\n`)
   process.exit(126)
 }
 
@@ -37,20 +36,21 @@ function readJson(file: string): any {
 
 export async function launch(config: LaunchConfig): Promise<void> {
   const { stateDir, key, digest } = config
-  const connectors = readJson(path.join(stateDir, 'installed.json'))?.connectors
+  const paths = statePaths(stateDir)
+  const connectors = readJson(paths.installedJson)?.connectors
   // own properties only: a key never names something of Object's prototype
   const installed = connectors && Object.hasOwn(connectors, key) ? connectors[key] : undefined
   if (!installed) refuse(key, `the connector "${key}" is not installed; this command is left over and will not run the old release`)
   if (installed.digest !== digest) refuse(key, `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run it again)`)
-  const manifest = readJson(path.join(stateDir, 'connectors', key, 'releases', digest, 'tutti-connector.json'))
+  const manifest = readJson(path.join(paths.releaseDir(key, digest), MANIFEST_FILE))
   const declared: string[] = manifest?.auth?.kind === 'env' ? manifest.auth.variables.map((v: { name: string }) => v.name) : []
-  const storedCredentials = readJson(path.join(stateDir, 'credentials.json'))?.connectors
+  const storedCredentials = readJson(paths.credentialsJson)?.connectors
   const credentials: Record<string, string> = storedCredentials && Object.hasOwn(storedCredentials, key) ? storedCredentials[key] : {}
   const missing = declared.filter((name) => !(Object.hasOwn(credentials, name) && credentials[name]))
   if (missing.length) refuse(key, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
   // the session token is the agent's connection capability, not the connector's
   delete process.env[TOKEN_ENV]
-  const dataDir = path.join(stateDir, 'connectors', key, 'data')
+  const dataDir = paths.dataDir(key)
   // settings as the MCP server gets them: the stored value, else the default (only ${TUTTI_CONNECTOR_DATA} expands in it)
   const stored: Record<string, string> = installed.settings ?? {}
   for (const setting of (manifest?.config ?? []) as Array<{ name: string; default?: string }>) {

@@ -2,8 +2,10 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import cmdShim from 'cmd-shim'
+import { CONNECTOR_KEY } from '../connector-key.js'
+import { SHIM_PREFIX } from '../names.js'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
-import { withLock } from '../fs/lock.js'
+import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import { shimGeneration, shimTargetPath, shimTargetSource, type ShimPin } from './shim-target.js'
@@ -27,13 +29,14 @@ export class ShimPublisher {
     const target = shimTargetPath(this.paths, pin)
     await ensurePrivateDir(path.dirname(target))
     await writeFileAtomic(target, shimTargetSource(this.paths, pin), 0o700)
-    await withLock(this.paths.shimLockTarget, async () => {
+    await withLock(this.paths.shimLockTarget, async (held) => {
       await ensurePrivateDir(this.paths.binDir)
       const staging = path.join(this.paths.root, `.shim-staging-${randomBytes(4).toString('hex')}`)
       await ensurePrivateDir(staging)
       try {
         const name = path.basename(this.paths.shimPath(pin.key))
         await cmdShim(target, path.join(staging, name))
+        assertLockHeld(held, this.paths.shimLockTarget)
         for (const suffix of SHIM_SUFFIXES) await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
       } finally {
         await fs.rm(staging, { recursive: true, force: true })
@@ -85,6 +88,6 @@ export class ShimPublisher {
   /** Every shim on disk, by connector key (for doctor and tests). */
   async list(): Promise<string[]> {
     const names = await fs.readdir(this.paths.binDir).catch(() => [] as string[])
-    return names.filter((n) => /^tutti-connector-[a-z][a-z0-9-]*$/.test(n)).map((n) => n.slice('tutti-connector-'.length))
+    return names.filter((n) => n.startsWith(SHIM_PREFIX) && CONNECTOR_KEY.test(n.slice(SHIM_PREFIX.length))).map((n) => n.slice(SHIM_PREFIX.length))
   }
 }

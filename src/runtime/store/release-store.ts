@@ -52,7 +52,8 @@ export async function removeTree(dir: string): Promise<void> {
       return
     }
     if (!st.isDirectory()) return
-    await fs.chmod(p, 0o755).catch(() => {})
+    // an entry that cannot be made writable is reported by the rm below, with its path
+    await fs.chmod(p, 0o755).catch(() => undefined)
     for (const name of await fs.readdir(p).catch(() => [] as string[])) await restore(path.join(p, name))
   }
   await restore(dir)
@@ -114,8 +115,9 @@ export async function pruneReleases(paths: StatePaths, key: string, keep: Readon
   }
   if (keep.size === 0) {
     // only when nothing else (a concurrent install's temp copy) is left
-    await fs.rmdir(dir).catch(() => {})
-    await fs.rmdir(paths.connectorDir(key)).catch(() => {})
+    // rmdir refuses non-empty directories: what is still there (a data dir, a concurrent install) stays
+    await fs.rmdir(dir).catch(() => undefined)
+    await fs.rmdir(paths.connectorDir(key)).catch(() => undefined)
   }
   return removed
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
-import { withLock } from '../fs/lock.js'
+import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
 
 /**
@@ -76,9 +76,10 @@ export async function updateState<T>(
   paths: StatePaths,
   fn: (draft: { installed: InstalledState; credentials: CredentialsState }) => Promise<{ result: T; installedChanged?: boolean; credentialsChanged?: boolean }>,
 ): Promise<T> {
-  return withLock(paths.stateLockTarget, async () => {
+  return withLock(paths.stateLockTarget, async (held) => {
     const draft = { installed: await readInstalled(paths), credentials: await readCredentials(paths) }
     const out = await fn(draft)
+    assertLockHeld(held, paths.stateLockTarget)
     if (out.installedChanged) await writeJsonAtomic(paths.installedJson, draft.installed)
     if (out.credentialsChanged) await writeJsonAtomic(paths.credentialsJson, draft.credentials)
     return out.result

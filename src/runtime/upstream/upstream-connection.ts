@@ -1,5 +1,6 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
@@ -42,7 +43,7 @@ export function stderrSummary(tail: string): string {
   return lines.length ? `; stderr: ${lines.slice(-3).join(' | ')}` : ''
 }
 
-const CLIENT_INFO = { name: 'tutti-connector-runtime', version: '1' }
+const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
 
 /**
  * One live session with a connector's upstream MCP server, over stdio (own
@@ -89,7 +90,8 @@ export class UpstreamConnection implements RouteClient {
         }),
       ])
     } catch (err) {
-      await transport.close().catch(() => {})
+      // the connect already failed, and that is what is reported; a second failure from closing adds nothing
+      await transport.close().catch(() => undefined)
       throw signal?.aborted ? new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'the connect was abandoned: the connector changed meanwhile', { cause: err }) : conn.connectFailure(err)
     } finally {
       clearTimeout(timer)
@@ -157,7 +159,8 @@ export class UpstreamConnection implements RouteClient {
         })
       }
       this.closedReason ??= 'closed'
-      await this.client.close().catch(() => {})
+      // closing a transport whose process is already gone may fail; the connection is closed either way
+      await this.client.close().catch(() => undefined)
     })()
     return this.closing
   }

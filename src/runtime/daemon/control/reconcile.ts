@@ -13,7 +13,7 @@ export async function handleReconcile(ctx: DaemonContext, req: RequestOf<typeof 
   // a restart that follows a quick exit counts: wait for its outcome too, within the same bound
   const outcome = work.then(() => ctx.reconciler.settled(req.keys ?? ctx.reconciler.snapshots().map((c) => c.key)))
   // after the deadline nobody awaits it: a late failure is the reconciler's to log, not an unhandled rejection
-  outcome.catch(() => {})
+  outcome.catch(() => undefined)
   await Promise.race([outcome, deadline])
   clearTimeout(timer)
   const keys = req.keys ? new Set(req.keys) : undefined
