@@ -18,9 +18,9 @@ describe('the guard in front of the connector MCP server', () => {
   beforeAll(async () => {
     dir = tempStateDir('guard')
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])
-    const old = await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'revoked'])
+    // preparing the same session again revokes its first token (`session revoke` itself: sessions.test.ts)
+    const old = await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'guard'])
     revokedToken = old.env.TUTTI_CONNECTOR_TOKEN
-    await tuttiJson(dir, ['session', 'revoke', '--session', 'revoked'])
     const prepared = await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'guard'])
     binding = prepared.mcpServers[0]
     token = prepared.env.TUTTI_CONNECTOR_TOKEN
@@ -33,7 +33,7 @@ describe('the guard in front of the connector MCP server', () => {
   const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } })
   const modernHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }
 
-  it('no token, or a token revoked through the CLI → 401 with a Bearer challenge', async () => {
+  it('no token, or a token the CLI revoked → 401 with a Bearer challenge', async () => {
     for (const headers of [{}, { authorization: `Bearer ${revokedToken}` }]) {
       const res = await rawRequest(binding.url, { headers: { ...modernHeaders, ...headers }, body: listBody })
       expect(res.status).toBe(401)
@@ -60,9 +60,9 @@ describe('the guard in front of the connector MCP server', () => {
   })
 
   it('after all of that the daemon is up, answers, and logged no secret', async () => {
-    const status = await tuttiJson(dir, ['daemon', 'status'])
-    expect(status.running).toBe(true)
-    expect(status.pid).toBe(readDaemonJson(dir)!.pid)
+    const info = readDaemonJson(dir)!
+    const health = await rawRequest(`http://127.0.0.1:${info.port}/control/health`, { headers: { authorization: `Bearer ${info.controlToken}`, 'content-type': 'application/json' }, body: '{}' })
+    expect(health.json.pid).toBe(info.pid)
     const ok = await modernPost(binding, 'tools/call', { name: 'fx_echo', arguments: { message: 'still here' } })
     expect(ok.json.result.content).toEqual([{ type: 'text', text: 'still here' }])
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
