@@ -5,7 +5,7 @@ import path from 'node:path'
 import { createGzip, gzipSync } from 'node:zlib'
 import { Header } from 'tar'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isInside, RELEASE_LIMITS } from '../../src/runtime/manifest/release-tree.js'
+import { isInside, RELEASE_LIMITS } from '../../src/runtime/release/release-tree.js'
 import { ARCHIVE_LIMITS } from '../../src/runtime/store/unpack-archive.js'
 import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
 import { probeConnector } from '../support/fixture-connector.js'
@@ -57,7 +57,7 @@ function tuttiSh(stateDir: string, prelude: string, args: string[]): Promise<Run
   })
 }
 
-/** The largest value `sample` takes while `run` is in flight (sampled every few ms, and once at the end). */
+/** The largest value `sample` takes while `run` is in flight (sampled every few ms, and once at the end; the pause is the sampling period, not a wait for anything). */
 async function peakWhile<T>(run: Promise<T>, sample: () => number): Promise<{ result: T; peak: number }> {
   let done = false
   const settled = run.finally(() => (done = true))
@@ -104,7 +104,8 @@ describe('hostile releases', () => {
 
   beforeAll(async () => {
     stateDir = tempStateDir('hostile')
-    await tuttiJson(stateDir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    // an installed connector, so that "left as it was" covers an existing state (a small one: snapshotTree reads every file)
+    await tuttiJson(stateDir, ['connector', 'install', probeConnector('present')])
     fs.mkdirSync(path.join(stateDir, 'tmp'), { recursive: true, mode: 0o700 })
   })
   afterAll(async () => {

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { readSkills, type SkillSummary } from '../skills/skill-file.js'
-import { formatIssues } from './format-issues.js'
-import { ReleaseTreeError, resolveInside, walkRelease, type ReleaseEntry } from './release-tree.js'
+import { formatIssues } from '../release/format-issues.js'
+import { ReleaseTreeError, resolveInside, walkRelease, type ReleaseEntry } from '../release/release-tree.js'
 import { MANIFEST_FILE, manifestSchema, type ConnectorManifest } from './schema.js'
 
 export interface LoadedRelease {

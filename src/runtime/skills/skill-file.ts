@@ -2,8 +2,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseYaml } from 'yaml'
 import { z } from 'zod'
-import { formatIssues } from '../manifest/format-issues.js'
-import { isInside, ReleaseTreeError } from '../manifest/release-tree.js'
+import { formatIssues } from '../release/format-issues.js'
+import { isInside, ReleaseTreeError } from '../release/release-tree.js'
 
 /**
  * Connector Skills: `<skills>/<dir>/SKILL.md` with YAML front matter. Only

@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
-import type { ReleaseEntry } from '../manifest/release-tree.js'
+import type { ReleaseEntry } from '../release/release-tree.js'
 import type { StatePaths } from '../paths.js'
 
 /**

@@ -6,7 +6,7 @@ import { createGunzip } from 'node:zlib'
 import { UnpackSync, type ReadEntry } from 'tar'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
-import { RELEASE_LIMITS } from '../manifest/release-tree.js'
+import { RELEASE_LIMITS } from '../release/release-tree.js'
 import { MANIFEST_FILE } from '../manifest/schema.js'
 
 export const ARCHIVE = /\.(tgz|tar\.gz)$/i
