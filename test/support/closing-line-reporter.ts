@@ -1,4 +1,5 @@
 import type { Reporter, TestModule } from 'vitest/node'
+import { reapRun } from './global-teardown.js'
 
 /** Prints the plain closing line CI reads: `N passed, N failed` (`, N skipped`). */
 export default class ClosingLineReporter implements Reporter {
@@ -17,6 +18,8 @@ export default class ClosingLineReporter implements Reporter {
       if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++
     }
     failed += unhandledErrors.length
+    // the global teardown reaps too, but only after this line: reaping here names a leak before the line CI reads
+    reapRun()
     process.stdout.write(`\n${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ''}\n`)
   }
 }
