@@ -5,6 +5,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { isAlive } from '../../src/runtime/proc/pid.js'
 import { EXAMPLES_SOURCE, PREPARED_EXAMPLES } from './prepared-examples.js'
+import { currentRun, registerStateDir, statePrefix } from './test-run.js'
 
 export { isAlive }
 
@@ -22,8 +23,11 @@ export interface RunResult {
   stderr: string
 }
 
+/** A fresh state dir, named after and listed for this test run, so that the run's teardown can reap its daemon. */
 export function tempStateDir(label = 'state'): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), `tutti-${label}-`))
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${statePrefix(currentRun())}${label}-`))
+  registerStateDir(dir)
+  return dir
 }
 
 export function tuttiEnv(stateDir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
@@ -137,4 +141,21 @@ export function childPids(pid: number): number[] {
     }
   }
   return out
+}
+
+/**
+ * A control message straight to the daemon of `stateDir` (POST /control/<message>, with the control token
+ * from daemon.json): what `tutti daemon status --json` returns, without spawning a CLI on every poll.
+ */
+export async function control<T = any>(stateDir: string, message: string, body: object = {}): Promise<T> {
+  const info = readDaemonJson(stateDir)
+  if (!info) throw new Error(`no daemon.json in ${stateDir}`)
+  const res = await fetch(`http://127.0.0.1:${info.port}/control/${message}`, { method: 'POST', headers: { authorization: `Bearer ${info.controlToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  if (!res.ok) throw new Error(`control ${message}: ${res.status} ${await res.text()}`)
+  return (await res.json()) as T
+}
+
+/** One connector's state as the running daemon reports it (undefined if it has none). */
+export async function connectorState(stateDir: string, key: string): Promise<any> {
+  return (await control<{ connectors: Array<{ key: string }> }>(stateDir, 'status')).connectors.find((c) => c.key === key)
 }
