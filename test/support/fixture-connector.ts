@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { baseManifest, CLI_FILE, makeConnector, skill } from './connector-fixture.js'
 import { REPO } from './tutti.js'
 
 const SDK_SERVER = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/index.mjs')).href
@@ -81,4 +82,20 @@ export function lazyConnector(key: string, options: { declared?: unknown[]; vari
   if (options.idleTimeoutSeconds) manifest.mcp.idleTimeoutSeconds = options.idleTimeoutSeconds
   fs.writeFileSync(file, JSON.stringify(manifest, null, 2))
   return dir
+}
+
+/**
+ * A connector of every facade: MCP (the npm memory server, on PATH), a CLI and a Skill `<key>-workflow`,
+ * optionally behind a secret credential. A small release on purpose: copying and hashing the bundled
+ * examples' node_modules costs seconds of CPU per install.
+ */
+export function fullConnector(key: string, options: { auth?: string } = {}): string {
+  return makeConnector(
+    {
+      ...baseManifest({ key, name: `Full ${key}`, skills: 'skills' }),
+      ...(options.auth ? { auth: { kind: 'env', variables: [{ name: options.auth, secret: true }] } } : {}),
+      mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' } },
+    },
+    { ...CLI_FILE, [`skills/${key}-workflow/SKILL.md`]: skill(`${key}-workflow`) },
+  )
 }
