@@ -3,20 +3,31 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
+import { probeConnector } from '../support/fixture-connector.js'
 import { cleanupState, EXAMPLES, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 const SECRET = 'sk-live-4f0c2b9e-very-secret-value'
 
-describe('connector lifecycle through the CLI', () => {
+/** A connector with a secret credential, a real MCP server from npm (the memory server, on PATH) and a CLI. */
+function secretConnector(key: string): string {
+  const variable = `${key.toUpperCase()}_KEY`
+  return makeConnector(
+    { ...baseManifest({ key }), auth: { kind: 'env', variables: [{ name: variable, secret: true }] }, mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/m.jsonl' } } },
+    CLI_FILE,
+  )
+}
+const connect = (dir: string, key: string, secret = SECRET) => tuttiJson(dir, ['connector', 'connect', key, '--env', `${key.toUpperCase()}_KEY=${secret}`])
+
+describe('the everything example through the CLI', () => {
   let dir: string
   beforeAll(() => {
-    dir = tempStateDir('lifecycle')
+    dir = tempStateDir('lifecycle-example')
   })
   afterAll(async () => {
     await cleanupState(dir)
   })
 
-  it('install copies a read-only, content-addressed release and starts the daemon', async () => {
+  it('install copies a read-only, content-addressed release and starts the daemon; available shows needs-auth until connected, then ready', async () => {
     const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
     expect(res).toMatchObject({ key: 'everything', version: '1.0.0', changed: true, state: { status: 'needs-auth' } })
     expect(res.digest).toMatch(/^[a-f0-9]{64}$/)
@@ -27,24 +38,14 @@ describe('connector lifecycle through the CLI', () => {
     expect(fs.statSync(path.join(dir, 'installed.json')).mode & 0o777).toBe(0o600)
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
     expect(readDaemonJson(dir)).toBeDefined()
-  })
 
-  it('re-installing the same content is a no-op', async () => {
-    const before = fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')
-    const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    expect(res.changed).toBe(false)
-    expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
-  })
-
-  it('available shows needs-auth until connected, then ready', async () => {
     const before = await tuttiJson(dir, ['connector', 'available'])
     expect(before.connectors[0].interfaces.map((i: { status: string }) => i.status)).toEqual(['needs-auth', 'needs-auth'])
     const connected = await tuttiJson(dir, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { env: { EVERYTHING_API_KEY: SECRET } })
     expect(connected).toMatchObject({ key: 'everything', variables: ['EVERYTHING_API_KEY'], state: { status: 'ready' } })
     expect(JSON.stringify(connected)).not.toContain(SECRET)
     expect(fs.statSync(path.join(dir, 'credentials.json')).mode & 0o777).toBe(0o600)
-    const after = await tuttiJson(dir, ['connector', 'available'])
-    expect(after).toEqual({
+    expect(await tuttiJson(dir, ['connector', 'available'])).toEqual({
       connectors: [
         {
           key: 'everything',
@@ -59,24 +60,47 @@ describe('connector lifecycle through the CLI', () => {
       ],
     })
   })
+})
+
+// One daemon for the rest of the file; every test installs connectors of its own (its own keys).
+describe('connector lifecycle through the CLI', () => {
+  let dir: string
+  beforeAll(() => {
+    dir = tempStateDir('lifecycle')
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
+  })
+
+  it('re-installing the same content is a no-op', async () => {
+    const src = probeConnector('same')
+    expect((await tuttiJson(dir, ['connector', 'install', src])).changed).toBe(true)
+    const before = fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')
+    expect((await tuttiJson(dir, ['connector', 'install', src])).changed).toBe(false)
+    expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
+  })
 
   it('connect rejects undeclared variables, empty values and unknown connectors with exit 2, storing nothing', async () => {
+    await tuttiJson(dir, ['connector', 'install', probeConnector('picky', { auth: ['PICKY_KEY'] })])
+    await connect(dir, 'picky')
     const creds = fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')
-    const undeclared = await tutti(dir, ['connector', 'connect', 'everything', '--env', `OTHER=${SECRET}`, '--json'])
+    const undeclared = await tutti(dir, ['connector', 'connect', 'picky', '--env', `OTHER=${SECRET}`, '--json'])
     expect(undeclared.code).toBe(2)
     expect(JSON.parse(undeclared.stdout).error).toMatchObject({ code: 'CREDENTIAL_INVALID', message: expect.stringContaining('OTHER') })
     expect(undeclared.stdout + undeclared.stderr).not.toContain(SECRET)
-    const malformed = await tutti(dir, ['connector', 'connect', 'everything', '--env', 'novalue', '--json'])
+    const malformed = await tutti(dir, ['connector', 'connect', 'picky', '--env', 'novalue', '--json'])
     expect(malformed.code).toBe(2)
     const unknown = await tutti(dir, ['connector', 'connect', 'nope', '--env', 'A=b', '--json'])
     expect(unknown.code).toBe(2)
     expect(JSON.parse(unknown.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
-    const missingEnv = await tutti(dir, ['connector', 'connect', 'everything', '--from-env', 'TUTTI_TEST_UNSET_VAR', '--json'])
+    const missingEnv = await tutti(dir, ['connector', 'connect', 'picky', '--from-env', 'TUTTI_TEST_UNSET_VAR', '--json'])
     expect(missingEnv.code).toBe(2)
     expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toBe(creds)
   })
 
-  it('no port, URL, token, credential or release path in `connector available`, JSON or table', async () => {
+  it('no port, URL, token, credential or release path in `connector available`, JSON or table; none of them in the daemon log', async () => {
+    await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
+    expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })
     const info = readDaemonJson(dir)!
     const json = await tutti(dir, ['connector', 'available', '--json'])
     const table = await tutti(dir, ['connector', 'available'])
@@ -89,14 +113,11 @@ describe('connector lifecycle through the CLI', () => {
       expect(out).not.toContain('releases')
       expect(out).not.toMatch(/[a-f0-9]{64}/)
     }
-    expect(table.stdout).toMatch(/tutti-connector-everything/)
-  })
-
-  it('the daemon log never contains the credential or the control token', async () => {
+    expect(table.stdout).toMatch(/tutti-connector-shy/)
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
     expect(log.length).toBeGreaterThan(0)
     expect(log).not.toContain(SECRET)
-    expect(log).not.toContain(readDaemonJson(dir)!.controlToken)
+    expect(log).not.toContain(info.controlToken)
   })
 
   it('a new version replaces the old one atomically', async () => {
@@ -130,7 +151,6 @@ describe('connector lifecycle through the CLI', () => {
     expect(JSON.parse(bad.stdout).error.message).toMatch(/could not be unpacked/)
     expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
     expect(fs.readdirSync(path.join(dir, 'tmp'))).toEqual([])
-    await tuttiJson(dir, ['connector', 'uninstall', 'packed'])
   })
 
   it('a connector uninstalled while no daemon ran leaves only its data behind once a daemon starts', async () => {
@@ -146,16 +166,26 @@ describe('connector lifecycle through the CLI', () => {
   })
 
   it('disconnect forgets credentials; uninstall removes the connector but keeps its data unless --purge', async () => {
-    const disc = await tuttiJson(dir, ['connector', 'disconnect', 'everything'])
+    await tuttiJson(dir, ['connector', 'install', probeConnector('leaving', { auth: ['LEAVING_KEY'] })])
+    await tuttiJson(dir, ['connector', 'install', probeConnector('purged')])
+    // a credential of its own: other tests' connectors may hold SECRET in the same credentials.json
+    const secret = `${SECRET}-leaving`
+    await connect(dir, 'leaving', secret)
+    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toContain(secret)
+    const disc = await tuttiJson(dir, ['connector', 'disconnect', 'leaving'])
     expect(disc).toMatchObject({ disconnected: true, state: { status: 'needs-auth' } })
-    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).not.toContain(SECRET)
-    expect(await tuttiJson(dir, ['connector', 'uninstall', 'everything'])).toMatchObject({ uninstalled: true, data: 'kept', dataDir: path.join(dir, 'connectors', 'everything', 'data') })
-    expect(await tuttiJson(dir, ['connector', 'uninstall', 'upgrade', '--purge'])).toMatchObject({ uninstalled: true, data: 'purged' })
-    expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
-    expect((await tuttiJson(dir, ['daemon', 'status'])).connectors).toEqual([])
-    expect(fs.readdirSync(path.join(dir, 'connectors', 'everything'))).toEqual(['data'])
-    expect(fs.existsSync(path.join(dir, 'connectors', 'upgrade'))).toBe(false)
-    const again = await tutti(dir, ['connector', 'uninstall', 'everything', '--json'])
+    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).not.toContain(secret)
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])).toMatchObject({ uninstalled: true, data: 'kept', dataDir: path.join(dir, 'connectors', 'leaving', 'data') })
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'purged', '--purge'])).toMatchObject({ uninstalled: true, data: 'purged' })
+    // other tests' connectors may share this daemon: these two are gone from both views
+    const keys = (list: Array<{ key: string }>) => list.map((c) => c.key)
+    for (const listed of [keys((await tuttiJson(dir, ['connector', 'available'])).connectors), keys((await tuttiJson(dir, ['daemon', 'status'])).connectors)]) {
+      expect(listed).not.toContain('leaving')
+      expect(listed).not.toContain('purged')
+    }
+    expect(fs.readdirSync(path.join(dir, 'connectors', 'leaving'))).toEqual(['data'])
+    expect(fs.existsSync(path.join(dir, 'connectors', 'purged'))).toBe(false)
+    const again = await tutti(dir, ['connector', 'uninstall', 'leaving', '--json'])
     expect(again.code).toBe(2)
     expect(JSON.parse(again.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
   })

@@ -1,12 +1,15 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { FAULT_TOOLS, lazyConnector, probeConnector } from '../support/fixture-connector.js'
+import { FAULT_TOOLS, fullConnector, lazyConnector, probeConnector } from '../support/fixture-connector.js'
 import { modernClient } from '../support/mcp-clients.js'
-import { cleanupState, EXAMPLES, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
+// Small releases (fixture-connector.ts's fullConnector), not the bundled examples: doctor's checks do not
+// depend on what a server does. One state dir for the file; every test starts from a clean report and leaves one (it repairs what it broke).
 describe('tutti daemon doctor: facade parity', () => {
   let dir: string
+  const journal = fullConnector('journal')
   const doctor = async () => {
     const res = await tutti(dir, ['daemon', 'doctor', '--json'])
     return { code: res.code, report: JSON.parse(res.stdout) }
@@ -14,9 +17,9 @@ describe('tutti daemon doctor: facade parity', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('doctor')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', 'EVERYTHING_API_KEY=doctor-key'])
+    await tuttiJson(dir, ['connector', 'install', journal])
+    await tuttiJson(dir, ['connector', 'install', fullConnector('vault', { auth: 'VAULT_KEY' })])
+    await tuttiJson(dir, ['connector', 'connect', 'vault', '--env', 'VAULT_KEY=doctor-key'])
     await tuttiJson(dir, ['connector', 'install', probeConnector('probe')])
     await tuttiJson(dir, ['connector', 'install', lazyConnector('lazy')])
   })
@@ -56,30 +59,33 @@ describe('tutti daemon doctor: facade parity', () => {
 
   it('a corrupted Skill is found; reinstalling repairs the release', async () => {
     const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8'))
-    const skill = path.join(dir, 'connectors', 'notes', 'releases', installed.connectors.notes.digest, 'skills', 'notes-workflow', 'SKILL.md')
-    fs.chmodSync(skill, 0o644)
-    fs.writeFileSync(skill, 'no front matter any more\n')
+    const file = path.join(dir, 'connectors', 'journal', 'releases', installed.connectors.journal.digest, 'skills', 'journal-workflow', 'SKILL.md')
+    fs.chmodSync(file, 0o644)
+    fs.writeFileSync(file, 'no front matter any more\n')
     const { code, report } = await doctor()
     expect(code).toBe(1)
-    expect(report.findings).toEqual([expect.objectContaining({ check: 'skills', connector: 'notes', problem: expect.stringMatching(/notes-workflow\/SKILL\.md: missing YAML front matter/), fix: expect.stringMatching(/reinstall/) })])
-    const reinstall = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    expect(report.findings).toEqual([expect.objectContaining({ check: 'skills', connector: 'journal', problem: expect.stringMatching(/journal-workflow\/SKILL\.md: missing YAML front matter/), fix: expect.stringMatching(/reinstall/) })])
+    const reinstall = await tuttiJson(dir, ['connector', 'install', journal])
     expect(reinstall.changed).toBe(false)
-    expect(fs.readFileSync(skill, 'utf8')).toMatch(/name: notes-workflow/)
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/name: journal-workflow/)
     expect((await doctor()).report.findings).toEqual([])
   })
 
   it('an upstream that disagrees with its declaration is found once it runs', async () => {
     const declared = FAULT_TOOLS.map((t) => (t.name === 'echo' ? { ...t, description: 'declared long ago' } : t))
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('lazy', { declared })])
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('drifty', { declared })])
     expect((await doctor()).report.findings).toEqual([]) // not running yet: nothing to compare
     const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'doc'])).mcpServers[0]
     const client = await modernClient(binding)
-    await client.callTool({ name: 'lazy_echo', arguments: { message: 'wake up' } })
+    await client.callTool({ name: 'drifty_echo', arguments: { message: 'wake up' } })
     await client.close()
     const { code, report } = await doctor()
     expect(code).toBe(1)
     expect(report.findings).toEqual([
-      expect.objectContaining({ check: 'declared-tools', connector: 'lazy', problem: expect.stringMatching(/echo \(fields differ: description\)/), fix: expect.stringMatching(/update mcp\.tools/) }),
+      expect.objectContaining({ check: 'declared-tools', connector: 'drifty', problem: expect.stringMatching(/echo \(fields differ: description\)/), fix: expect.stringMatching(/update mcp\.tools/) }),
     ])
+    // the other tests start from a clean report
+    await tuttiJson(dir, ['connector', 'uninstall', 'drifty', '--purge'])
+    expect((await doctor()).report.findings).toEqual([])
   })
 })

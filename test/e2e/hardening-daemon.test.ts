@@ -6,10 +6,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { makeConnector } from '../support/connector-fixture.js'
-import { eventually } from '../support/eventually.js'
+import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
-import { legacyClient, modernClient, rawRequest, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, daemonPids, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { legacyClient, modernClient, rawRequest } from '../support/mcp-clients.js'
+import { cleanupState, connectorState, daemonPids, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 /**
  * Hostile upstreams and stale state against the real daemon. After every
@@ -18,9 +18,8 @@ import { cleanupState, daemonPids, isAlive, readDaemonJson, tempStateDir, tutti,
  */
 describe('hardening: the daemon', () => {
   let dir: string
-  let binding: Binding
   const bystanderIsFine = async () => {
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening'])).mcpServers[0]
+    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening'])).mcpServers[0]
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       const names = (await client.listTools()).tools.map((t) => t.name)
@@ -29,7 +28,7 @@ describe('hardening: the daemon', () => {
       await client.close()
     }
   }
-  const state = async (key: string) => (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === key)
+  const state = (key: string) => connectorState(dir, key)
   beforeAll(async () => {
     dir = tempStateDir('hardening')
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'bystander' })])
@@ -109,6 +108,7 @@ describe('hardening: the daemon', () => {
   })
 
   it('connector keys are checked at every entry: the control API and the CLI', async () => {
+    await tuttiJson(dir, ['daemon', 'start'])
     const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-outside-'))
     fs.writeFileSync(path.join(outside, 'keep'), 'x')
     const info = readDaemonJson(dir)!
@@ -135,14 +135,14 @@ describe('hardening: the daemon', () => {
     const res = await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } })])
     const serverPid = res.state.pid
     expect(fs.existsSync(path.join(dir, 'upstreams', `${serverPid}.json`))).toBe(true)
-    const [grandchild] = await eventually(() => groupMembers(serverPid).filter((p) => p !== serverPid), (m) => m.length === 1, 20_000)
+    const [grandchild] = await eventually(() => groupMembers(serverPid).filter((p) => p !== serverPid), (m) => m.length === 1)
     expect(grandchild).toBeDefined()
     const daemonPid = readDaemonJson(dir)!.pid
     process.kill(daemonPid, 'SIGKILL')
-    expect(await eventually(() => isAlive(serverPid), (alive) => !alive, 20_000)).toBe(false)
+    expect(await until(() => !isAlive(serverPid))).toBe(true)
     expect(isAlive(grandchild!)).toBe(true)
     await bystanderIsFine()
-    expect(await eventually(() => isAlive(grandchild!), (alive) => !alive, 20_000)).toBe(false)
+    expect(await until(() => !isAlive(grandchild!))).toBe(true)
     expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toMatch(new RegExp(`reaped upstream processes a previous daemon left running.*${grandchild}`))
     await tuttiJson(dir, ['connector', 'uninstall', 'stubborn', '--purge'])
   })
@@ -166,7 +166,7 @@ describe('hardening: the daemon', () => {
   it('a failed first start is retried with the same backoff; status shows the next retry', async () => {
     const src = makeConnector({ schemaVersion: 1, key: 'dead', name: 'Dead', version: '1.0.0', mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(2)'] } })
     expect((await tutti(dir, ['connector', 'install', src])).code).toBe(1)
-    const dead = await eventually(() => state('dead'), (s) => (s?.restarts ?? 0) >= 2 && !!s?.nextRetryAt, 30_000)
+    const dead = await eventually(() => state('dead'), (s) => (s?.restarts ?? 0) >= 2 && !!s?.nextRetryAt)
     expect(dead).toMatchObject({ status: 'failed', reason: expect.stringMatching(/exited with code 2 before it answered initialize/), nextRetryAt: expect.any(String) })
     expect((await tutti(dir, ['daemon', 'status'])).stdout).toMatch(/dead 1\.0\.0: failed[\s\S]*next retry: /)
     await tuttiJson(dir, ['connector', 'uninstall', 'dead', '--purge'])
@@ -194,10 +194,11 @@ describe('hardening: the daemon', () => {
   })
 
   it('daemon.log stays NDJSON when a client aborts mid-body', async () => {
+    const token = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'aborts'])).env.TUTTI_CONNECTOR_TOKEN
     const info = readDaemonJson(dir)!
     await new Promise<void>((resolve) => {
       const socket = net.connect(info.port, '127.0.0.1', () => {
-        socket.write(`POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${binding.headers.Authorization!.slice(7)}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`)
+        socket.write(`POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`)
         setImmediate(() => socket.destroy())
         socket.on('close', () => resolve())
       })

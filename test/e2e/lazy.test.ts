@@ -1,18 +1,29 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { eventually } from '../support/eventually.js'
+import { eventually, until } from '../support/eventually.js'
 import { FAULT_TOOLS, lazyConnector } from '../support/fixture-connector.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
-import { childPids, cleanupState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { childPids, cleanupState, connectorState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 const text = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0]!.text
 
+// One daemon for the file; every test installs lazy connectors of its own (its own keys), so other
+// tests' upstreams may be running beside them: spawns are counted as new children of the daemon.
 describe('lazy activation from declared tools', () => {
   let dir: string
   let binding: Binding
-  const state = async (key: string) => (await tuttiJson(dir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === key)
+  const state = (key: string) => connectorState(dir, key)
   const daemonChildren = () => childPids(readDaemonJson(dir)!.pid)
+  const newSince = (before: number[]) => daemonChildren().filter((p) => !before.includes(p))
+  /** Resolves once the stream has seen `n` list_changed notifications. */
+  const seen = (changes: unknown[], n: number) => until(() => changes.length >= n)
+  /**
+   * "Exactly one": the expected notification is waited for (`seen`); that no second one follows can only be
+   * shown by a quiet period. Notifications carry nothing that tells them apart, so a later change of another
+   * connector cannot serve as a barrier (its notice and a late duplicate would count the same).
+   */
+  const quietPeriod = () => new Promise((r) => setTimeout(r, 300))
 
   beforeAll(async () => {
     dir = tempStateDir('lazy')
@@ -25,7 +36,7 @@ describe('lazy activation from declared tools', () => {
   it('the route is listed (both eras) before anything is spawned', async () => {
     const res = await tuttiJson(dir, ['connector', 'install', lazyConnector('lz')])
     expect(res.state).toMatchObject({ status: 'ready', activation: 'lazy', upstream: 'stopped', tools: FAULT_TOOLS.length, starts: 0 })
-    expect(daemonChildren()).toEqual([])
+    const before = daemonChildren()
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith('lz_'))
@@ -33,16 +44,19 @@ describe('lazy activation from declared tools', () => {
       expect(tools.find((t) => t.name === 'lz_echo')?.inputSchema).toEqual(FAULT_TOOLS[0]!.inputSchema)
       await client.close()
     }
-    expect(daemonChildren()).toEqual([])
+    expect(newSince(before)).toEqual([])
+    expect(await state('lz')).toMatchObject({ upstream: 'stopped', starts: 0 })
   })
 
   it('20 concurrent first calls start the upstream exactly once, and every call is answered', async () => {
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('burst')])
+    const before = daemonChildren()
     const client = await modernClient(binding)
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'lz_echo', arguments: { message: `m${i}` } })))
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'burst_echo', arguments: { message: `m${i}` } })))
     expect(results.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`))
-    const s = await state('lz')
+    const s = await state('burst')
     expect(s).toMatchObject({ upstream: 'running', starts: 1 })
-    expect(daemonChildren()).toEqual([s.pid])
+    expect(newSince(before)).toEqual([s.pid])
     // the declaration matched: no new generation
     expect(s.generation).toBe(1)
     await client.close()
@@ -59,8 +73,8 @@ describe('lazy activation from declared tools', () => {
     const sub = await client.listen({ toolsListChanged: true })
     // the call that triggers the start still gets its answer
     expect(text(await client.callTool({ name: 'drift_echo', arguments: { message: 'first' } }))).toBe('first')
-    for (let i = 0; i < 40 && changes.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
-    await new Promise((r) => setTimeout(r, 300))
+    expect(await seen(changes, 1)).toBe(true)
+    await quietPeriod()
     expect(changes).toHaveLength(1)
     const after = await state('drift')
     expect(after.generation).toBe(before.generation + 1)
@@ -82,8 +96,8 @@ describe('lazy activation from declared tools', () => {
     await tuttiJson(dir, ['connector', 'install', lazyConnector('idle', { idleTimeoutSeconds: 1 })])
     const client = await modernClient(binding)
     const pid1 = Number(text(await client.callTool({ name: 'idle_pid', arguments: {} })))
-    // no status check in between: on a loaded machine one CLI call outlasts the 1 s idle timeout
-    const stopped = await eventually(() => state('idle'), (s) => s.upstream === 'stopped', 30_000)
+    // no status check in between: on a loaded machine one status call may outlast the 1 s idle timeout
+    const stopped = await eventually(() => state('idle'), (s) => s.upstream === 'stopped')
     expect(stopped).toMatchObject({ upstream: 'stopped', starts: 1, status: 'ready' })
     expect(daemonChildren()).not.toContain(pid1)
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('idle_echo')
@@ -94,22 +108,28 @@ describe('lazy activation from declared tools', () => {
   })
 
   it("a running lazy upstream's own tools/list_changed rebuilds the route too", async () => {
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('grower')])
     const client = await modernClient(binding)
-    const before = await state('lz')
-    await client.callTool({ name: 'lz_grow', arguments: {} })
-    for (let i = 0; i < 40 && (await state('lz')).generation === before.generation; i++) await new Promise((r) => setTimeout(r, 100))
-    const after = await state('lz')
+    // running first (its declaration matches: no new generation), then it changes its own table
+    await client.callTool({ name: 'grower_echo', arguments: { message: 'start' } })
+    const before = await state('grower')
+    expect(before.upstream).toBe('running')
+    await client.callTool({ name: 'grower_grow', arguments: {} })
+    const after = await eventually(() => state('grower'), (s) => s.generation !== before.generation)
     expect(after.generation).toBe(before.generation + 1)
-    expect((await client.listTools()).tools.map((t) => t.name)).toContain(`lz_grown-${FAULT_TOOLS.length}`)
+    expect((await client.listTools()).tools.map((t) => t.name)).toContain(`grower_grown-${FAULT_TOOLS.length}`)
     await client.close()
   })
 
   it('uninstalling a running lazy connector closes its upstream', async () => {
-    const pid = (await state('lz')).pid
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('leaving')])
+    const client = await modernClient(binding)
+    await client.callTool({ name: 'leaving_echo', arguments: { message: 'start' } })
+    await client.close()
+    const pid = (await state('leaving')).pid
     expect(daemonChildren()).toContain(pid)
-    await tuttiJson(dir, ['connector', 'uninstall', 'lz'])
-    for (let i = 0; i < 50 && daemonChildren().includes(pid); i++) await new Promise((r) => setTimeout(r, 100))
-    expect(daemonChildren()).not.toContain(pid)
+    await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])
+    expect(await until(() => !daemonChildren().includes(pid))).toBe(true)
   })
 })
 

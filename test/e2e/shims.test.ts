@@ -26,7 +26,7 @@ describe('CLI shims: tutti-connector-<key>', () => {
   it('cmd-shim wrote the POSIX, .cmd and .ps1 shims; available shows the command, never the path', async () => {
     for (const suffix of ['', '.cmd', '.ps1']) expect(fs.existsSync(shim + suffix), suffix).toBe(true)
     const available = await tuttiJson(dir, ['connector', 'available'])
-    expect(available.connectors[0].interfaces).toEqual([{ kind: 'cli', command: 'tutti-connector-probe', status: 'ready' }])
+    expect(available.connectors.find((c: { key: string }) => c.key === 'probe').interfaces).toEqual([{ kind: 'cli', command: 'tutti-connector-probe', status: 'ready' }])
     expect(JSON.stringify(available)).not.toContain(dir)
   })
 
@@ -83,47 +83,54 @@ describe('CLI shims: tutti-connector-<key>', () => {
   })
 
   it('a shim left from a de-authorized or uninstalled connector refuses to run the old release', async () => {
+    // a connector of its own: the others in this file keep theirs
+    await tuttiJson(dir, ['connector', 'install', probeConnector('left', { auth: ['SECRET_KEY'] })])
+    await tuttiJson(dir, ['connector', 'connect', 'left', '--env', `SECRET_KEY=${SECRET}`])
+    const left = path.join(dir, 'bin', 'tutti-connector-left')
     const copy = path.join(dir, 'bin', 'kept-copy')
-    fs.copyFileSync(shim, copy)
+    fs.copyFileSync(left, copy)
     fs.chmodSync(copy, 0o755)
-    await tuttiJson(dir, ['connector', 'disconnect', 'probe'])
-    expect(fs.existsSync(shim)).toBe(false)
+    await tuttiJson(dir, ['connector', 'disconnect', 'left'])
+    expect(fs.existsSync(left)).toBe(false)
     let res = spawnSync(copy, [], { encoding: 'utf8' })
     expect(res.status).not.toBe(0)
     expect(res.stdout).toBe('')
-    expect(res.stderr).toMatch(/tutti-connector-probe: the connector "probe" is not connected \(missing SECRET_KEY\)/)
-    await tuttiJson(dir, ['connector', 'uninstall', 'probe'])
+    expect(res.stderr).toMatch(/tutti-connector-left: the connector "left" is not connected \(missing SECRET_KEY\)/)
+    await tuttiJson(dir, ['connector', 'uninstall', 'left'])
     res = spawnSync(copy, [], { encoding: 'utf8' })
     expect(res.status).not.toBe(0)
     expect(res.stdout).toBe('')
-    expect(res.stderr).toMatch(/tutti-connector-probe: the connector "probe" is not installed; this command is left over and will not run the old release/)
+    expect(res.stderr).toMatch(/tutti-connector-left: the connector "left" is not installed; this command is left over and will not run the old release/)
     fs.rmSync(copy)
-  })
-})
-
-describe('shims across upgrades and concurrent changes', () => {
-  let dir: string
-  beforeAll(() => {
-    dir = tempStateDir('shim-swap')
-  })
-  afterAll(async () => {
-    await cleanupState(dir)
   })
 
   it('an upgrade swaps the target while a long-running old invocation finishes', async () => {
     await tuttiJson(dir, ['connector', 'install', probeConnector('swap', { release: 'old' })])
-    const shim = path.join(dir, 'bin', 'tutti-connector-swap')
-    const old = spawn(shim, ['--wait', '2500'], { stdio: ['ignore', 'pipe', 'pipe'] })
+    const swap = path.join(dir, 'bin', 'tutti-connector-swap')
+    // the old invocation runs until its stdin ends: it is still running through the whole upgrade
+    const old = spawn(swap, ['--wait', 'eof'], { stdio: ['pipe', 'pipe', 'pipe'] })
+    const exited = new Promise<number | null>((resolve) => old.on('exit', resolve))
     let out = ''
     old.stdout.on('data', (d) => (out += d))
     await new Promise<void>((resolve) => old.stdout.once('data', () => resolve()))
     expect(out).toContain('ready')
     await tuttiJson(dir, ['connector', 'install', probeConnector('swap', { version: '2.0.0', release: 'new' })])
-    const fresh = spawnSync(shim, ['--wait', '10'], { encoding: 'utf8' })
+    const fresh = spawnSync(swap, ['--wait', '10'], { encoding: 'utf8' })
     expect(fresh.stdout).toContain('finished new')
-    const code = await new Promise((resolve) => old.on('exit', resolve))
-    expect(code).toBe(0)
+    old.stdin.end()
+    expect(await exited).toBe(0)
     expect(out).toContain('finished old')
+  })
+})
+
+describe('shims under concurrent changes', () => {
+  let dir: string
+  beforeAll(() => {
+    // a state dir of its own: the test checks the whole bin dir
+    dir = tempStateDir('shim-race')
+  })
+  afterAll(async () => {
+    await cleanupState(dir)
   })
 
   it('20 concurrent install/uninstall operations leave exactly the shims of the active connectors, no temp files', async () => {
@@ -135,7 +142,7 @@ describe('shims across upgrades and concurrent changes', () => {
     ops.push(...keys.slice(0, 10).map((k, i) => (i % 2 === 0 ? tutti(dir, ['daemon', 'status', '--json']) : tutti(dir, ['connector', 'available', '--json']))))
     const results = await Promise.all(ops)
     for (const r of results) expect(r.code, r.stdout + r.stderr).toBe(0)
-    const active = keys.filter((_, i) => i % 2 === 1).concat('swap').sort()
+    const active = keys.filter((_, i) => i % 2 === 1).sort()
     const bin = fs.readdirSync(path.join(dir, 'bin')).sort()
     // beside the connector shims, only `tutti` itself (for agent sessions)
     expect(bin).toEqual(['tutti', 'tutti.cmd', ...active.flatMap((k) => [`tutti-connector-${k}`, `tutti-connector-${k}.cmd`, `tutti-connector-${k}.ps1`])].sort())
