@@ -4,7 +4,12 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { cleanupState, daemonPids, EXAMPLES, isAlive, readDaemonJson, REPO, spawnTutti, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { ConnectorInstaller } from '../../src/runtime/install/connector-installer.js'
+import { statePaths } from '../../src/runtime/paths.js'
+import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
+import { until } from '../support/eventually.js'
+import { probeConnector } from '../support/fixture-connector.js'
+import { cleanupState, daemonPids, isAlive, readDaemonJson, REPO, spawnTutti, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 const dirs: string[] = []
 function state(label: string): string {
@@ -16,26 +21,22 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) await cleanupState(dir)
 })
 
-async function waitFor(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (Date.now() < deadline) {
-    if (predicate()) return true
-    await new Promise((r) => setTimeout(r, 25))
-  }
-  return predicate()
+/** Install a CLI-only connector in-process: these tests are about the daemon, not about installing or upstreams. */
+async function installProbe(dir: string): Promise<void> {
+  const installer = new ConnectorInstaller(statePaths(dir), new ConnectorStore(statePaths(dir)))
+  await installer.install(probeConnector('probe'), { env: process.env })
 }
 
 describe('daemon lifecycle', () => {
   it('32 concurrent `connector available --json` with no daemon: all succeed, same output, exactly one daemon', async () => {
     const dir = state('race')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
-    await tutti(dir, ['daemon', 'stop'])
+    await installProbe(dir)
     expect(daemonPids(dir)).toEqual([])
     const results = await Promise.all(Array.from({ length: 32 }, () => tutti(dir, ['connector', 'available', '--json'])))
     for (const r of results) expect(r.code, r.stderr).toBe(0)
     const outputs = new Set(results.map((r) => r.stdout))
     expect(outputs.size).toBe(1)
-    expect(JSON.parse(results[0]!.stdout).connectors.map((c: { key: string }) => c.key)).toEqual(['notes'])
+    expect(JSON.parse(results[0]!.stdout).connectors.map((c: { key: string }) => c.key)).toEqual(['probe'])
     const pids = daemonPids(dir)
     expect(pids).toHaveLength(1)
     expect(readDaemonJson(dir)?.pid).toBe(pids[0])
@@ -43,14 +44,15 @@ describe('daemon lifecycle', () => {
 
   it('recovers after kill -9 of the daemon on the next call', async () => {
     const dir = state('kill9')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
+    await installProbe(dir)
+    await tuttiJson(dir, ['daemon', 'start'])
     const before = readDaemonJson(dir)!
     process.kill(before.pid, 'SIGKILL')
-    expect(await waitFor(() => !isAlive(before.pid), 5000)).toBe(true)
+    expect(await until(() => !isAlive(before.pid))).toBe(true)
     const started = Date.now()
     const res = await tuttiJson(dir, ['connector', 'available'])
     const recoveryMs = Date.now() - started
-    expect(res.connectors[0].key).toBe('notes')
+    expect(res.connectors[0].key).toBe('probe')
     const after = readDaemonJson(dir)!
     expect(after.pid).not.toBe(before.pid)
     expect(daemonPids(dir)).toEqual([after.pid])
@@ -81,7 +83,7 @@ describe('daemon lifecycle', () => {
       const info = readDaemonJson(dir)!
       expect(info.productVersion).toBe(pkg.version)
       expect(info.pid).not.toBe(oldInfo.pid)
-      expect(await waitFor(() => !isAlive(oldInfo.pid), 5000)).toBe(true)
+      expect(await until(() => !isAlive(oldInfo.pid))).toBe(true)
       expect(daemonPids(dir)).toEqual([info.pid])
     } finally {
       fs.rmSync(old, { recursive: true, force: true })
@@ -90,13 +92,13 @@ describe('daemon lifecycle', () => {
 
   it('status reports pid, port, version, uptime and connector states; stop cleans up', async () => {
     const dir = state('status')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+    await tuttiJson(dir, ['connector', 'install', probeConnector('locked', { auth: ['LOCKED_KEY'] })])
     const status = await tuttiJson(dir, ['daemon', 'status'])
     expect(status).toMatchObject({ running: true, productVersion: expect.any(String), protocolVersion: CONTROL_PROTOCOL_VERSION })
     expect(status.pid).toBe(readDaemonJson(dir)!.pid)
     expect(status.port).toBeGreaterThan(0)
     expect(status.uptimeMs).toBeGreaterThanOrEqual(0)
-    expect(status.connectors).toEqual([expect.objectContaining({ key: 'everything', status: 'needs-auth' })])
+    expect(status.connectors).toEqual([expect.objectContaining({ key: 'locked', status: 'needs-auth' })])
     expect(fs.statSync(path.join(dir, 'daemon.json')).mode & 0o777).toBe(0o600)
     const stop = await tuttiJson(dir, ['daemon', 'stop'])
     expect(stop).toEqual({ stopped: true, pid: status.pid })
@@ -111,7 +113,7 @@ describe('daemon lifecycle', () => {
     const dir = state('sigterm')
     const started = await tuttiJson(dir, ['daemon', 'start'])
     process.kill(started.pid, 'SIGTERM')
-    expect(await waitFor(() => !isAlive(started.pid), 5000)).toBe(true)
+    expect(await until(() => !isAlive(started.pid))).toBe(true)
     expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
     expect(log.filter((l) => l.msg === 'daemon stopped')).toHaveLength(1)
@@ -122,7 +124,7 @@ describe('daemon lifecycle', () => {
     const dir = state('idle')
     const env = { TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS: '1' }
     const first = await tuttiJson(dir, ['daemon', 'start'], { env })
-    expect(await waitFor(() => !isAlive(first.pid), 10_000)).toBe(true)
+    expect(await until(() => !isAlive(first.pid))).toBe(true)
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
     expect(log).toMatch(/"msg":"daemon stopping","reason":"idle for 1 s"/)
     expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
@@ -132,15 +134,19 @@ describe('daemon lifecycle', () => {
   it('`daemon run` serves in the foreground until interrupted, then cleans up', async () => {
     const dir = state('foreground')
     const child = spawnTutti(dir, ['daemon', 'run'])
-    let out = ''
-    child.stdout.on('data', (d) => (out += d))
-    expect(await waitFor(() => /listening on 127\.0\.0\.1:\d+/.test(out), 15_000)).toBe(true)
+    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve))
+    // the line it prints once it listens, or its exit if it never does
+    const listening = await new Promise<string>((resolve) => {
+      let out = ''
+      child.stdout.on('data', (d) => /listening on 127\.0\.0\.1:\d+/.test((out += d)) && resolve(out))
+      void exited.then(() => resolve(out))
+    })
+    expect(listening).toMatch(/listening on 127\.0\.0\.1:\d+/)
     expect(readDaemonJson(dir)?.pid).toBe(child.pid)
     expect((await tuttiJson(dir, ['connector', 'available'])).connectors).toEqual([])
     expect(readDaemonJson(dir)?.pid).toBe(child.pid) // reused, not replaced
     child.kill('SIGINT')
-    const code = await new Promise((resolve) => child.on('exit', resolve))
-    expect(code).toBe(0)
+    expect(await exited).toBe(0)
     expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
   })
 

@@ -3,9 +3,9 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { lazyConnector } from '../support/fixture-connector.js'
+import { lazyConnector, memoryConnector } from '../support/fixture-connector.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, EXAMPLES, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 // Seed 004: every capability is reached the same generic way: discovered
 // (tools/list) and called by name (tools/call), with zero per-connector code.
@@ -22,7 +22,7 @@ describe('one generic discover + call path for every connector kind', () => {
       path.join(remoteDir, 'tutti-connector.json'),
       JSON.stringify({ schemaVersion: 1, key: 'remote', name: 'Remote', version: '1.0.0', auth: { kind: 'env', variables: [{ name: 'REMOTE_TOKEN' }] }, mcp: { transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } } }),
     )
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')]) // stdio, eager (npm memory server)
+    await tuttiJson(dir, ['connector', 'install', memoryConnector('journal')]) // stdio, eager (npm memory server)
     await tuttiJson(dir, ['connector', 'install', lazyConnector('lazyfx')]) // stdio, lazy (declared tools)
     await tuttiJson(dir, ['connector', 'install', remoteDir]) // remote Streamable HTTP
     await tuttiJson(dir, ['connector', 'connect', 'remote', '--env', 'REMOTE_TOKEN=generic-remote-token'])
@@ -34,7 +34,7 @@ describe('one generic discover + call path for every connector kind', () => {
   })
 
   const kinds = [
-    { kind: 'stdio eager', tool: 'notes_read_graph', args: {}, expect: /entities/ },
+    { kind: 'stdio eager', tool: 'journal_read_graph', args: {}, expect: /entities/ },
     { kind: 'stdio lazy', tool: 'lazyfx_echo', args: { message: 'lazy hello' }, expect: /lazy hello/ },
     { kind: 'remote HTTP', tool: 'remote_whoami', args: {}, expect: /authorized as owner/ },
   ]
@@ -51,7 +51,7 @@ describe('one generic discover + call path for every connector kind', () => {
   }
 
   it('the daemon holds no per-connector code or configuration', () => {
-    const keys = ['notes', 'everything', 'memory', 'remote', 'lazyfx', 'github']
+    const keys = ['notes', 'everything', 'memory', 'journal', 'remote', 'lazyfx', 'github']
     const offenders: string[] = []
     const walk = (d: string): void => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {

@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isInside, RELEASE_LIMITS } from '../../src/runtime/release/release-tree.js'
 import { ARCHIVE_LIMITS } from '../../src/runtime/store/unpack-archive.js'
 import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
-import { probeConnector } from '../support/fixture-connector.js'
-import { BIN, cleanupState, EXAMPLES, snapshotTree, tempStateDir, tutti, tuttiEnv, tuttiJson, type RunResult } from '../support/tutti.js'
+import { fullConnector, probeConnector } from '../support/fixture-connector.js'
+import { BIN, cleanupState, snapshotTree, tempStateDir, tutti, tuttiEnv, tuttiJson, type RunResult } from '../support/tutti.js'
 
 // Hostile releases (issue 9, items 4, 11, 12, 13, 14): each is refused with exit 2 naming what is wrong, and leaves the state dir as it was.
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-hostile-'))
@@ -259,7 +259,8 @@ describe('state directory permissions', () => {
     const stateDir = tempStateDir('umask')
     dirs.push(stateDir)
     const umask = (args: string[]) => tuttiSh(stateDir, 'umask 000', args)
-    expect((await umask(['connector', 'install', path.join(EXAMPLES, 'notes'), '--json'])).code).toBe(0)
+    // MCP, CLI and a Skill, so the session projection below links one
+    expect((await umask(['connector', 'install', fullConnector('umask'), '--json'])).code).toBe(0)
     expect((await umask(['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 's1', '--json'])).code).toBe(0)
     // the daemon (started under umask 000 too) is running: its singleton lock directory exists now
     expect(fs.statSync(path.join(stateDir, 'daemon.lock')).isDirectory()).toBe(true)

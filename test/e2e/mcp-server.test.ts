@@ -89,6 +89,8 @@ describe('the connector MCP server with real upstreams from npm', () => {
     const sub = await client.listen({ toolsListChanged: true })
     expect(sub.honoredFilter).toMatchObject({ toolsListChanged: true })
     const names = async () => (await client.listTools()).tools.map((t) => t.name)
+    // "exactly one per real change": each expected notice is waited for (eventually); that no other one
+    // follows a step can only be shown by a quiet period, since notices carry nothing that tells them apart
     const settle = () => new Promise((r) => setTimeout(r, 400))
 
     await tuttiJson(dir, ['connector', 'install', memoryConnector('memory')])

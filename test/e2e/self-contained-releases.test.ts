@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeConnector } from '../support/connector-fixture.js'
 import { modernClient } from '../support/mcp-clients.js'
-import { cleanupState, EXAMPLES_SOURCE, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, EXAMPLES, EXAMPLES_SOURCE, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 /**
  * A release is self-contained: npm dependencies are installed into it before
@@ -66,7 +66,8 @@ describe('self-contained releases', () => {
     const uninstalled = await tutti(dir, ['connector', 'uninstall', 'notes'])
     expect(uninstalled.stdout).toMatch(/uninstalled notes; its data is kept in .*connectors\/notes\/data/)
     expect(fs.readFileSync(path.join(dir, 'connectors', 'notes', 'data', 'memory.jsonl'), 'utf8')).toContain('keep-me')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES_SOURCE, 'notes')], { env: NPM_ENV })
+    // reinstalled from the suite's copy that already holds the dependencies: the data is what matters here, not npm again
+    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
     client = await modernClient(binding)
     expect(JSON.stringify((await client.callTool({ name: 'notes_read_graph', arguments: {} })).content)).toContain('precious')
     await client.close()
