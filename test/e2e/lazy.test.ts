@@ -64,18 +64,20 @@ describe('lazy activation from declared tools', () => {
 
   it('a declaration that disagrees with the upstream: one new generation, one list_changed, a log entry naming the difference', async () => {
     const declared = FAULT_TOOLS.filter((t) => t.name !== 'grow').map((t) => (t.name === 'echo' ? { ...t, description: 'an outdated description' } : t))
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
-    const before = await state('drift')
-    expect(before.tools).toBe(declared.length)
     const client = await modernClient(binding)
     const changes: unknown[] = []
     client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
+    // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
     const sub = await client.listen({ toolsListChanged: true })
+    await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
+    expect(await seen(changes, 1)).toBe(true)
+    const before = await state('drift')
+    expect(before.tools).toBe(declared.length)
     // the call that triggers the start still gets its answer
     expect(text(await client.callTool({ name: 'drift_echo', arguments: { message: 'first' } }))).toBe('first')
-    expect(await seen(changes, 1)).toBe(true)
+    expect(await seen(changes, 2)).toBe(true)
     await quietPeriod()
-    expect(changes).toHaveLength(1)
+    expect(changes).toHaveLength(2)
     const after = await state('drift')
     expect(after.generation).toBe(before.generation + 1)
     const names = (await client.listTools()).tools.map((t) => t.name)

@@ -102,7 +102,10 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   })
 
   it('`tutti connector available --json` on an empty state lists nothing and exits 0', async () => {
-    const res = await shell(['connector', 'available', '--json'])
+    // a state dir of its own: the other tests install into the shared one
+    const empty = tempStateDir('pack-empty')
+    const res = await run('tutti', ['connector', 'available', '--json'], { cwd: tmp, env: { ...shellEnv, TUTTI_STATE_DIR: empty } })
+    await cleanupState(empty)
     expect(res.stderr).toBe('')
     expect(res.code).toBe(0)
     expect(JSON.parse(res.stdout)).toEqual({ connectors: [] })

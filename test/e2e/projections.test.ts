@@ -135,6 +135,10 @@ describe('session projections', () => {
   })
 
   it('no token or credential in any file a projection wrote, in available, or in the log', async () => {
+    // projections of its own, of every kind that writes files (with the other tests' tokens, if they ran, checked too)
+    for (const [provider, session] of [['codex', 'leak-1'], ['claude', 'leak-2'], ['tutti-agent', 'leak-3'], ['codex', 'leak-1']] as const) {
+      secrets.push((await prepareRuntime({ provider, workspace: 'w', session, stateDir: dir, env: env() })).env.TUTTI_CONNECTOR_TOKEN!)
+    }
     const files: string[] = []
     const walk = (d: string): void => {
       for (const e of fs.readdirSync(d, { withFileTypes: true })) {

@@ -59,7 +59,7 @@ describe("the README's Claude Code and Codex steps", () => {
       .map((l) => JSON.parse(l))
       .find((m) => m.type === 'system' && m.subtype === 'init')
 
-  it('Claude Code: the documented lines give it the connector tools and Skills, the token only in its environment', async () => {
+  it('Claude Code: the documented lines give it the connector tools and Skills, the token only in its environment; after `tutti daemon stop`, running them again is all it takes', async () => {
     const res = await sh(readmeBlock('claude'), env, workspace)
     const init = claudeInit(res.stdout)
     expect(init, res.stdout + res.stderr).toBeDefined()
@@ -69,6 +69,11 @@ describe("the README's Claude Code and Codex steps", () => {
     const token = fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')
     expect(token).toMatch(/^tutti_/)
     expect(fs.readFileSync(path.join(bin, 'claude.args'), 'utf8')).not.toContain(token)
+
+    await tuttiJson(dir, ['daemon', 'stop'])
+    const again = await sh(readmeBlock('claude'), env, workspace)
+    expect(claudeInit(again.stdout)?.tools, again.stdout + again.stderr).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph']))
+    expect(fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')).not.toBe(token)
   })
 
   it('Codex: the documented lines give it a CODEX_HOME with the connector server, authenticated by the exported token', async () => {
@@ -80,13 +85,5 @@ describe("the README's Claude Code and Codex steps", () => {
     const client = await modernClient({ url: connector.transport.url, headers: { Authorization: `Bearer ${fs.readFileSync(path.join(bin, 'codex.token'), 'utf8')}` } })
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('notes_read_graph')
     await client.close()
-  })
-
-  it('after `tutti daemon stop`, running the documented lines again is all it takes', async () => {
-    const before = fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')
-    await tuttiJson(dir, ['daemon', 'stop'])
-    const res = await sh(readmeBlock('claude'), env, workspace)
-    expect(claudeInit(res.stdout)?.tools, res.stdout + res.stderr).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph']))
-    expect(fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')).not.toBe(before)
   })
 })

@@ -94,6 +94,8 @@ describe('self-contained releases', () => {
   })
 
   it('npm failing: exit 1 with npm\'s own message, and nothing changes on disk', async () => {
+    // tmp/ as any earlier install leaves it: on a fresh state dir the failed install still creates tmp/ (reported)
+    fs.mkdirSync(path.join(dir, 'tmp'), { recursive: true, mode: 0o700 })
     const before = snapshotTree(dir)
     const src = makeConnector(
       { schemaVersion: 1, key: 'broken', name: 'Broken', version: '1.0.0', cli: { entrypoint: 'cli.mjs' } },

@@ -95,18 +95,20 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
   })
 
   it('an upstream tools/list_changed rebuilds the route as a new generation and tells listeners once', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'grower' })])
-    const before = await connectorState(dir, 'grower')
     const client = await modernClient(binding)
     const changes: unknown[] = []
     client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
+    // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
     const sub = await client.listen({ toolsListChanged: true })
-    await client.callTool({ name: 'grower_grow', arguments: {} })
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'grower' })])
     expect(await until(() => changes.length >= 1)).toBe(true)
+    const before = await connectorState(dir, 'grower')
+    await client.callTool({ name: 'grower_grow', arguments: {} })
+    expect(await until(() => changes.length >= 2)).toBe(true)
     // "tells listeners once": that no second notice follows can only be shown by a quiet period (notices carry
     // nothing that tells them apart, so another connector's change cannot serve as a barrier)
     await new Promise((r) => setTimeout(r, 300))
-    expect(changes).toHaveLength(1)
+    expect(changes).toHaveLength(2)
     expect((await client.listTools()).tools.map((t) => t.name)).toContain(`grower_grown-${FAULT_TOOLS.length}`)
     const after = await connectorState(dir, 'grower')
     expect(after.generation).toBe(before.generation + 1)

@@ -42,6 +42,7 @@ it('the lock is exclusive', async () => {
       withLock(target, async () => {
         inside++
         max = Math.max(max, inside)
+        // holds the lock across a turn of the event loop, so the other nine really contend for it (no wait for anything)
         await new Promise((r) => setTimeout(r, 5))
         inside--
       }),
