@@ -1,21 +1,25 @@
 #!/usr/bin/env node
-// `npm run bench`: builds tutti (the npm script does), then measures the same
-// upstream (server-everything's echo over stdio) reached directly, through
-// tutti in both protocol eras, and through mcp-proxy, supergateway and
-// mcp-hub (with the SDK client, and for HTTP targets again with a raw
-// node:http client); then tools/list through tutti with 100 connectors × 50 tools.
-// Prints the tables, writes bench/results/latest.json. See bench/README.md.
+// `npm run bench`: builds tutti (the npm script does), then measures every
+// figure issue 11 sets a goal for, in one run: tools/call of the same upstream
+// (server-everything's echo over stdio) directly, through the floor forwarder,
+// tutti in both eras and the peers, interleaved over rounds; tools/list of
+// 5,000 tools; a daemon start with 100 connectors; CLI, shim, fork and
+// recovery times. Prints one table, writes bench/results/latest.json. See
+// bench/README.md.
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runCallSection } from './lib/call-section.js'
+import { runCliSection } from './lib/cli-section.js'
 import { loadConfig } from './lib/config.js'
 import { createContext, NODE_MODULES, REPO } from './lib/context.js'
 import { runListSection } from './lib/list-section.js'
-import { reapLeftovers, stopAll } from './lib/procs.js'
-import { renderCallSection, renderListSection } from './lib/report.js'
+import { reapLeftovers, RUN_MARKER, stopAll } from './lib/procs.js'
+import { callRatios } from './lib/ratios.js'
+import { renderReport } from './lib/report.js'
+import { runStartSection } from './lib/start-section.js'
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 const startedAt = Date.now()
@@ -80,31 +84,43 @@ for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
 async function main() {
   const cfg = loadConfig()
   ctx = createContext(cfg)
-  progress(`run ${ctx.runId} in ${ctx.runRoot}${cfg.quick ? ' (quick mode)' : ''}`)
-  const results = { startedAt: new Date(startedAt).toISOString(), config: { ...cfg }, environment: environment(), call: undefined, list: undefined, processes: undefined }
+  // whatever the run spawns, directly or through the product (the daemon and its upstreams), carries the marker the reaper looks for
+  process.env[RUN_MARKER] = ctx.runId
+  progress(`run ${ctx.runId} in ${ctx.runRoot}${cfg.quick ? ' (quick mode)' : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`)
+  const results = { startedAt: new Date(startedAt).toISOString(), cfg: { ...cfg }, environment: environment(), loadavg: { start: os.loadavg(), end: /** @type {number[] | undefined} */ (undefined) } }
   let exitCode = 0
   try {
-    if (cfg.sections.includes('call')) results.call = await runCallSection(ctx, progress)
+    if (cfg.sections.includes('call')) {
+      const call = await runCallSection(ctx, progress)
+      results.call = { ...call, ratios: callRatios(call) }
+    }
     if (cfg.sections.includes('list')) results.list = await runListSection(ctx, progress)
+    if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, results.list, progress)
+    if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)
     exitCode = 1
   } finally {
+    results.loadavg.end = os.loadavg()
     const reaped = await cleanup()
     results.processes = { leftoversKilled: reaped.found.length, survivors: reaped.survivors.map((p) => `${p.pid} ${p.cmd}`) }
     if (reaped.survivors.length) exitCode = 1
   }
   results.finishedAt = new Date().toISOString()
 
-  const out = []
   const env = results.environment
-  out.push(`tutti bench: node ${env.node}, ${env.cpus} × ${env.cpuModel}, tutti ${env.tutti}; mcp-proxy ${env.packages['mcp-proxy']}, supergateway ${env.packages.supergateway}, mcp-hub ${env.packages['mcp-hub']}`)
-  if (results.call) out.push('', renderCallSection(results.call, cfg))
-  if (results.list) out.push('', renderListSection(results.list, cfg))
+  const out = [
+    `tutti bench ${results.startedAt}${cfg.quick ? ' (QUICK: small counts, not for quoting)' : ''}: node ${env.node}, ${env.cpus} × ${env.cpuModel}, tutti ${env.tutti}; mcp-proxy ${env.packages['mcp-proxy']}, supergateway ${env.packages.supergateway}, mcp-hub ${env.packages['mcp-hub']}`,
+    '',
+    renderReport(results),
+  ]
+  if (results.error) out.push(`harness error: ${results.error}`)
   const proc = results.processes
-  out.push('', proc.survivors.length ? `processes: ${proc.survivors.length} STILL ALIVE after cleanup: ${proc.survivors.join('; ')}` : `processes: none left over${proc.leftoversKilled ? ` (${proc.leftoversKilled} killed during cleanup)` : ''}`)
-  process.stdout.write(`${out.join('\n')}\n`)
+  out.push(proc.survivors.length ? `processes: ${proc.survivors.length} STILL ALIVE after cleanup: ${proc.survivors.join('; ')}` : `processes: none left over${proc.leftoversKilled ? ` (${proc.leftoversKilled} killed during cleanup)` : ''}`)
+  const text = `${out.join('\n')}\n`
+  process.stdout.write(text)
+  results.table = text
 
   fs.mkdirSync(RESULTS_DIR, { recursive: true })
   const file = path.join(RESULTS_DIR, 'latest.json')

@@ -105,16 +105,3 @@ export function echoCall(client, toolName, timeoutMs) {
     if (res.isError || text !== `Echo: ${message}`) throw new Error(`unexpected echo result: ${JSON.stringify(res).slice(0, 300)}`)
   }
 }
-
-/**
- * A `tools/list` (all pages, no client cache) that checks the tool count.
- * @param {import('@modelcontextprotocol/client').Client} client
- * @param {number} expected
- * @param {number} timeoutMs
- */
-export function listCall(client, expected, timeoutMs) {
-  return async () => {
-    const { tools } = await client.listTools(undefined, { cacheMode: 'bypass', timeout: timeoutMs })
-    if (tools.length !== expected) throw new Error(`tools/list returned ${tools.length} tools, expected ${expected}`)
-  }
-}

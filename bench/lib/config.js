@@ -1,18 +1,24 @@
-// Benchmark parameters, from the environment.
+// Benchmark parameters, from the environment. Defaults; quick mode (BENCH_QUICK=1) in brackets.
 //
-//   BENCH_QUICK=1                quick mode (small counts; the defaults below in brackets)
-//   BENCH_CALLS                  timed sequential tools/call per target   500 [100]
-//   BENCH_WARMUP                 untimed warm-up calls before them          50 [10]
-//   BENCH_CONCURRENT_CALLS       tools/call in the throughput run         2000 [300]
-//   BENCH_CONCURRENCY            calls in flight in the throughput run     16 [16]
-//   BENCH_LIST_CALLS             timed tools/list per target               100 [20]
-//   BENCH_LIST_WARMUP            untimed tools/list before them             10 [3]
-//   BENCH_LIST_CONNECTORS        connectors for the tools/list section     100 [100]
-//   BENCH_LIST_TOOLS             tools per fixture connector                50 [50]
-//   BENCH_INSTALL_CONCURRENCY    `connector install` run at once             4 [4]
-//   BENCH_TARGETS                comma list to run only some targets: direct,tutti,mcp-proxy,supergateway,mcp-hub
-//   BENCH_SECTIONS               comma list: call,list (default both)
-//   BENCH_CLIENTS                comma list for section 1: sdk,raw (default both; raw = the node:http client, HTTP targets only)
+//   BENCH_ROUNDS                 interleaved rounds of the tools/call targets      7 [2]
+//   BENCH_CALLS                  timed sequential tools/call per target per round  200 [50]
+//   BENCH_WARMUP                 untimed calls before them, per round              30 [10]
+//   BENCH_CONCURRENT_CALLS       tools/call in each throughput run               3000 [300]
+//   BENCH_CONCURRENCY            calls in flight in the throughput run             16 [16]
+//   BENCH_LIST_CALLS             timed tools/list per era per round                 15 [5]
+//   BENCH_LIST_WARMUP            untimed tools/list per era before the rounds        5 [2]
+//   BENCH_LIST_CONNECTORS        connectors for tools/list and daemon start        100 [100]
+//   BENCH_LIST_TOOLS             tools per fixture connector                        50 [50]
+//   BENCH_INSTALL_CONCURRENCY    `connector install` run at once                     4 [4]
+//   BENCH_START_ROUNDS           daemon (re)starts with the installed connectors     3 [1]
+//   BENCH_CLI_RUNS               `connector available` and `node -e 0` runs each    20 [5]
+//   BENCH_SHIM_RUNS              shim and direct entrypoint runs each               50 [10]
+//   BENCH_FORK_RUNS              daemon fork-to-healthy runs                          5 [2]
+//   BENCH_RECOVERY_RUNS          kill -9 recovery runs                                5 [2]
+//   BENCH_TARGETS                tools/call targets: direct,floor,tutti,mcp-proxy,supergateway,mcp-hub
+//   BENCH_SECTIONS               call,list,start,cli (start needs list: it restarts list's daemon)
+//   BENCH_CLIENTS                raw (default) or raw,sdk: sdk adds SDK-client rows for the HTTP targets
+//                                (direct stdio always uses the SDK client: it has no HTTP)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
 
 function int(name, fallback) {
@@ -29,28 +35,36 @@ function list(name, fallback) {
   return raw.split(',').map((s) => s.trim()).filter(Boolean)
 }
 
-export const ALL_TARGETS = ['direct', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
+export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
 export const ALL_CLIENTS = ['sdk', 'raw']
+export const ALL_SECTIONS = ['call', 'list', 'start', 'cli']
 
 /**
  * @typedef {ReturnType<typeof loadConfig>} BenchConfig
  */
 export function loadConfig() {
   const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true'
+  const q = (full, small) => (quick ? small : full)
   const cfg = {
     quick,
-    calls: int('BENCH_CALLS', quick ? 100 : 500),
-    warmup: int('BENCH_WARMUP', quick ? 10 : 50),
-    concurrentCalls: int('BENCH_CONCURRENT_CALLS', quick ? 300 : 2000),
+    rounds: Math.max(1, int('BENCH_ROUNDS', q(7, 2))),
+    calls: Math.max(1, int('BENCH_CALLS', q(200, 50))),
+    warmup: int('BENCH_WARMUP', q(30, 10)),
+    concurrentCalls: Math.max(1, int('BENCH_CONCURRENT_CALLS', q(3000, 300))),
     concurrency: Math.max(1, int('BENCH_CONCURRENCY', 16)),
-    listCalls: int('BENCH_LIST_CALLS', quick ? 20 : 100),
-    listWarmup: int('BENCH_LIST_WARMUP', quick ? 3 : 10),
-    listConnectors: Math.min(1000, int('BENCH_LIST_CONNECTORS', 100)),
+    listCalls: Math.max(1, int('BENCH_LIST_CALLS', q(15, 5))),
+    listWarmup: int('BENCH_LIST_WARMUP', q(5, 2)),
+    listConnectors: Math.min(1000, Math.max(1, int('BENCH_LIST_CONNECTORS', 100))),
     listTools: Math.min(1000, Math.max(1, int('BENCH_LIST_TOOLS', 50))),
     installConcurrency: Math.max(1, int('BENCH_INSTALL_CONCURRENCY', 4)),
+    startRounds: Math.max(1, int('BENCH_START_ROUNDS', q(3, 1))),
+    cliRuns: Math.max(1, int('BENCH_CLI_RUNS', q(20, 5))),
+    shimRuns: Math.max(1, int('BENCH_SHIM_RUNS', q(50, 10))),
+    forkRuns: Math.max(1, int('BENCH_FORK_RUNS', q(5, 2))),
+    recoveryRuns: Math.max(1, int('BENCH_RECOVERY_RUNS', q(5, 2))),
     targets: list('BENCH_TARGETS', ALL_TARGETS),
-    sections: list('BENCH_SECTIONS', ['call', 'list']),
-    clients: list('BENCH_CLIENTS', ALL_CLIENTS),
+    sections: list('BENCH_SECTIONS', ALL_SECTIONS),
+    clients: list('BENCH_CLIENTS', ['raw']),
     keepTmp: process.env.BENCH_KEEP_TMP === '1',
     /** Wall-clock budget of one measurement loop. */
     measureBudgetMs: 10 * 60_000,
@@ -61,5 +75,7 @@ export function loadConfig() {
   }
   for (const t of cfg.targets) if (!ALL_TARGETS.includes(t)) throw new Error(`BENCH_TARGETS: unknown target "${t}" (known: ${ALL_TARGETS.join(', ')})`)
   for (const c of cfg.clients) if (!ALL_CLIENTS.includes(c)) throw new Error(`BENCH_CLIENTS: unknown client "${c}" (known: ${ALL_CLIENTS.join(', ')})`)
+  for (const s of cfg.sections) if (!ALL_SECTIONS.includes(s)) throw new Error(`BENCH_SECTIONS: unknown section "${s}" (known: ${ALL_SECTIONS.join(', ')})`)
+  if (cfg.sections.includes('start') && !cfg.sections.includes('list')) throw new Error('BENCH_SECTIONS: "start" restarts the daemon "list" populated; add "list"')
   return cfg
 }

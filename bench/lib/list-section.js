@@ -1,23 +1,26 @@
-// Section 2: tools/list latency through tutti with 100 connectors × 50 tools
-// (5000 tools), against the same tools/list on one fixture server of 50
-// tools over stdio (the baseline).
+// Section "list": tools/list of every tool through tutti with 100 installed
+// connectors × 50 tools (5,000 tools), with the raw client, in both eras.
+// The eras are interleaved over rounds like the tools/call targets; the figure
+// is the median over rounds of each round's median. The state dir is handed
+// to section "start", which restarts this daemon with the same connectors.
 import { performance } from 'node:perf_hooks'
-import { connectStdio, LEGACY, listCall } from './clients.js'
+import { LEGACY, MODERN } from './clients.js'
 import { sequentialLatency } from './measure.js'
-import { RUN_MARKER } from './procs.js'
+import { connectRaw, rawListTools } from './raw/client.js'
+import { medianOf } from './ratios.js'
 import { stopDaemon, tutti } from './tutti-cli.js'
 import { pollUntil, withTimeout } from './wait.js'
-import { prepareSession, tuttiVariants } from './targets/tutti.js'
-import { FIXTURE, connectorKey, generateConnectors } from '../fixtures/generate-connectors.js'
+import { prepareSession } from './targets/tutti.js'
+import { connectorKey, generateConnectors } from '../fixtures/generate-connectors.js'
 
 /**
- * @typedef {object} ListRow
- * @property {string} target
- * @property {string} label
- * @property {string} [era]
+ * @typedef {object} ListEra
+ * @property {string} era
  * @property {string} [negotiated]
- * @property {number} [tools]
- * @property {import('./measure.js').LatencyStats} [latency]
+ * @property {number[]} rounds      median ms of each round
+ * @property {number} [median]      median of the round medians
+ * @property {number} [p99]         p99 over every sample
+ * @property {number} [bytes]       HTTP body of one tools/list answer (the last page's, when paged)
  * @property {string} [error]
  */
 
@@ -25,8 +28,9 @@ import { FIXTURE, connectorKey, generateConnectors } from '../fixtures/generate-
  * @typedef {object} ListSection
  * @property {number} connectors
  * @property {number} toolsPerConnector
- * @property {ListRow[]} rows
+ * @property {ListEra[]} eras
  * @property {{ installMs?: number, readyMs?: number, error?: string }} setup
+ * @property {string} [stateDir]    for section "start"
  */
 
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
@@ -39,7 +43,7 @@ const message = (err) => (err instanceof Error ? err.message : String(err)).repl
  * @param {number} limit
  * @param {(item: T) => Promise<unknown>} fn
  */
-async function pool(items, limit, fn) {
+export async function pool(items, limit, fn) {
   let next = 0
   let failed = false
   const worker = async () => {
@@ -59,22 +63,12 @@ async function pool(items, limit, fn) {
   if (rejected && rejected.status === 'rejected') throw rejected.reason
 }
 
-/**
- * @param {import('./context.js').RunContext} ctx
- * @param {ListRow} row
- * @param {import('./clients.js').Connected} conn
- * @param {number} expected
- */
-async function measureList(ctx, row, conn, expected) {
-  const { cfg } = ctx
-  row.negotiated = conn.negotiated
-  row.tools = expected
-  row.latency = await sequentialLatency(listCall(conn.client, expected, cfg.requestTimeoutMs), {
-    warmup: cfg.listWarmup,
-    count: cfg.listCalls,
-    budgetMs: cfg.measureBudgetMs,
-    what: 'tools/list',
-  })
+/** A checked whole-list call: every page, the expected count. */
+function listCall(conn, expected) {
+  return async () => {
+    const tools = await rawListTools(conn)
+    if (tools.length !== expected) throw new Error(`tools/list returned ${tools.length} tools, expected ${expected}`)
+  }
 }
 
 /**
@@ -84,34 +78,14 @@ async function measureList(ctx, row, conn, expected) {
  */
 export async function runListSection(ctx, progress) {
   const { cfg } = ctx
-  const perServer = cfg.listTools
-  const total = cfg.listConnectors * perServer
-  /** @type {ListSection} */
-  const out = { connectors: cfg.listConnectors, toolsPerConnector: perServer, rows: [], setup: {} }
-
-  // baseline: one fixture server, directly over stdio
-  /** @type {ListRow} */
-  const base = { target: 'direct', label: `(a) direct stdio, 1 server × ${perServer} tools`, era: LEGACY }
-  out.rows.push(base)
-  progress(`${base.label}: ${cfg.listCalls} tools/list`)
-  let conn
-  try {
-    const args = perServer === 50 ? [FIXTURE] : [FIXTURE, '--tools', String(perServer)]
-    conn = await withTimeout('fixture connect', cfg.startBudgetMs, () => connectStdio({ command: process.execPath, args, env: { [RUN_MARKER]: ctx.runId }, cwd: ctx.dir('list-direct') }))
-    await measureList(ctx, base, conn, perServer)
-  } catch (err) {
-    base.error = message(err)
-  } finally {
-    await conn?.close()
-  }
-
-  if (!cfg.targets.includes('tutti')) return out
-
-  // tutti with N generated connectors
+  const total = cfg.listConnectors * cfg.listTools
+  const label = `tools/list, ${cfg.listConnectors} connectors × ${cfg.listTools} tools`
   const t = { ctx, stateDir: ctx.dir('tutti-list-state') }
-  const label = `(b) tutti, ${cfg.listConnectors} connectors × ${perServer} tools`
+  /** @type {ListSection} */
+  const out = { connectors: cfg.listConnectors, toolsPerConnector: cfg.listTools, eras: [], setup: {}, stateDir: t.stateDir }
+  const conns = []
   try {
-    const made = generateConnectors({ outDir: ctx.dir('list-connectors'), count: cfg.listConnectors, tools: perServer })
+    const made = generateConnectors({ outDir: ctx.dir('list-connectors'), count: cfg.listConnectors, tools: cfg.listTools })
     progress(`${label}: installing ${made.length} connectors (${cfg.installConcurrency} at a time)`)
     const t0 = performance.now()
     let done = 0
@@ -121,37 +95,61 @@ export async function runListSection(ctx, progress) {
     })
     out.setup.installMs = performance.now() - t0
     const { url, headers } = await prepareSession(t, 'bench-list')
-    const variants = tuttiVariants(url, headers, `${connectorKey(0)}_tool-00`)
-    for (const variant of variants) {
-      /** @type {ListRow} */
-      const row = { target: 'tutti', label, era: variant.era }
-      out.rows.push(row)
-      let c
+    const spec = { transport: /** @type {const} */ ('streamable-http'), url, headers }
+    for (const era of [LEGACY, MODERN]) {
+      /** @type {ListEra} */
+      const row = { era, rounds: [] }
+      out.eras.push(row)
       try {
-        c = await withTimeout(`${label} connect`, cfg.startBudgetMs, variant.connect)
-        const client = c.client
-        if (out.setup.readyMs === undefined) {
-          // every upstream must be up and listed before timing starts
-          await pollUntil(`${label}: all ${total} tools listed`, 300_000, async () => (await client.listTools(undefined, { cacheMode: 'bypass' })).tools.length === total, { intervalMs: 500 })
-          out.setup.readyMs = performance.now() - t0
-        }
-        const { tools } = await client.listTools(undefined, { cacheMode: 'bypass' })
-        const want = `${connectorKey(0)}_tool-00`
-        if (!tools.some((x) => x.name === want)) throw new Error(`tool ${want} not listed (first: ${tools[0]?.name})`)
-        progress(`${label} ${variant.era}: ${cfg.listCalls} tools/list of ${tools.length} tools`)
-        await measureList(ctx, row, c, total)
+        const conn = await withTimeout(`${label} ${era} connect`, cfg.startBudgetMs, () => connectRaw(spec, era, cfg.requestTimeoutMs))
+        row.negotiated = conn.negotiated
+        conns.push({ row, conn, samples: [] })
       } catch (err) {
         row.error = message(err)
-        progress(`${label} ${variant.era}: FAILED ${row.error}`)
-      } finally {
-        await c?.close()
       }
     }
+    if (!conns.length) return out
+    // every upstream must be up and listed before timing starts
+    const first = conns[0].conn
+    await pollUntil(`${label}: all ${total} tools listed`, 300_000, async () => (await rawListTools(first)).length === total, { intervalMs: 500 })
+    out.setup.readyMs = performance.now() - t0
+    const tools = await rawListTools(first)
+    const want = `${connectorKey(0)}_tool-00`
+    if (!tools.some((x) => x.name === want)) throw new Error(`tool ${want} not listed (first: ${tools[0]?.name})`)
+    for (const c of conns) {
+      await rawListTools(c.conn)
+      c.row.bytes = c.conn.lastBytes?.()
+    }
+    for (const c of conns) {
+      try {
+        await sequentialLatency(listCall(c.conn, total), { warmup: cfg.listWarmup, count: 0, budgetMs: cfg.measureBudgetMs, what: 'tools/list warm-up' })
+      } catch (err) {
+        c.row.error = message(err)
+      }
+    }
+    for (let r = 0; r < cfg.rounds; r++) {
+      const turn = r % 2 ? [...conns].reverse() : conns
+      for (const c of turn) {
+        if (c.row.error) continue
+        try {
+          const stats = await sequentialLatency(listCall(c.conn, total), { warmup: 0, count: cfg.listCalls, budgetMs: cfg.measureBudgetMs, what: 'tools/list', samples: c.samples })
+          c.row.rounds.push(stats.median)
+          progress(`  r${r + 1} tools/list ${c.row.era}: median ${stats.median.toFixed(2)} ms`)
+        } catch (err) {
+          c.row.error = `round ${r + 1}: ${message(err)}`
+        }
+      }
+    }
+    for (const c of conns) {
+      c.row.median = medianOf(c.row.rounds)
+      const sorted = [...c.samples].sort((a, b) => a - b)
+      c.row.p99 = sorted.length ? sorted[Math.min(sorted.length, Math.ceil(0.99 * sorted.length)) - 1] : NaN
+    }
   } catch (err) {
-    out.setup.error = `not available yet (${message(err)})`
-    out.rows.push({ target: 'tutti', label, error: out.setup.error })
-    progress(`${label}: ${out.setup.error}`)
+    out.setup.error = message(err)
+    progress(`${label}: FAILED ${out.setup.error}`)
   } finally {
+    for (const c of conns) await c.conn.close().catch(() => {})
     progress(`${label}: ${await stopDaemon(t)}`)
   }
   return out

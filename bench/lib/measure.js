@@ -64,12 +64,13 @@ async function attempt(call, what, index) {
 }
 
 /**
- * `warmup` untimed calls, then `count` timed sequential calls.
+ * `warmup` untimed calls, then `count` timed sequential calls (each sample
+ * also pushed onto `samples` when given, to pool them across rounds).
  * @param {() => Promise<unknown>} call
- * @param {{ warmup: number, count: number, budgetMs: number, what?: string }} opts
+ * @param {{ warmup: number, count: number, budgetMs: number, what?: string, samples?: number[] }} opts
  * @returns {Promise<LatencyStats>}
  */
-export async function sequentialLatency(call, { warmup, count, budgetMs, what = 'sequential' }) {
+export async function sequentialLatency(call, { warmup, count, budgetMs, what = 'sequential', samples: pooled }) {
   const deadline = performance.now() + budgetMs
   for (let i = 0; i < warmup; i++) {
     checkDeadline(deadline, `${what} warm-up`, i)
@@ -81,6 +82,7 @@ export async function sequentialLatency(call, { warmup, count, budgetMs, what = 
     const t0 = performance.now()
     await attempt(call, what, i)
     samples[i] = performance.now() - t0
+    pooled?.push(samples[i])
   }
   return latencyStats(samples)
 }

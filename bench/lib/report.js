@@ -1,107 +1,111 @@
-// Rendering the results as plain-text tables (ratios against the baseline).
+// The one table `npm run bench` prints: every measure of issue 11 with its
+// figure, its goal and whether it is met, grouped by section; then short
+// notes (per-round ratios, the best peer, failures, setup times).
+import { LEGACY, MODERN } from './clients.js'
+import { CPU_SOURCE } from './cpu.js'
+import { callGoals, cliGoals, listGoals, startGoals } from './goals.js'
+import { summarize } from './ratios.js'
 
 /**
- * @param {string[][]} rows  first row is the header
+ * @param {string[][]} rows  first row is the header; a row of one cell is a group heading
  * @param {('l' | 'r')[]} align
  */
 export function table(rows, align) {
-  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)))
+  const cells = rows.filter((r) => r.length > 1)
+  const widths = rows[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
+  const line = (r) => r.map((cell, i) => (align[i] === 'r' ? (cell ?? '').padStart(widths[i]) : (cell ?? '').padEnd(widths[i]))).join('  ').trimEnd()
   return rows
     .map((r, ri) => {
-      const line = r.map((cell, i) => (align[i] === 'r' ? (cell ?? '').padStart(widths[i]) : (cell ?? '').padEnd(widths[i]))).join('  ').trimEnd()
-      return ri === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line
+      if (ri === 0) return `${line(r)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`
+      return r.length === 1 ? r[0] : line(r)
     })
     .join('\n')
 }
 
-const ms = (v) => (Number.isFinite(v) ? v.toFixed(3) : '-')
-const ratio = (v) => (Number.isFinite(v) ? `${v.toFixed(2)}x` : '-')
-const plus = (v) => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${v.toFixed(3)}` : '-')
+const fixed = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : '-')
+const eraName = (e) => (e === MODERN ? '2026-07-28' : e === LEGACY ? '2025-06-18' : e)
+const LABELS = { direct: 'direct stdio', floor: 'floor: node:http → stdio, id-mapped', tutti: 'tutti', 'mcp-proxy': 'mcp-proxy', supergateway: 'supergateway', 'mcp-hub': 'mcp-hub' }
 
-/** Rows that failed: one line each, with the reason. */
-function failures(rows) {
-  return rows.filter((r) => r.error).map((r) => `  ${r.label}${r.era ? ` ${r.era}` : ''}${r.client === 'raw' ? ' [raw client]' : ''}: ${r.error}`)
+/** A slot's row name: target, era, and the client when it is not the usual one. */
+function slotName(s, bestKey) {
+  const client = s.target === 'direct' ? ' (SDK client)' : s.client === 'sdk' ? ' [SDK client]' : ''
+  const e = s.target === 'direct' || s.target === 'floor' || !s.era ? '' : ` ${eraName(s.era)}`
+  const got = s.negotiated && s.era && s.negotiated !== s.era ? ` (got ${s.negotiated})` : ''
+  return `${LABELS[s.target] ?? s.target}${e}${client}${got}${s.key === bestKey ? ' ← best peer' : ''}`
 }
 
-const measured = (r) => !!(r.latency && r.throughput)
-/** Peers are the (c) targets: everything but the baseline and tutti. */
-const isPeer = (r) => r.target !== 'direct' && r.target !== 'tutti'
+/** @param {import('./goals.js').GoalRow} g */
+const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
 
 /**
- * @param {import('./call-section.js').CallRow[]} rows
- * @param {import('./config.js').BenchConfig} cfg
+ * @param {any} results   what run.js collected
+ * @returns {string}
  */
-export function renderCallSection(rows, cfg) {
-  const base = rows.find((r) => r.target === 'direct' && r.client === 'sdk' && measured(r))
-  // the raw rows' own yardstick: the fastest peer through the same raw client
-  /** @type {import('./call-section.js').CallRow | undefined} */
-  let bestPeer
-  for (const r of rows) if (r.client === 'raw' && isPeer(r) && r.throughput && r.latency && (!bestPeer?.throughput || r.throughput.callsPerSec > bestPeer.throughput.callsPerSec)) bestPeer = r
-  const header = ['target', 'client', 'era', 'transport', 'tool', 'median ms', 'p99 ms', 'median vs (a)', 'added median ms', 'calls/s', 'calls/s vs (a)', 'calls/s vs best peer', 'client CPU', 'gateway CPU ms/call']
-  // SDK rows first (as measured), then the raw-client rows
-  const ordered = [...rows.filter((r) => r.client !== 'raw'), ...rows.filter((r) => r.client === 'raw')]
-  const body = ordered.map((r) => {
-    const client = r.client === 'raw' ? 'raw' : 'SDK'
-    if (!measured(r)) return [r.label, client, r.era ?? '', r.transport ?? '', r.tool ?? '', `FAILED: ${r.error ?? 'no result'}`]
-    return [
-      r.label,
-      client,
-      r.negotiated && r.negotiated !== r.era ? `${r.era} (got ${r.negotiated})` : (r.era ?? ''),
-      r.transport ?? '',
-      r.tool ?? '',
-      ms(r.latency.median),
-      ms(r.latency.p99),
-      base ? ratio(r.latency.median / base.latency.median) : '-',
-      base ? plus(r.latency.median - base.latency.median) : '-',
-      r.throughput.callsPerSec.toFixed(0),
-      base ? ratio(r.throughput.callsPerSec / base.throughput.callsPerSec) : '-',
-      r.client === 'raw' && bestPeer ? ratio(r.throughput.callsPerSec / bestPeer.throughput.callsPerSec) : '-',
-      `${r.throughput.clientCpuPct.toFixed(0)}%`,
-      r.gatewayCpuMsPerCall === undefined ? '-' : r.gatewayCpuMsPerCall.toFixed(3),
-    ]
-  })
-  const title = `tools/call: server-everything "echo"; latency over ${cfg.calls} sequential calls (after ${cfg.warmup} warm-up); throughput = ${cfg.concurrentCalls} calls with ${cfg.concurrency} in flight`
-  const lines = [title, '', table([header, ...body], ['l', 'l', 'l', 'l', 'l', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r', 'r'])]
-  lines.push(
-    '',
-    'client: SDK = MCP TypeScript SDK v2 client; raw = node:http with a keep-alive Agent, hand-built JSON-RPC bodies, minimal parsing (HTTP targets only).',
-    'vs (a): against (a) direct stdio with the SDK client, for every row (there is no HTTP in (a), so there is no raw baseline).',
-    `calls/s vs best peer: raw rows only, against the fastest (c) peer with the raw client${bestPeer ? `: ${bestPeer.label} ${bestPeer.era}, ${bestPeer.throughput.callsPerSec.toFixed(0)} calls/s` : ' (none measured)'}.`,
-    'client CPU: CPU time of the benchmark process (the SDK or raw client) during the throughput run, % of one core.',
-    'gateway CPU ms/call: CPU time of the gateway process alone (tutti daemon / peer; not the upstream) during the throughput run ÷ calls.',
-  )
-  if (!base) lines.push('', '(no baseline (a): ratios to (a) not computed)')
-  const failed = failures(rows)
-  if (failed.length) lines.push('', 'failures:', ...failed)
-  return lines.join('\n')
-}
-
-/**
- * @param {import('./list-section.js').ListSection} section
- * @param {import('./config.js').BenchConfig} cfg
- */
-export function renderListSection(section, cfg) {
-  const base = section.rows.find((r) => r.target === 'direct' && r.latency)
-  const header = ['target', 'era', 'tools', 'median ms', 'p99 ms', 'median vs (a)', 'added median ms']
-  const body = section.rows.map((r) => {
-    if (!r.latency) return [r.label, r.era ?? '', '', `FAILED: ${r.error ?? 'no result'}`]
-    return [
-      r.label,
-      r.negotiated && r.negotiated !== r.era ? `${r.era} (got ${r.negotiated})` : (r.era ?? ''),
-      String(r.tools ?? ''),
-      ms(r.latency.median),
-      ms(r.latency.p99),
-      base ? ratio(r.latency.median / base.latency.median) : '-',
-      base ? plus(r.latency.median - base.latency.median) : '-',
-    ]
-  })
-  const title = `tools/list: ${cfg.listCalls} sequential calls (after ${cfg.listWarmup} warm-up), whole list, no client cache`
-  const lines = [title, '', table([header, ...body], ['l', 'l', 'r', 'r', 'r', 'r', 'r'])]
-  const s = section.setup
-  if (s.installMs !== undefined) {
-    lines.push('', `tutti setup: ${section.connectors} connectors installed in ${(s.installMs / 1000).toFixed(1)} s (${cfg.installConcurrency} at a time)${s.readyMs !== undefined ? `; all ${section.connectors * section.toolsPerConnector} tools listed ${(s.readyMs / 1000).toFixed(1)} s after the first install started` : ''}`)
+export function renderReport(results) {
+  const { cfg } = results
+  const head = ['measure', 'calls/s', 'median ms', 'CPU ms/call', 'figure', 'goal', 'met']
+  /** @type {string[][]} */
+  const rows = [head]
+  const notes = []
+  const failures = []
+  if (results.call) {
+    const { slots, ratios } = results.call
+    rows.push([`tools/call of echo: ${cfg.concurrency} in flight → calls/s, sequential median ms, gateway CPU ms/call; medians of ${cfg.rounds} interleaved rounds`])
+    for (const s of slots) {
+      const sum = summarize(s)
+      if (!sum.rounds) {
+        rows.push([`  ${slotName(s)}`, '', '', '', 'FAILED', '', ''])
+        failures.push(`${slotName(s)}: ${s.error ?? 'no round measured'}`)
+        continue
+      }
+      rows.push([`  ${slotName(s, ratios.bestPeer?.key)}`, fixed(sum.callsPerSec, 0), fixed(sum.median, 2), fixed(sum.gatewayCpuMsPerCall, 3), '', '', ''])
+      if (s.error) failures.push(`${slotName(s)}: ${s.error} (${sum.rounds} of ${cfg.rounds} rounds measured)`)
+    }
+    rows.push(...callGoals(ratios).map(goalRow))
+    const per = (name) => {
+      const r = ratios.ratios[name]
+      return r ? r.perRound.map((v) => fixed(v, 2)).join(' ') : '-'
+    }
+    notes.push('per-round ratios (round 1 … n; the figure is their median):')
+    for (const e of [LEGACY, MODERN]) {
+      notes.push(`  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; calls/s ÷ best peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; CPU/call ÷ best peer ${per(`cpuVsBestPeer ${e}`)}`)
+    }
+    notes.push(`  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`)
+    const bp = ratios.bestPeer
+    if (bp) notes.push(`best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(bp.roundsBest).map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`).join(', ')}`)
+    notes.push(`each round measures every row once (${cfg.warmup} warm-up, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight), in an order rotated by one per round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream)`)
   }
-  const failed = failures(section.rows)
-  if (failed.length) lines.push('', 'failures:', ...failed)
+  if (results.list) {
+    const l = results.list
+    rows.push([`tools/list: ${l.connectors} connectors × ${l.toolsPerConnector} tools through tutti, raw client, whole list; median of ${cfg.rounds} rounds × ${cfg.listCalls} calls`])
+    rows.push(...listGoals(l).map(goalRow))
+    const bytes = l.eras.map((e) => `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}`).join(', ')
+    const p99 = l.eras.map((e) => `${eraName(e.era)} ${fixed(e.p99, 1)} ms`).join(', ')
+    if (l.setup.installMs !== undefined) notes.push(`tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; all tools listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; answer body ${bytes}; p99 ${p99}`)
+    if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
+    for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
+  }
+  if (results.start) {
+    const st = results.start
+    rows.push([`daemon start with ${st.connectors} installed stdio connectors (no declared tools) after a first run listed their tools; median of ${st.rounds.length}`])
+    rows.push(...startGoals(st).map(goalRow))
+    const s = st.summary
+    if (Number.isFinite(s.listedMs)) notes.push(`daemon start: every tool served ${fixed(s.listedMs, 0)} ms after the start (includes a session prepare); processes then ${fixed(s.processesAfterList, 0)}; at ready ${fixed(s.ready, 0)} connectors ready, ${fixed(s.running, 0)} upstreams running`)
+    if (st.error) failures.push(`daemon start: ${st.error}`)
+  }
+  if (results.cli) {
+    const c = results.cli
+    rows.push([`CLI and shims (medians: ${cfg.cliRuns} runs, shim ${cfg.shimRuns}, fork ${cfg.forkRuns}, recovery ${cfg.recoveryRuns})`])
+    rows.push(...cliGoals(c).map(goalRow))
+    if (c.error) failures.push(`cli: ${c.error}`)
+    for (const [k, v] of Object.entries(c.errors ?? {})) failures.push(`cli ${k}: ${v}`)
+  }
+  const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')
+  rows.push(['machine'], ['  load average (1, 5, 15 min) at start → end', '', '', '', `${la(results.loadavg?.start)} → ${la(results.loadavg?.end)}`, '', ''])
+  const goals = rows.filter((r) => r.length > 1 && r[6] && r !== head)
+  const met = goals.filter((r) => r[6] === 'yes').length
+  const lines = [table(rows, ['l', 'r', 'r', 'r', 'l', 'l', 'l']), '', `goals met: ${met} of ${goals.length}${goals.some((r) => r[6] === 'n/a') ? ` (${goals.filter((r) => r[6] === 'n/a').length} not measured)` : ''}`]
+  lines.push(...notes)
+  if (failures.length) lines.push('failures:', ...failures.map((f) => `  ${f}`))
   return lines.join('\n')
 }

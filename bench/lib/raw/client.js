@@ -24,21 +24,29 @@ export function connectRaw(spec, era, timeoutMs) {
 }
 
 /**
+ * `tools/list`, every page: the tools.
+ * @param {import('./streamable.js').RawConnection} conn
+ * @returns {Promise<{ name: string }[]>}
+ */
+export async function rawListTools(conn) {
+  const tools = []
+  let cursor
+  for (let page = 0; page < 64; page++) {
+    const result = await conn.request('tools/list', cursor === undefined ? '' : `"cursor":${JSON.stringify(cursor)}`)
+    for (const t of result.tools ?? []) tools.push(t)
+    cursor = result.nextCursor
+    if (!cursor) break
+  }
+  return tools
+}
+
+/**
  * `tools/list` (every page) and the one tool matching `name`.
  * @param {import('./streamable.js').RawConnection} conn
  * @param {string | RegExp} name
  */
 export async function rawFindTool(conn, name) {
-  /** @type {string[]} */
-  const names = []
-  let cursor
-  for (let page = 0; page < 64; page++) {
-    const result = await conn.request('tools/list', cursor === undefined ? '' : `"cursor":${JSON.stringify(cursor)}`)
-    for (const t of result.tools ?? []) names.push(t.name)
-    cursor = result.nextCursor
-    if (!cursor) break
-  }
-  return pickTool(names, name)
+  return pickTool((await rawListTools(conn)).map((t) => t.name), name)
 }
 
 /**

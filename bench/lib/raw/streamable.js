@@ -16,6 +16,7 @@ import { answerIn, initializeFields, notificationBody, requestBody, resultOf, sn
  * @property {(method: string, fields: string, name?: string) => Promise<any>} request
  *   one JSON-RPC request (`fields`: the params' members as JSON text); resolves its result, rejects on any error
  * @property {() => Promise<void>} close
+ * @property {() => number} [lastBytes]  size of the last answer's HTTP body (what crossed the socket, framing included)
  */
 
 /**
@@ -40,9 +41,11 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
     return h
   }
   let nextId = 1
+  let lastBytes = 0
   const exchange = async (method, fields, name) => {
     const id = nextId++
     const res = await send(agent, target, { headers: headersFor(method, name), body: requestBody(id, method, fields, modern), timeoutMs })
+    lastBytes = Buffer.byteLength(res.text)
     if (res.status !== 200) throw new Error(`${method}: HTTP ${res.status}: ${snippet(res.text)}`)
     return { res, result: resultOf(answerIn(res, id), id) }
   }
@@ -71,6 +74,7 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   return {
     negotiated,
     request: async (method, fields, name) => (await exchange(method, fields, name)).result,
+    lastBytes: () => lastBytes,
     close: async () => {
       if (sessionId) await send(agent, target, { method: 'DELETE', headers: { ...headers, 'MCP-Protocol-Version': negotiated, 'Mcp-Session-Id': sessionId }, timeoutMs: 5000 }).catch(() => {})
       agent.destroy()

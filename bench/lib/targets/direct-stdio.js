@@ -1,4 +1,4 @@
-// (a) The baseline: server-everything spawned by the SDK v2 client over stdio.
+// Direct stdio, the baseline: server-everything spawned by the SDK v2 client over stdio.
 import { connectStdio, LEGACY } from '../clients.js'
 import { EVERYTHING_ENTRY } from '../context.js'
 import { RUN_MARKER } from '../procs.js'
@@ -6,7 +6,7 @@ import { RUN_MARKER } from '../procs.js'
 /** @type {import('./types.js').TargetDef} */
 export const directStdio = {
   id: 'direct',
-  label: '(a) direct stdio',
+  label: 'direct stdio',
   async start(ctx) {
     const cwd = ctx.dir('direct')
     return {

@@ -1,4 +1,4 @@
-// (c) mcp-hub (ravitemer): a hub that aggregates configured servers and
+// Peer: mcp-hub (ravitemer): a hub that aggregates configured servers and
 // exposes them at /mcp over the HTTP+SSE transport (GET /mcp, POST
 // /messages), naming tools `<server>__<tool>`.
 //
@@ -56,7 +56,7 @@ async function hubReady(port) {
 /** @type {import('./types.js').TargetDef} */
 export const mcpHub = {
   id: 'mcp-hub',
-  label: '(c) mcp-hub',
+  label: 'mcp-hub',
   async start(ctx) {
     const { env, config } = prepareHome(ctx)
     const port = await freePort()

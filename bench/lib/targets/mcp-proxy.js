@@ -1,4 +1,4 @@
-// (c) mcp-proxy (punkpeye): spawns the stdio server once and multiplexes every
+// Peer: mcp-proxy (punkpeye): spawns the stdio server once and multiplexes every
 // downstream connection onto it. Streamable HTTP at /mcp; it serves both the
 // 2025 era (sessionful) and 2026-07-28 (per request) on the same URL.
 import path from 'node:path'
@@ -12,7 +12,7 @@ const SCRIPT = path.join(NODE_MODULES, 'mcp-proxy/dist/bin/mcp-proxy.mjs')
 /** @type {import('./types.js').TargetDef} */
 export const mcpProxy = {
   id: 'mcp-proxy',
-  label: '(c) mcp-proxy',
+  label: 'mcp-proxy',
   async start(ctx) {
     const port = await freePort()
     const peer = await startPeer(ctx, {

@@ -1,4 +1,4 @@
-// (c) supergateway (supercorp-ai): stdio → Streamable HTTP. Run --stateful:
+// Peer: supergateway (supercorp-ai): stdio → Streamable HTTP. Run --stateful:
 // one stdio child per MCP session. Its default stateless mode (and its
 // 2026-07-28 leg) spawns a fresh stdio child for every POST, which measures
 // process start-up, not proxying, so they are not benchmarked here.
@@ -16,7 +16,7 @@ const sh = (s) => `'${s.replaceAll("'", `'\\''`)}'`
 /** @type {import('./types.js').TargetDef} */
 export const supergateway = {
   id: 'supergateway',
-  label: '(c) supergateway',
+  label: 'supergateway',
   async start(ctx) {
     const port = await freePort()
     const peer = await startPeer(ctx, {

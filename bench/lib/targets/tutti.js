@@ -1,4 +1,4 @@
-// (b) tutti: the example `everything` connector installed into an isolated
+// tutti: the example `everything` connector installed into an isolated
 // state dir, reached through the daemon's `connector` MCP server with the URL
 // and headers `tutti session prepare` returns, in both protocol eras.
 import path from 'node:path'
@@ -34,7 +34,7 @@ export function tuttiVariants(url, headers, tool) {
 /** @type {import('./types.js').TargetDef} */
 export const tuttiTarget = {
   id: 'tutti',
-  label: '(b) tutti',
+  label: 'tutti',
   async start(ctx) {
     const t = { ctx, stateDir: ctx.dir('tutti-state') }
     try {

@@ -1,0 +1,38 @@
+// Reading processes from /proc: resident memory and the descendants of a pid
+// (a daemon's upstreams lead their own process groups but stay its children).
+import fs from 'node:fs'
+
+/** VmRSS of a process in KiB (0 when it is gone). */
+export function rssKb(pid) {
+  try {
+    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
+/** Every live (not zombie) descendant of `pid`, children first. */
+export function descendants(pid) {
+  /** @type {Map<number, number[]>} */
+  const kids = new Map()
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue
+    try {
+      const text = fs.readFileSync(`/proc/${entry}/stat`, 'utf8')
+      const rest = text.slice(text.lastIndexOf(')') + 2).split(' ')
+      if (rest[0] === 'Z') continue
+      const ppid = Number(rest[1])
+      kids.set(ppid, [...(kids.get(ppid) ?? []), Number(entry)])
+    } catch {
+      // gone between the listing and the read
+    }
+  }
+  const out = []
+  const queue = [...(kids.get(pid) ?? [])]
+  while (queue.length) {
+    const p = /** @type {number} */ (queue.shift())
+    out.push(p)
+    queue.push(...(kids.get(p) ?? []))
+  }
+  return out
+}
