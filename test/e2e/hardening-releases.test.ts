@@ -1,15 +1,14 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { createGzip, gzipSync } from 'node:zlib'
-import { Header } from 'tar'
+import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isInside, RELEASE_LIMITS } from '../../src/runtime/release/release-tree.js'
 import { ARCHIVE_LIMITS } from '../../src/runtime/store/unpack-archive.js'
 import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
 import { fullConnector, probeConnector } from '../support/fixture-connector.js'
-import { BIN, cleanupState, snapshotTree, tempStateDir, tutti, tuttiEnv, tuttiJson, type RunResult } from '../support/tutti.js'
+import { bytesUnder, entriesUnder, peakWhile, tuttiSh, writeTgz, type TarEntry } from '../support/hostile-archives.js'
+import { cleanupState, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 // Hostile releases (issue 9, items 4, 11, 12, 13, 14): each is refused with exit 2 naming what is wrong, and leaves the state dir as it was.
 const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-hostile-'))
@@ -20,77 +19,8 @@ fs.writeFileSync(secretFile, 'TOP SECRET\n')
 const climb = (n: number): string => `${'a/'.repeat(n)}${'../'.repeat(n)}`
 const leakTarget = `../../${climb(24)}${secretFile.slice(1)}`
 
-type TarEntry = { path: string; type?: string; content?: string; zeros?: number; linkpath?: string; mode?: number }
-
-/** A .tgz written entry by entry (headers by node-tar, content streamed), so a 1 GiB entry costs ~1 MiB on disk. */
-async function writeTgz(file: string, entries: Iterable<TarEntry>): Promise<string> {
-  const gz = createGzip({ level: 1 })
-  const out = fs.createWriteStream(file)
-  gz.pipe(out)
-  const put = async (buf: Buffer): Promise<void> => {
-    if (!gz.write(buf)) await new Promise((r) => gz.once('drain', r))
-  }
-  const zeros = Buffer.alloc(1 << 20)
-  for (const e of entries) {
-    const body = e.content === undefined ? undefined : Buffer.from(e.content)
-    const size = body?.length ?? e.zeros ?? 0
-    const header = new Header({ path: e.path, type: (e.type ?? 'File') as never, size, linkpath: e.linkpath, mode: e.mode ?? 0o644, mtime: new Date(0), uid: 0, gid: 0 })
-    header.encode()
-    await put(header.block!)
-    if (body) await put(body)
-    for (let left = e.zeros ?? 0; left > 0; left -= zeros.length) await put(left >= zeros.length ? zeros : zeros.subarray(0, left))
-    if (size % 512) await put(Buffer.alloc(512 - (size % 512)))
-  }
-  await put(Buffer.alloc(1024))
-  gz.end()
-  await new Promise((r) => out.on('close', r))
-  return file
-}
-
 const manifestEntry = (key: string): TarEntry => ({ path: 'package/tutti-connector.json', content: JSON.stringify(baseManifest({ key })) })
 const cliEntry: TarEntry = { path: 'package/bin/cli.js', content: 'console.log(1)\n', mode: 0o755 }
-
-/** The built CLI under extra shell limits (umask, file size); resolves with its exit code and output. */
-function tuttiSh(stateDir: string, prelude: string, args: string[]): Promise<RunResult> {
-  return new Promise((resolve) => {
-    execFile('sh', ['-c', `${prelude}; exec "$0" "$@"`, process.execPath, BIN, ...args], { env: tuttiEnv(stateDir) }, (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }))
-  })
-}
-
-/** The largest value `sample` takes while `run` is in flight (sampled every few ms, and once at the end; the pause is the sampling period, not a wait for anything). */
-async function peakWhile<T>(run: Promise<T>, sample: () => number): Promise<{ result: T; peak: number }> {
-  let done = false
-  const settled = run.finally(() => (done = true))
-  let peak = 0
-  while (!done) {
-    peak = Math.max(peak, sample())
-    await new Promise((r) => setTimeout(r, 5))
-  }
-  return { result: await settled, peak: Math.max(peak, sample()) }
-}
-
-/** Bytes on disk and number of entries under a directory (0 if it is gone). */
-function usage(dir: string): { bytes: number; entries: number } {
-  let bytes = 0
-  let entries = 0
-  const walk = (d: string): void => {
-    let names: string[]
-    try {
-      names = fs.readdirSync(d)
-    } catch {
-      return // removed while we looked
-    }
-    for (const name of names) {
-      const st = fs.lstatSync(path.join(d, name), { throwIfNoEntry: false })
-      if (!st) continue
-      entries++
-      bytes += st.blocks * 512
-      if (st.isDirectory()) walk(path.join(d, name))
-    }
-  }
-  walk(dir)
-  return { bytes, entries }
-}
 
 describe('hostile releases', () => {
   let stateDir: string
@@ -156,7 +86,7 @@ describe('hostile releases', () => {
     const tmp = path.join(stateDir, 'tmp')
     const before = snapshotTree(stateDir)
     // a file-size limit of ~300 MiB (600 MiB for a shell counting 1 KiB blocks) keeps a regression from filling the disk
-    const { result, peak } = await peakWhile(tuttiSh(stateDir, 'ulimit -f 614400', ['connector', 'install', tgz, '--json']), () => usage(tmp).bytes)
+    const { result, peak } = await peakWhile(tuttiSh(stateDir, 'ulimit -f 614400', ['connector', 'install', tgz, '--json']), () => bytesUnder(tmp))
     expect(result.code, result.stdout + result.stderr).toBe(2)
     expect(peak).toBeLessThan(1 << 20) // the manifest and the CLI file; not a byte of zeros.bin
     expect(JSON.parse(result.stdout).error.message).toMatch(new RegExp(`archive rejected, nothing was installed: more than ${RELEASE_LIMITS.maxBytes} bytes .*package/zeros\\.bin`))
@@ -171,7 +101,7 @@ describe('hostile releases', () => {
     }
     const tmp = path.join(stateDir, 'tmp')
     const before = snapshotTree(stateDir)
-    const { result, peak } = await peakWhile(tutti(stateDir, ['connector', 'install', await writeTgz(path.join(scratch, 'many.tgz'), many()), '--json']), () => usage(tmp).entries)
+    const { result, peak } = await peakWhile(tutti(stateDir, ['connector', 'install', await writeTgz(path.join(scratch, 'many.tgz'), many()), '--json']), () => entriesUnder(tmp))
     expect(result.code, result.stdout + result.stderr).toBe(2)
     // the entries written, plus tmp/unpack-*/, package/ and package/f/
     expect(peak).toBeLessThanOrEqual(ARCHIVE_LIMITS.maxEntries + 3)
