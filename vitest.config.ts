@@ -1,7 +1,10 @@
 import { defineConfig } from 'vitest/config'
+import LongestFirst from './test/support/longest-first.js'
 
 // what both projects share; inline projects do not inherit the root's test options in vitest 4
 const shared = { testTimeout: 60_000, hookTimeout: 60_000 }
+// a loaded machine is slow, never wrong: the e2e bounds only decide how long a hung test takes to fail
+const e2e = { testTimeout: 120_000, hookTimeout: 120_000 }
 
 export default defineConfig({
   test: {
@@ -10,12 +13,14 @@ export default defineConfig({
     globalSetup: ['./test/support/prepared-examples.ts', './test/support/global-teardown.ts'],
     // e2e files spawn real daemons and upstream servers; two cores run two files at once
     maxWorkers: 2,
+    // the longest files first, so that the two workers finish together (a fresh clone has no timing cache)
+    sequence: { sequencer: LongestFirst },
     reporters: ['default', './test/support/closing-line-reporter.ts'],
     projects: [
       // `npm run test:unit`: in-process tests of the runtime
       { test: { ...shared, name: 'unit', include: ['test/runtime/**/*.test.ts'] } },
       // `npm run test:e2e`: the built CLI, real daemons, real npm servers and agents
-      { test: { ...shared, name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      { test: { ...e2e, name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
     ],
   },
 })
