@@ -9,7 +9,7 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   ]
   if (status.connectors.length === 0) lines.push('connectors: none installed')
   for (const c of status.connectors) {
-    const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation === 'lazy' ? 'lazy ' : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
+    const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation && c.activation !== 'eager' ? `${c.activation} ` : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${restarts}${c.reason ? ` — ${c.reason}` : ''}`)
     if (c.nextRetryAt) lines.push(`    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`)

@@ -40,6 +40,8 @@ export interface StatePaths {
   /** Per-session projections (CODEX_HOME, Claude --add-dir, ...). */
   readonly sessionsDir: string
   readonly tmpDir: string
+  /** The last upstream tools/list of each connector, for lazy-by-cache starts (reconcile/tool-cache.ts). */
+  toolCacheFile(key: string): string
   /** One record per live upstream process group, for reaping after a crash (proc/group-records.ts). */
   readonly upstreamsDir: string
   connectorDir(key: string): string
@@ -75,6 +77,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     sessionsDir,
     tmpDir: path.join(root, 'tmp'),
     upstreamsDir: path.join(root, 'upstreams'),
+    toolCacheFile: (key) => path.join(root, 'tool-cache', `${key}.json`),
     connectorDir: (key) => path.join(connectorsDir, key),
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),

@@ -148,7 +148,7 @@ describe('hardening: the daemon', () => {
   })
 
   it('an upstream that initializes and then exits is restarted with a real backoff, shown in status', async () => {
-    await tutti(dir, ['connector', 'install', faultConnector({ key: 'flaky', env: { FIXTURE_EXIT_AFTER_MS: '300' } }), '--no-wait'])
+    await tutti(dir, ['connector', 'install', faultConnector({ key: 'flaky', activation: 'eager', env: { FIXTURE_EXIT_AFTER_MS: '300' } }), '--no-wait'])
     const flaky = await eventually(() => state('flaky'), (s) => (s?.restarts ?? 0) >= 4, 60_000)
     expect(flaky.restarts).toBeGreaterThanOrEqual(4)
     const delays = fs

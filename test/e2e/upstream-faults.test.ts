@@ -39,7 +39,7 @@ describe('crashed upstreams and upgrades under load', () => {
 
   it('kill -9 of the upstream mid-call: the call fails within 2 s, the connector comes back as a new generation', async () => {
     const trace = traceFile()
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'killed', env: { FIXTURE_TRACE: trace } })])
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'killed', activation: 'eager', env: { FIXTURE_TRACE: trace } })])
     const client = await connect()
     const before = await connectorState(dir, 'killed')
     const pid = Number(text(await client.callTool({ name: 'killed_pid', arguments: {} })))
@@ -65,7 +65,7 @@ describe('crashed upstreams and upgrades under load', () => {
   })
 
   it('an upstream that crashes on a call is restarted; the call gets an MCP error, not a hang', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'crashy' })])
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'crashy', activation: 'eager' })])
     const client = await connect()
     const before = await connectorState(dir, 'crashy')
     await expect(client.callTool({ name: 'crashy_crash', arguments: {} })).rejects.toThrow()
@@ -75,7 +75,7 @@ describe('crashed upstreams and upgrades under load', () => {
   })
 
   it('an upstream that floods stdout past the 16 MiB message cap is cut off and restarted', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'flood' })])
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'flood', activation: 'eager' })])
     const client = await connect()
     const before = await connectorState(dir, 'flood')
     await expect(client.callTool({ name: 'flood_flood', arguments: {} })).rejects.toThrow()

@@ -8,6 +8,7 @@ import { ShimKeeper } from '../../src/runtime/reconcile/shim-keeper.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { BACKOFF } from '../../src/runtime/upstream/backoff.js'
+import type { UpstreamTool } from '../../src/runtime/registry/route.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
 
 /** A shim publisher that keeps its "files" in memory. */
@@ -27,21 +28,29 @@ function release(manifest: Record<string, unknown>): LoadedRelease {
 }
 
 const eager = (version = '1.0.0', extra: Record<string, unknown> = {}): DesiredConnector => ({
-  release: release({ version, mcp: { transport: 'stdio', command: 'node' }, cli: { entrypoint: 'cli.js' }, ...extra }),
+  release: release({ version, mcp: { transport: 'stdio', command: 'node', activation: 'eager' }, cli: { entrypoint: 'cli.js' }, ...extra }),
   digest: version.padEnd(64, '0'),
   spec: { kind: 'stdio', key: 'fx', command: '/bin/node', args: [version], cwd: '/releases/fx', env: {} },
 })
 
+/** A tool cache in memory, keyed like the real one by connector and desired state. */
+function memoryCache() {
+  const entries = new Map<string, readonly UpstreamTool[]>()
+  return { entries, get: async (key: string, spec: string) => entries.get(`${key}/${spec}`), put: async (key: string, spec: string, tools: readonly UpstreamTool[]) => void entries.set(`${key}/${spec}`, tools) }
+}
+
 function harness() {
+  const cache = memoryCache()
   const registry = new ConnectorMCPRegistry()
   const dialer = new FakeDialer()
   const shims = memoryShims()
   const log = createLogger(memorySink([]))
   const queue = new KeyedWorkQueue(4, log)
-  const runtime = new ConnectorRuntime('fx', registry, new ShimKeeper(shims.publisher, log), log, (work) => queue.enqueue('fx', work), dialer.open)
+  const make = () => new ConnectorRuntime('fx', registry, new ShimKeeper(shims.publisher, log), log, (work) => queue.enqueue('fx', work), dialer.open, cache)
+  const runtime = make()
   // let the queue drain: work the supervisor's events enqueued
   const drained = () => queue.enqueue('fx', async () => {})
-  return { registry, dialer, shims, runtime, drained }
+  return { registry, dialer, shims, runtime, drained, cache, make }
 }
 
 describe('ConnectorRuntime', () => {
@@ -161,5 +170,86 @@ describe('ConnectorRuntime', () => {
     expect(dialer.specs).toHaveLength(1)
     expect(registry.fence('fx')).toBe(1)
     expect(shims.onDisk.get('fx')).toBe(1)
+  })
+
+  const cachedMode = (version = '1.0.0'): DesiredConnector => {
+    const d = eager(version)
+    return { ...d, release: release({ version, mcp: { transport: 'stdio', command: 'node' }, cli: { entrypoint: 'cli.js' } }) }
+  }
+
+  it('lazy by cache: the first start lists and remembers the table; the next runtime publishes it without a process', async () => {
+    const first = harness()
+    first.dialer.fallback = [tool('a'), tool('b')]
+    await first.runtime.apply(cachedMode())
+    expect(first.runtime.snapshot()).toMatchObject({ generation: 1, tools: 2, mcp: { status: 'ready', activation: 'cached' } })
+    expect([...first.cache.entries.values()][0]!.map((t) => t.name)).toEqual(['a', 'b'])
+    // a daemon start: same cache, new runtime and registry
+    const again = harness()
+    for (const [k, v] of first.cache.entries) again.cache.entries.set(k, v)
+    await again.runtime.apply(cachedMode())
+    expect(again.dialer.specs).toEqual([])
+    expect(again.registry.list().map((t) => t.localName)).toEqual(['fx_a', 'fx_b'])
+    expect(again.runtime.snapshot()).toMatchObject({ generation: 1, mcp: { status: 'ready' }, upstream: { state: 'stopped', starts: 0 } })
+    // the first call starts it; the same table changes nothing
+    again.dialer.fallback = [tool('a'), tool('b')]
+    await again.registry.resolve('fx_a')!.client.callTool('a', {}, {})
+    await again.drained()
+    expect(again.dialer.specs).toHaveLength(1)
+    expect(again.registry.fence('fx')).toBe(1)
+  })
+
+  it('lazy by cache: an upstream that changed since gives exactly one new generation, and the cache follows', async () => {
+    const first = harness()
+    first.dialer.fallback = [tool('a')]
+    await first.runtime.apply(cachedMode())
+    const again = harness()
+    for (const [k, v] of first.cache.entries) again.cache.entries.set(k, v)
+    await again.runtime.apply(cachedMode())
+    const changes: number[] = []
+    again.registry.onChange(() => changes.push(again.registry.list().length))
+    again.dialer.fallback = [tool('a'), tool('new')]
+    await again.registry.resolve('fx_a')!.client.callTool('a', {}, {})
+    await again.drained()
+    expect(changes).toEqual([2])
+    expect(again.registry.fence('fx')).toBe(2)
+    expect([...again.cache.entries.values()][0]!.map((t) => t.name)).toEqual(['a', 'new'])
+  })
+
+  it('lazy by cache: another desired state (a new credential, an upgrade) is a miss and starts the upstream', async () => {
+    const { dialer, runtime, cache } = harness()
+    dialer.fallback = [tool('a')]
+    await runtime.apply(cachedMode('1.0.0'))
+    await runtime.apply(cachedMode('2.0.0'))
+    expect(dialer.specs).toHaveLength(2)
+    expect(cache.entries.size).toBe(2)
+  })
+
+  it('lazy by cache: a damaged cached table is a miss; the upstream lists again and the cache is rewritten', async () => {
+    const first = harness()
+    first.dialer.fallback = [tool('a')]
+    await first.runtime.apply(cachedMode())
+    const again = harness()
+    // two tools of the same name cannot be a route: the cache file was damaged
+    for (const [k] of first.cache.entries) again.cache.entries.set(k, [tool('a'), tool('a')])
+    again.dialer.fallback = [tool('a')]
+    await again.runtime.apply(cachedMode())
+    expect(again.dialer.specs).toHaveLength(1)
+    expect(again.runtime.snapshot()).toMatchObject({ mcp: { status: 'ready' }, upstream: { state: 'running' } })
+    expect(again.registry.list().map((t) => t.localName)).toEqual(['fx_a'])
+    expect([...again.cache.entries.values()][0]!.map((t) => t.name)).toEqual(['a'])
+  })
+
+  it('lazy by cache: a started upstream that is idle for idleTimeoutSeconds is stopped; the next call starts it again', async () => {
+    const { dialer, runtime, registry, drained } = harness()
+    dialer.fallback = [tool('a')]
+    const d = cachedMode()
+    await runtime.apply({ ...d, release: release({ mcp: { transport: 'stdio', command: 'node', idleTimeoutSeconds: 5 }, cli: { entrypoint: 'cli.js' } }) })
+    expect(runtime.snapshot()).toMatchObject({ upstream: { state: 'running' } })
+    await vi.advanceTimersByTimeAsync(5_000)
+    expect(runtime.snapshot()).toMatchObject({ mcp: { status: 'ready' }, upstream: { state: 'stopped' } })
+    await registry.resolve('fx_a')!.client.callTool('a', {}, {})
+    await drained()
+    expect(dialer.specs).toHaveLength(2)
+    expect(runtime.snapshot()).toMatchObject({ generation: 1, upstream: { state: 'running', starts: 2 } })
   })
 })

@@ -2,22 +2,23 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { loadRelease, parseManifest } from '../../src/runtime/manifest/load.js'
-import { expandVariables, isAuthReady } from '../../src/runtime/manifest/schema.js'
+import { effectiveActivation, expandVariables, isAuthReady } from '../../src/runtime/manifest/schema.js'
 import { parseSkillFile } from '../../src/runtime/skills/skill-file.js'
 import { EXAMPLES } from '../support/tutti.js'
 
 it('the bundled examples are valid releases with their skills', async () => {
   const notes = await loadRelease(path.join(EXAMPLES, 'notes'))
-  expect(notes.manifest).toMatchObject({ key: 'notes', mcp: { transport: 'stdio', activation: 'eager' }, cli: { entrypoint: 'bin/notes.js' } })
+  expect(notes.manifest).toMatchObject({ key: 'notes', mcp: { transport: 'stdio' }, cli: { entrypoint: 'bin/notes.js' } })
   expect(notes.skills).toEqual([{ name: 'notes-workflow', title: 'Notes Workflow', description: expect.any(String), dir: 'notes-workflow' }])
   const everything = await loadRelease(path.join(EXAMPLES, 'everything'))
   expect(everything.manifest.auth).toEqual({ kind: 'env', variables: [{ name: 'EVERYTHING_API_KEY', secret: true, description: expect.any(String) }] })
 })
 
-it('defaults: auth none, eager, empty args/env', () => {
+it('defaults: auth none, stdio lazy by cache, empty args/env', () => {
   const m = parseManifest(JSON.stringify({ schemaVersion: 1, key: 'a', name: 'A', version: '1', mcp: { transport: 'stdio', command: 'x' } }))
   expect(m.auth).toEqual({ kind: 'none' })
-  expect(m.mcp).toEqual({ transport: 'stdio', command: 'x', args: [], env: {}, activation: 'eager' })
+  expect(m.mcp).toEqual({ transport: 'stdio', command: 'x', args: [], env: {} })
+  expect(effectiveActivation(m.mcp!)).toBe('cached')
 })
 
 it('input schemas are kept verbatim, any keyword', () => {
@@ -52,4 +53,12 @@ it('skill front matter: name, description, optional title; bad YAML is named', (
   expect(parseSkillFile('---\nname: a-b\ndescription: d\ntitle: T\n---\nbody', 'x')).toEqual({ name: 'a-b', description: 'd', title: 'T' })
   expect(() => parseSkillFile('---\nname: [unclosed\n---\n', 'skills/a/SKILL.md')).toThrow(/skills\/a\/SKILL\.md: front matter is not valid YAML/)
   expect(() => parseSkillFile('---\nname: Bad Name\ndescription: d\n---\n', 'w')).toThrow(/w: name: must be lowercase/)
+})
+
+it('activation: eager and lazy as written, remote servers eager', () => {
+  const stdio = (activation?: string) => parseManifest(JSON.stringify({ schemaVersion: 1, key: 'a', name: 'A', version: '1', mcp: { transport: 'stdio', command: 'x', ...(activation ? { activation } : {}), ...(activation === 'lazy' ? { tools: [{ name: 't', inputSchema: { type: 'object' } }] } : {}) } })).mcp!
+  expect(effectiveActivation(stdio('eager'))).toBe('eager')
+  expect(effectiveActivation(stdio('lazy'))).toBe('lazy')
+  const http = parseManifest(JSON.stringify({ schemaVersion: 1, key: 'a', name: 'A', version: '1', mcp: { transport: 'http', url: 'https://example.com/mcp' } })).mcp!
+  expect(effectiveActivation(http)).toBe('eager')
 })

@@ -14,9 +14,11 @@ export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema
 /**
  * A connector release around test/fixtures/fault-server.mjs. The release is
  * copied into the state dir on install, so the server imports the SDK by
- * absolute file URL instead of from a node_modules next to it.
+ * absolute file URL instead of from a node_modules next to it. Without
+ * `activation` it is lazy by cache, as any stdio connector; tests of
+ * restarts ask for `eager` (only an eager upstream is restarted on its own).
  */
-export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; env?: Record<string, string>; manifest?: Record<string, unknown> }): string {
+export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; env?: Record<string, string>; activation?: 'eager' | 'lazy'; manifest?: Record<string, unknown> }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
   const source = fs
     .readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8')
@@ -34,7 +36,7 @@ export function faultConnector(options: { key: string; version?: string; variant
     version: options.version ?? '1.0.0',
     description: 'fault-injection fixture',
     auth,
-    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'], env },
+    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'], env, ...(options.activation ? { activation: options.activation } : {}) },
     ...options.manifest,
   }
   fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))

@@ -33,11 +33,20 @@ export function parseManifest(text: string): ConnectorManifest {
 }
 
 /**
+ * An installed release: read-only, content-addressed and fully validated
+ * when it was installed, so only what the daemon needs is read again (the
+ * manifest and the Skills), not every file of its node_modules.
+ */
+export async function loadInstalledRelease(dir: string): Promise<LoadedRelease> {
+  return loadRelease(dir, { walk: false })
+}
+
+/**
  * Read and fully validate a connector release directory: the manifest, every
  * path it names (inside the release, also after symlinks), and its Skills.
  * Touches nothing on disk.
  */
-export async function loadRelease(dir: string): Promise<LoadedRelease> {
+export async function loadRelease(dir: string, options: { walk: boolean } = { walk: true }): Promise<LoadedRelease> {
   let root: string
   try {
     root = await fs.realpath(dir)
@@ -58,7 +67,7 @@ export async function loadRelease(dir: string): Promise<LoadedRelease> {
   }
   const manifest = parseManifest(text)
   try {
-    const entries = await walkRelease(root)
+    const entries = options.walk ? await walkRelease(root) : []
     if (manifest.cli) await resolveInside(root, manifest.cli.entrypoint, 'cli.entrypoint', 'file')
     if (manifest.mcp?.transport === 'stdio') await checkStdioPaths(root, manifest.mcp.command, manifest.mcp.args)
     let skills: SkillSummary[] = []

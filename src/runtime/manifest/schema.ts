@@ -36,6 +36,11 @@ const toolDeclaration = z.strictObject({
 })
 export type ToolDeclaration = z.infer<typeof toolDeclaration>
 
+/**
+ * Absent: a stdio server is "lazy by cache" (its last tools/list publishes the route at start and the
+ * first call starts it; an idle one is stopped), a remote one is eager. "eager" keeps a stdio server
+ * running; "lazy" starts it on the first call, with the route from the declared `tools`.
+ */
 const activation = z.enum(['eager', 'lazy'], { error: 'must be "eager" or "lazy"' })
 
 const stdioServer = z.strictObject({
@@ -43,7 +48,7 @@ const stdioServer = z.strictObject({
   command: z.string().min(1, 'must not be empty'),
   args: z.array(z.string()).max(256).default([]),
   env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
-  activation: activation.default('eager'),
+  activation: activation.optional(),
   idleTimeoutSeconds: z.number().int().positive().optional(),
   tools: z.array(toolDeclaration).max(1000).optional(),
 })
@@ -158,6 +163,15 @@ export type ConnectorManifest = z.infer<typeof manifestSchema>
 export type StdioServerSpec = z.infer<typeof stdioServer>
 export type HttpServerSpec = z.infer<typeof httpServer>
 export type McpServerSpec = StdioServerSpec | HttpServerSpec
+
+/** How an upstream is run: kept running, started by the first call (declared tools), or by the first call with the route from its last tools/list. */
+export type EffectiveActivation = 'eager' | 'lazy' | 'cached'
+
+export function effectiveActivation(mcp: McpServerSpec): EffectiveActivation {
+  if (mcp.activation === 'lazy') return 'lazy'
+  if (mcp.activation === 'eager' || mcp.transport === 'http') return 'eager'
+  return 'cached'
+}
 
 /** Replace `${VAR}` by the declared auth variable's value (validated to be declared). */
 export function expandVariables(value: string, vars: Readonly<Record<string, string>>): string {

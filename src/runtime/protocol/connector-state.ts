@@ -11,7 +11,7 @@ export const connectorState = z.object({
   /** Current route generation (0 when none was ever committed). */
   generation: z.number().int(),
   tools: z.number().int(),
-  activation: z.enum(['eager', 'lazy']).optional(),
+  activation: z.enum(['eager', 'lazy', 'cached']).optional(),
   upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
   /** Pid of the running stdio upstream (its process group leader). */
   pid: z.number().int().optional(),

@@ -16,7 +16,7 @@ export const doctorConnector = z.object({
   active: z.boolean(),
   generation: z.number().int(),
   digest: z.string().optional(),
-  activation: z.enum(['eager', 'lazy']).optional(),
+  activation: z.enum(['eager', 'lazy', 'cached']).optional(),
   hasMcp: z.boolean(),
   hasCli: z.boolean(),
   shimGeneration: z.number().int(),

@@ -1,9 +1,8 @@
-import { createHash } from 'node:crypto'
+export { specHash, type DesiredConnector } from './desired-connector.js'
 import path from 'node:path'
-import { ErrorCodes, TuttiError } from '../errors.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
-import type { LoadedRelease } from '../manifest/load.js'
+import { effectiveActivation, type EffectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -12,37 +11,21 @@ import type { RouteClient, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, UpstreamSupervisor, type Activation, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
+import { NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
 import type { ShimKeeper } from './shim-keeper.js'
-
-export interface DesiredConnector {
-  release: LoadedRelease
-  digest: string
-  spec: UpstreamSpec | undefined
-  /** Declared settings with their values (for status; the spec already carries them). */
-  settings?: Record<string, string>
-}
+import { sameTable } from './same-table.js'
+import type { ToolCache } from './tool-cache.js'
 
 /** Failed restarts after which a dead upstream's tools are withdrawn (retries go on). */
 export const WITHDRAW_AFTER_FAILURES = 3
-/** A lazy upstream with no call for this long is stopped, unless the manifest says otherwise. */
-export const DEFAULT_IDLE_MS = 5 * 60_000
+/** A lazy (declared or cached) upstream with no call for this long is stopped, unless the manifest says otherwise. */
+export const DEFAULT_IDLE_MS = 10 * 60_000
 /** An uninstalled or disconnected connector's calls in flight: finished quickly, the user asked it gone. */
 const DEACTIVATE_DRAIN_MS = 5_000
 /** The daemon is stopping: calls in flight get a second, then everything closes. */
 const SHUTDOWN_DRAIN_MS = 1_000
 /** Calls in flight on a replaced upstream (an upgrade) get this long to finish. */
 const RETIRE_DRAIN_MS = 30_000
-
-/** The route client of a connector without an MCP server: it has no tools, so it is never called. */
-const NO_UPSTREAM: RouteClient = {
-  callTool: async () => {
-    throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'this connector has no MCP server')
-  },
-}
-
-export function specHash(desired: DesiredConnector): string {
-  return createHash('sha256').update(desired.digest).update(JSON.stringify(desired.spec ?? null)).digest('hex')
-}
 
 /**
  * One active connector inside the daemon: the route generations built on
@@ -75,6 +58,7 @@ export class ConnectorRuntime {
     private readonly log: Logger,
     private readonly enqueue: (work: () => Promise<void>) => Promise<void>,
     private readonly openUpstream: OpenUpstream = openUpstreamConnection,
+    private readonly cache?: Pick<ToolCache, 'get' | 'put'>,
   ) {}
 
   /** Bring this connector to `desired`; nothing changes when it already serves that, except a missing shim. */
@@ -92,18 +76,23 @@ export class ConnectorRuntime {
       await this.commit([], NO_UPSTREAM, 'reconcile')
       return
     }
-    const activation: Activation = mcp.activation === 'lazy' ? { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 } : { kind: 'eager' }
-    const supervisor = this.supervise(desired.spec, activation)
+    const mode = effectiveActivation(mcp)
+    const activation: Activation = mode === 'eager' ? { kind: 'eager' } : { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 }
+    const supervisor = this.supervise(desired.spec, activation, mode)
     this.pending = supervisor
-    if (activation.kind === 'lazy') {
+    if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
       await this.commit(mcp.tools as UpstreamTool[], supervisor, 'reconcile (declared tools; upstream starts on first call)')
       return
     }
+    const cached = mode === 'cached' ? await this.cache?.get(this.key, hash) : undefined
+    // lazy by cache: the last tools/list publishes the route, the first call starts the upstream;
+    // a cached table that no longer builds (a damaged file) is a miss, and the upstream lists again
+    if (cached && (await this.commit(cached, supervisor, 'reconcile (cached tools; upstream starts on first call)'))) return
     this.setStatus('starting', 'starting the MCP server')
     try {
       const tools = await supervisor.start()
-      if (this.pending === supervisor) await this.commit(this.checkDeclaration(tools), supervisor, 'reconcile')
+      if (this.pending === supervisor) await this.commitListed(this.checkDeclaration(tools), supervisor, 'reconcile')
     } catch {
       // the supervisor reported the failure (events.failed) and retries with backoff
     }
@@ -116,16 +105,16 @@ export class ConnectorRuntime {
    * next generation (or refused whole, keeping the previous one). The shim
    * follows the commit.
    */
-  async commit(tools: readonly UpstreamTool[], client: RouteClient, reason: string): Promise<void> {
+  async commit(tools: readonly UpstreamTool[], client: RouteClient, reason: string): Promise<boolean> {
     const desired = this.desired
-    if (!desired || this.disposed) return
+    if (!desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
     let route
     try {
       route = buildRoute(this.key, generation, client, tools)
     } catch (err) {
       this.fail(err, reason)
-      return
+      return false
     }
     for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
     const { changed } = this.registry.commit(route)
@@ -140,26 +129,35 @@ export class ConnectorRuntime {
     this.setStatus('ready')
     this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, visibleChange: changed, pid: this.serving?.pid })
     await this.shims.ensure(this.key, desired, generation)
+    return true
   }
 
-  private supervise(spec: UpstreamSpec, activation: Activation): UpstreamSupervisor {
+  /** A table the upstream itself listed: committed, and remembered for the next lazy-by-cache start. */
+  private async commitListed(tools: readonly UpstreamTool[], client: UpstreamSupervisor, reason: string): Promise<void> {
+    if (!(await this.commit(tools, client, reason))) return
+    if (this.hash && this.registry.route(this.key)?.client === client) await this.cache?.put(this.key, this.hash, tools)
+  }
+
+  private supervise(spec: UpstreamSpec, activation: Activation, mode: EffectiveActivation): UpstreamSupervisor {
     const supervisor: UpstreamSupervisor = new UpstreamSupervisor(spec, activation, {
       toolsListed: (tools, why) => {
         void this.enqueue(async () => {
           if (supervisor !== this.serving && supervisor !== this.pending) return
-          const declared = activation.kind === 'lazy' && why === 'started'
-          const table = declared || this.desired?.release.manifest.mcp?.tools ? this.checkDeclaration(tools) : tools
-          // a lazy start that agrees with the declaration changes nothing that anyone can see
-          if (declared && !this.declaredCheck?.differences.length && supervisor === this.serving) {
+          const table = this.checkDeclaration(tools)
+          const serving = this.registry.route(this.key)
+          // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
+          if (why === 'started' && mode !== 'eager' && supervisor === this.serving && serving && sameTable(serving.tools, table, this.key)) {
             this.setStatus('ready')
             return
           }
-          await this.commit(table, supervisor, why === 'started' ? `${activation.kind === 'lazy' ? 'lazy start' : 'restart'}` : 'upstream tools changed')
+          const reason = why === 'changed' ? 'upstream tools changed' : mode === 'eager' ? 'restart' : `${mode} start: the upstream's table differs from the published one`
+          if (mode === 'lazy') await this.commit(table, supervisor, reason)
+          else await this.commitListed(table, supervisor, reason)
         })
       },
       failed: (reason, failures, retryAt) => {
         if (supervisor !== this.serving && supervisor !== this.pending) return
-        if (supervisor === this.serving && activation.kind === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
+        if (supervisor === this.serving && mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
         else this.setStatus('failed', reason)
         if (failures >= WITHDRAW_AFTER_FAILURES && supervisor === this.serving && this.registry.route(this.key)) {
           this.registry.remove(this.key, this.generation)
@@ -261,7 +259,7 @@ export class ConnectorRuntime {
       active: true,
       generation: this.generation,
       tools: this.toolCount,
-      ...(manifest.mcp ? { mcp: { status: this.status, activation: manifest.mcp.activation, ...(this.reason ? { reason: this.reason } : {}) } } : {}),
+      ...(manifest.mcp ? { mcp: { status: this.status, activation: effectiveActivation(manifest.mcp), ...(this.reason ? { reason: this.reason } : {}) } } : {}),
       ...(cli ? { cli } : {}),
       ...(upstream
         ? {

@@ -28,7 +28,7 @@ export interface ConnectorSnapshot {
   readonly mcp?: {
     readonly status: InterfaceStatus
     readonly reason?: string
-    readonly activation: 'eager' | 'lazy'
+    readonly activation: 'eager' | 'lazy' | 'cached'
   }
   readonly cli?: {
     readonly status: InterfaceStatus

@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { effectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../protocol/connector-state.js'
 import type { ListedConnector } from '../store/connector-store.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
@@ -19,7 +20,7 @@ export function inactiveSnapshot(entry: ListedConnector, status: InterfaceStatus
     active: false,
     generation,
     tools: 0,
-    ...(m?.mcp || !release ? { mcp: { status, reason, activation: m?.mcp?.activation ?? 'eager' } } : {}),
+    ...(m?.mcp || !release ? { mcp: { status, reason, activation: m?.mcp ? effectiveActivation(m.mcp) : 'eager' } } : {}),
     ...(m?.cli ? { cli: { status, reason, shimGeneration: 0 } } : {}),
     lastChange: new Date().toISOString(),
   })

@@ -16,6 +16,7 @@ import { overallReason, overallStatus, type ConnectorSnapshot } from './connecto
 import { inactiveSnapshot } from './inactive-snapshot.js'
 import { ShimKeeper } from './shim-keeper.js'
 import { toConnectorState } from './snapshot-views.js'
+import { ToolCache } from './tool-cache.js'
 import { KeyedWorkQueue } from './work-queue.js'
 
 /** Builds that may run at once (each may spawn a process; two cores). */
@@ -34,6 +35,7 @@ export class Reconciler {
   private readonly inactive = new Map<string, ConnectorSnapshot>()
   private readonly queue: KeyedWorkQueue
   private readonly shimKeeper: ShimKeeper
+  private readonly toolCache: ToolCache
   /** Release digests per connector that must survive pruning (current and previous). */
   private readonly liveDigests = new Map<string, string[]>()
 
@@ -48,6 +50,7 @@ export class Reconciler {
   ) {
     this.queue = new KeyedWorkQueue(BUILD_CONCURRENCY, log)
     this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
+    this.toolCache = new ToolCache(paths, log)
   }
 
   async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
@@ -93,6 +96,7 @@ export class Reconciler {
       this.liveDigests.delete(key)
       // the data directory stays (uninstall --purge removes it): a reinstall finds it again
       await pruneReleases(this.paths, key, new Set())
+      await this.toolCache.remove(key)
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
@@ -106,7 +110,7 @@ export class Reconciler {
     this.inactive.delete(key)
     let rt = this.runtimes.get(key)
     if (!rt) {
-      rt = new ConnectorRuntime(key, this.registry, this.shimKeeper, this.log.child('connector'), (work) => this.queue.enqueue(key, work), this.openUpstream)
+      rt = new ConnectorRuntime(key, this.registry, this.shimKeeper, this.log.child('connector'), (work) => this.queue.enqueue(key, work), this.openUpstream, this.toolCache)
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })

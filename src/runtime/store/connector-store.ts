@@ -1,6 +1,6 @@
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { loadRelease, type LoadedRelease } from '../manifest/load.js'
+import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { StoredRelease } from './release-store.js'
@@ -67,7 +67,7 @@ export class ConnectorStore {
   private async loadStored(key: string, digest: string): Promise<LoadedRelease> {
     const cached = this.releases.get(digest)
     if (cached) return cached
-    const release = await loadRelease(this.paths.releaseDir(key, digest))
+    const release = await loadInstalledRelease(this.paths.releaseDir(key, digest))
     this.releases.set(digest, release)
     return release
   }

@@ -82,14 +82,17 @@ export class UpstreamSupervisor implements RouteClient {
   }
 
   /**
-   * Eager: the first start, for a caller that commits the table itself.
-   * Resolves with the tool table; on failure, throws and keeps retrying
-   * (later starts report through `toolsListed`).
+   * A start now, for a caller that commits the table itself: eager ones,
+   * and lazy ones whose tools are not known yet (a lazy one then stops when
+   * idle). Resolves with the tool table; on failure, throws and keeps
+   * retrying with backoff (later starts report through `toolsListed`).
    */
   async start(): Promise<UpstreamTool[]> {
     try {
       const conn = await this.open()
-      return await this.adopt(conn, false)
+      const tools = await this.adopt(conn, false)
+      this.armIdle()
+      return tools
     } catch (err) {
       this.failed(err, 'start')
       throw err
@@ -139,7 +142,8 @@ export class UpstreamSupervisor implements RouteClient {
         await this.adopt(conn, true)
         return conn
       } catch (err) {
-        this.failed(err, 'start')
+        // the next call tries again: a call-driven start is not retried in the background
+        this.failed(err, 'call')
         throw err
       }
     })().finally(() => {
@@ -220,7 +224,7 @@ export class UpstreamSupervisor implements RouteClient {
     this.lastError = reason
     this.failures++
     this.log.warn(`upstream ${phase} failed`, { connector: this.spec.key, failures: this.failures, error: reason })
-    this.events.failed(reason, this.failures, this.activation.kind === 'eager' ? this.scheduleRestart() : undefined)
+    this.events.failed(reason, this.failures, phase === 'call' ? undefined : this.scheduleRestart())
   }
 
   private scheduleRestart(): string | undefined {
@@ -234,7 +238,11 @@ export class UpstreamSupervisor implements RouteClient {
       if (this.disposed || this.connection) return
       this.restarts++
       void this.open().then(
-        (conn) => this.adopt(conn, true).catch((err: unknown) => this.failed(err, 'restart')),
+        (conn) =>
+          this.adopt(conn, true).then(
+            () => this.armIdle(),
+            (err: unknown) => this.failed(err, 'restart'),
+          ),
         (err: unknown) => this.failed(err, 'restart'),
       )
     }, delay)

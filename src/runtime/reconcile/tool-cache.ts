@@ -1,0 +1,47 @@
+import fs from 'node:fs/promises'
+import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
+import type { Logger } from '../log/logger.js'
+import type { StatePaths } from '../paths.js'
+import type { UpstreamTool } from '../registry/route.js'
+
+interface CacheEntry {
+  /** The desired state the table was listed for: release digest, command, environment, credentials and settings (hashed). */
+  spec: string
+  listedAt: string
+  tools: readonly UpstreamTool[]
+}
+
+/**
+ * The last tools/list of each connector's upstream, so that a daemon start
+ * publishes every stdio connector's route without starting one process
+ * ("lazy by cache"). An entry is used only for exactly the desired state it
+ * was listed for; anything else (an upgrade, a new credential) is a miss.
+ */
+export class ToolCache {
+  constructor(
+    private readonly paths: StatePaths,
+    private readonly log: Logger,
+  ) {}
+
+  async get(key: string, spec: string): Promise<readonly UpstreamTool[] | undefined> {
+    try {
+      const entry = (await readJsonIfExists(this.paths.toolCacheFile(key))) as CacheEntry | undefined
+      return entry?.spec === spec && Array.isArray(entry.tools) ? entry.tools : undefined
+    } catch (err) {
+      this.log.warn('tool cache unreadable; the upstream will be started to list its tools', { connector: key, error: err })
+      return undefined
+    }
+  }
+
+  async put(key: string, spec: string, tools: readonly UpstreamTool[]): Promise<void> {
+    try {
+      await writeJsonAtomic(this.paths.toolCacheFile(key), { spec, listedAt: new Date().toISOString(), tools } satisfies CacheEntry)
+    } catch (err) {
+      this.log.warn('could not write the tool cache; the next start lists the tools again', { connector: key, error: err })
+    }
+  }
+
+  async remove(key: string): Promise<void> {
+    await fs.rm(this.paths.toolCacheFile(key), { force: true })
+  }
+}
