@@ -1,0 +1,281 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import net from 'node:net'
+import path from 'node:path'
+import { describe, expect, it, type TestContext } from 'vitest'
+import { ErrorCodes } from '../../src/runtime/errors.js'
+import { withLock } from '../../src/runtime/fs/lock.js'
+import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
+import { readDaemonInfo, type DaemonInfo } from '../../src/runtime/protocol/daemon-info.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
+import { PRODUCT_VERSION } from '../../src/runtime/version.js'
+// the built client: it spawns the daemon entry next to it (dist/runtime/daemon/main.js), so it must be dist's
+import { DaemonClient } from '../../dist/runtime/client/daemon-client.js'
+import { ensureDaemon, findDaemon } from '../../dist/runtime/client/ensure-daemon.js'
+import { until } from '../support/eventually.js'
+import { daemonPids, isAlive, REPO, tempStateDir } from '../support/tutti.js'
+
+/**
+ * What ensureDaemon and findDaemon do with the daemon.json they find. The
+ * daemons they start are the real built one; a daemon of another version,
+ * state dir or era is test/fixtures/fake-daemon.mjs, which notes every
+ * request and signal it gets. Each test has its own state dir (listed for
+ * the run's reaper) and cleans up after itself, so the tests run
+ * concurrently: every real start costs ≈0.5 s of CPU, mostly spent waiting
+ * on a loaded machine.
+ */
+const FAKE_DAEMON = path.join(REPO, 'test/fixtures/fake-daemon.mjs')
+
+interface FakeEvent {
+  event: 'request' | 'signal'
+  path?: string
+  authorization?: string | null
+  body?: unknown
+  signal?: string
+}
+interface Fake {
+  child: ChildProcess
+  pid: number
+  port: number
+  exited: Promise<void>
+  events(): FakeEvent[]
+  /** The request paths and signals it got, in order. */
+  asked(): string[]
+}
+
+const exitOf = (child: ChildProcess): Promise<void> => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())))
+
+/** A pid that was a process a moment ago. */
+async function deadPid(): Promise<number> {
+  const child = spawn('true', { stdio: 'ignore' })
+  await exitOf(child)
+  expect(isAlive(child.pid!)).toBe(false)
+  return child.pid!
+}
+
+/** A loopback port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as net.AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+const nonce = (): string => randomBytes(16).toString('hex')
+
+/** One test's state dir, its helpers, and the cleanup that leaves nothing running. */
+function harness({ onTestFinished }: TestContext) {
+  const dir = tempStateDir('ensure-daemon')
+  const paths: StatePaths = statePaths(dir)
+  const children: ChildProcess[] = []
+  onTestFinished(async () => {
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    // our daemons: asked to stop, then (proven by their environment and command line) killed if still there
+    const info = await readDaemonInfo(paths)
+    if (info && daemonPids(dir).includes(info.pid)) await new DaemonClient(info).stop().catch(() => undefined)
+    await until(() => daemonPids(dir).length === 0, 10_000)
+    for (const pid of daemonPids(dir)) process.kill(pid, 'SIGKILL')
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  const track = (child: ChildProcess): ChildProcess => {
+    children.push(child)
+    return child
+  }
+
+  return {
+    dir,
+    paths,
+    /** An unrelated live process whose pid a stale file may name. */
+    bystander: (): ChildProcess => track(spawn('sleep', ['600'], { stdio: 'ignore' })),
+
+    async fake(env: Record<string, string>): Promise<Fake> {
+      const log = path.join(dir, `fake-${randomBytes(4).toString('hex')}.ndjson`)
+      fs.writeFileSync(log, '')
+      const child = track(spawn(process.execPath, [FAKE_DAEMON], { env: { PATH: process.env.PATH, FAKE_LOG: log, FAKE_STATE_DIR: dir, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }))
+      const exited = exitOf(child)
+      const port = await new Promise<number>((resolve, reject) => {
+        let out = ''
+        child.stdout!.on('data', (c: Buffer) => {
+          out += c.toString()
+          const m = /listening (\d+)/.exec(out)
+          if (m) resolve(Number(m[1]))
+        })
+        void exited.then(() => reject(new Error('the fake daemon exited before it listened')))
+      })
+      const events = (): FakeEvent[] =>
+        fs
+          .readFileSync(log, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as FakeEvent)
+      const asked = (): string[] => events().map((e) => (e.event === 'request' ? e.path! : `signal ${e.signal}`))
+      return { child, pid: child.pid!, port, exited, events, asked }
+    },
+
+    writeInfo(fields: Partial<DaemonInfo> & Pick<DaemonInfo, 'pid' | 'port'>): DaemonInfo {
+      const info: DaemonInfo = { productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, startedAt: new Date().toISOString(), controlToken: randomBytes(32).toString('base64url'), ...fields }
+      fs.writeFileSync(paths.daemonJson, JSON.stringify(info), { mode: 0o600 })
+      return info
+    },
+
+    /** The one live daemon of this state dir: it is daemon.json's, of our version, and serves this dir. */
+    async ourDaemon(client: DaemonClient): Promise<number> {
+      const health = await client.health()
+      expect(health).toMatchObject({ productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, stateDir: dir })
+      expect(daemonPids(dir)).toEqual([health.pid])
+      const info = await readDaemonInfo(paths)
+      expect(info?.pid).toBe(health.pid)
+      expect(client.endpoint.port).toBe(info?.port)
+      return health.pid
+    },
+  }
+}
+
+describe.concurrent('findDaemon only looks: a daemon.json it cannot prove as ours gives undefined, and is neither acted on nor changed', () => {
+  const cases: Array<[string, (h: ReturnType<typeof harness>) => Promise<Fake | undefined>]> = [
+    ['no daemon.json at all', async () => undefined],
+    ['a dead pid, nothing on its port', async (h) => (h.writeInfo({ pid: await deadPid(), port: await closedPort(), nonce: nonce() }), undefined)],
+    [
+      'a live unrelated pid whose port another process answers',
+      async (h) => {
+        const n = nonce()
+        const other = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_NONCE: n })
+        h.writeInfo({ pid: h.bystander().pid!, port: other.port, nonce: n })
+        return other
+      },
+    ],
+    [
+      "another state dir's daemon",
+      async (h) => {
+        const n = nonce()
+        const other = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_NONCE: n, FAKE_STATE_DIR: `${h.dir}-elsewhere` })
+        h.writeInfo({ pid: other.pid, port: other.port, nonce: n })
+        return other
+      },
+    ],
+    [
+      'a proven daemon of another product version',
+      async (h) => {
+        const n = nonce()
+        const old = await h.fake({ FAKE_VERSION: '0.0.1-old', FAKE_NONCE: n })
+        h.writeInfo({ pid: old.pid, port: old.port, nonce: n, productVersion: '0.0.1-old' })
+        return old
+      },
+    ],
+    [
+      'a daemon of this state dir whose nonce is not the one daemon.json holds',
+      async (h) => {
+        const old = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_NONCE: nonce() })
+        h.writeInfo({ pid: old.pid, port: old.port, nonce: nonce() })
+        return old
+      },
+    ],
+    [
+      'a daemon of this state dir from before nonces',
+      async (h) => {
+        const old = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_NONCE: '' })
+        h.writeInfo({ pid: old.pid, port: old.port })
+        return old
+      },
+    ],
+  ]
+  it.for(cases)('%s', async ([, arrange], context) => {
+    const h = harness(context)
+    const fake = await arrange(h)
+    const before = fs.existsSync(h.paths.daemonJson) ? fs.readFileSync(h.paths.daemonJson, 'utf8') : undefined
+    expect(await findDaemon(h.paths)).toBeUndefined()
+    expect(daemonPids(h.dir)).toEqual([])
+    expect(fs.existsSync(h.paths.daemonJson) ? fs.readFileSync(h.paths.daemonJson, 'utf8') : undefined).toBe(before)
+    if (fake) {
+      expect(new Set(fake.asked())).toEqual(new Set(['/control/health']))
+      expect(isAlive(fake.pid)).toBe(true)
+    }
+  })
+})
+
+describe.concurrent('ensureDaemon', () => {
+  it('on an empty state dir: concurrent calls yield one daemon (daemon.json 0600), which findDaemon proves and the fast path reuses without the start lock', async (context) => {
+    const h = harness(context)
+    const clients = await Promise.all([ensureDaemon(h.paths), ensureDaemon(h.paths), ensureDaemon(h.paths)])
+    const pid = await h.ourDaemon(clients[0]!)
+    for (const c of clients) expect(c.endpoint).toEqual(clients[0]!.endpoint)
+    expect(fs.statSync(h.paths.daemonJson).mode & 0o777).toBe(0o600)
+    const found = await findDaemon(h.paths)
+    expect(found?.endpoint).toEqual(clients[0]!.endpoint)
+    expect((await found!.health()).pid).toBe(pid)
+    // were ensureDaemon to wait for the start lock here, this would only end with the lock's timeout
+    const again = await withLock(h.paths.startLockTarget, () => ensureDaemon(h.paths))
+    expect(again.endpoint).toEqual(clients[0]!.endpoint)
+    expect(daemonPids(h.dir)).toEqual([pid])
+  })
+
+  it("a daemon.json of a dead pid, with that pid's fresh lock left behind: the file is replaced and the orphaned lock broken at once", async (context) => {
+    const h = harness(context)
+    const dead = await deadPid()
+    h.writeInfo({ pid: dead, port: await closedPort(), nonce: nonce() })
+    fs.writeFileSync(h.paths.daemonPid, `${dead}\n`)
+    // a lock that looks refreshed just now: a new daemon would refuse it, were it not broken first
+    fs.mkdirSync(`${h.paths.daemonLockTarget}.lock`)
+    const pid = await h.ourDaemon(await ensureDaemon(h.paths))
+    expect(pid).not.toBe(dead)
+  })
+
+  it('a daemon.json (and daemon.pid) naming a live unrelated process, its port answered by another one: replaced; neither is signalled or asked to stop', async (context) => {
+    const h = harness(context)
+    const sleeper = h.bystander()
+    const n = nonce()
+    const other = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_NONCE: n })
+    h.writeInfo({ pid: sleeper.pid!, port: other.port, nonce: n })
+    fs.writeFileSync(h.paths.daemonPid, `${sleeper.pid}\n`)
+    const pid = await h.ourDaemon(await ensureDaemon(h.paths))
+    expect([sleeper.pid, other.pid]).not.toContain(pid)
+    expect(isAlive(sleeper.pid!)).toBe(true)
+    expect(sleeper.signalCode).toBeNull()
+    expect(isAlive(other.pid)).toBe(true)
+    expect(new Set(other.asked())).toEqual(new Set(['/control/health']))
+  })
+
+  // a daemon of another product version is replaced in test/e2e/daemon-lifecycle.test.ts (a real older copy); here only the protocol differs
+  it('a proven daemon of another control protocol version is asked to stop with its control token, keeping sessions, and leaves by itself: no signal; ours takes over', async (context) => {
+    const h = harness(context)
+    const n = nonce()
+    const old = await h.fake({ FAKE_VERSION: PRODUCT_VERSION, FAKE_PROTOCOL: String(CONTROL_PROTOCOL_VERSION - 1), FAKE_NONCE: n })
+    const info = h.writeInfo({ pid: old.pid, port: old.port, nonce: n, protocolVersion: CONTROL_PROTOCOL_VERSION - 1 })
+    const pid = await h.ourDaemon(await ensureDaemon(h.paths))
+    await old.exited
+    expect(old.child.signalCode).toBeNull()
+    expect(pid).not.toBe(old.pid)
+    // health as often as ensureDaemon looks, then one stop, and nothing after it
+    expect(old.asked().filter((p) => p !== '/control/health')).toEqual(['/control/stop'])
+    expect(old.events().at(-1)).toEqual({ event: 'request', path: '/control/stop', authorization: `Bearer ${info.controlToken}`, body: { revokeSessions: false } })
+  })
+
+  it('a daemon of this state dir that cannot prove it is the one daemon.json describes (from before nonces) is only asked to stop, never signalled', async (context) => {
+    const h = harness(context)
+    const old = await h.fake({ FAKE_VERSION: '0.0.1-old', FAKE_NONCE: '' })
+    h.writeInfo({ pid: old.pid, port: old.port, productVersion: '0.0.1-old' })
+    const pid = await h.ourDaemon(await ensureDaemon(h.paths))
+    await old.exited
+    expect(old.child.signalCode).toBeNull()
+    expect(pid).not.toBe(old.pid)
+    expect(old.asked().filter((p) => p !== '/control/health')).toEqual(['/control/stop'])
+    expect(old.events().at(-1)).toMatchObject({ path: '/control/stop', body: { revokeSessions: false } })
+  })
+
+  it("a lock a live holder refreshes: the new daemon refuses at once, ensureDaemon says why in daemon.log's words, and the holder is left alone", async (context) => {
+    const h = harness(context)
+    const holder = h.bystander()
+    fs.writeFileSync(h.paths.daemonPid, `${holder.pid}\n`)
+    fs.mkdirSync(`${h.paths.daemonLockTarget}.lock`)
+    const err = (await ensureDaemon(h.paths).catch((e: unknown) => e)) as Error & { code?: string }
+    expect(err.code).toBe(ErrorCodes.DAEMON_START_FAILED)
+    expect(err.message).toMatch(/^the daemon exited during start; daemon\.log says:\n/)
+    expect(err.message).toContain('another daemon holds the lock for this state directory')
+    expect(isAlive(holder.pid!)).toBe(true)
+    expect(fs.existsSync(`${h.paths.daemonLockTarget}.lock`)).toBe(true)
+    expect(fs.readFileSync(h.paths.daemonPid, 'utf8')).toBe(`${holder.pid}\n`)
+    expect(daemonPids(h.dir)).toEqual([])
+  })
+})
