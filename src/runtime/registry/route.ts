@@ -10,8 +10,13 @@ export interface ToolCallResult {
   [key: string]: unknown
 }
 
+/** How a caller may end a tools/call early. */
+export interface RouteCallOptions {
+  signal?: AbortSignal
+}
+
 export interface RouteClient {
-  callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult>
+  callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: RouteCallOptions): Promise<ToolCallResult>
 }
 
 /** A schema property that must also travel as an `Mcp-Param-<header>` request header. */

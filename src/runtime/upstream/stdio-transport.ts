@@ -28,6 +28,10 @@ export class ProcessGroupStdioTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
+  /** Takes a message off the stream before the SDK client sees it (a direct call's answer, direct-calls.ts); true when taken. */
+  intercept?: (message: JSONRPCMessage) => boolean
+  /** Answers a message the SDK client sends instead of writing it (a direct call's answer replayed for the SDK to decode). */
+  answerLocally?: (message: JSONRPCMessage) => JSONRPCMessage | undefined
 
   private child?: ChildProcess
   private readonly reader: StdioMessageReader
@@ -97,7 +101,7 @@ export class ProcessGroupStdioTransport implements Transport {
           void this.close()
           return
         }
-        for (const msg of messages) this.onmessage?.(msg)
+        for (const msg of messages) if (!this.intercept?.(msg)) this.onmessage?.(msg)
       })
       child.stderr!.on('data', (chunk: Buffer) => {
         this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
@@ -109,10 +113,24 @@ export class ProcessGroupStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
     if (!stdin || this.closed) return Promise.reject(new Error('not connected'))
+    const local = this.answerLocally?.(message)
+    if (local) {
+      // after the SDK client has registered the request it is sending
+      queueMicrotask(() => this.onmessage?.(local))
+      return Promise.resolve()
+    }
     return new Promise((resolve) => {
       if (stdin.write(serializeMessage(message))) resolve()
       else stdin.once('drain', resolve)
     })
+  }
+
+  /** Write one serialized message (with its newline) without waiting for the pipe; false when not connected. */
+  writeLine(line: string): boolean {
+    const stdin = this.child?.stdin
+    if (!stdin || this.closed || stdin.destroyed) return false
+    stdin.write(line)
+    return true
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,8 @@
 import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { UPSTREAM_CLIENT_INFO } from '../names.js'
-import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -58,6 +59,8 @@ export class UpstreamConnection implements RouteClient {
   private closedReason?: string
   private readonly closeListeners = new Set<(reason: string) => void>()
   private readonly changeListeners = new Set<() => void>()
+  /** tools/call without the SDK client's request machinery: stdio upstreams of the 2025 era. */
+  private direct?: DirectCalls
 
   private constructor(
     readonly spec: UpstreamSpec,
@@ -73,7 +76,10 @@ export class UpstreamConnection implements RouteClient {
         : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, redirectPolicy: 'same-origin' })
     const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
     const conn = new UpstreamConnection(spec, client, transport)
-    client.onclose = () => conn.onTransportClosed()
+    client.onclose = () => {
+      conn.direct?.connectionClosed()
+      conn.onTransportClosed()
+    }
     client.setNotificationHandler('notifications/tools/list_changed', () => {
       for (const listener of conn.changeListeners) listener()
     })
@@ -96,6 +102,9 @@ export class UpstreamConnection implements RouteClient {
     } finally {
       clearTimeout(timer)
       if (onAbort) signal?.removeEventListener('abort', onAbort)
+    }
+    if (transport instanceof ProcessGroupStdioTransport && DIRECT_CALL_REVISIONS.has(client.getNegotiatedProtocolVersion() ?? '')) {
+      conn.direct = new DirectCalls(transport, client, UPSTREAM_LIMITS.callTimeoutMs)
     }
     return conn
   }
@@ -127,11 +136,12 @@ export class UpstreamConnection implements RouteClient {
     throw this.failure(`tools/list did not end within ${UPSTREAM_LIMITS.maxToolPages} pages`)
   }
 
-  async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: RouteCallOptions): Promise<ToolCallResult> {
     if (this.closedReason) throw this.failure(`the upstream is gone (${this.closedReason})`)
     this.inFlight++
     try {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
+      if (this.direct) return await this.direct.call(params, options)
       return (await this.client.callTool(params, { signal: options.signal, timeout: UPSTREAM_LIMITS.callTimeoutMs })) as ToolCallResult
     } finally {
       if (--this.inFlight === 0) this.drained?.()
