@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { UPSTREAM_CLIENT_INFO } from '../../src/runtime/names.js'
+import { CallCancel } from '../../src/runtime/registry/call-cancel.js'
 import { DIRECT_CALL_IDS, DirectCalls } from '../../src/runtime/upstream/direct-calls.js'
 import { ProcessGroupStdioTransport } from '../../src/runtime/upstream/stdio-transport.js'
 import { UpstreamConnection } from '../../src/runtime/upstream/upstream-connection.js'
@@ -181,6 +182,28 @@ describe('direct tools/call: cancel, timeout, close', () => {
     const cancelled = () => lines(trace).map((l) => JSON.parse(l)).filter((m) => m.method === 'notifications/cancelled')
     expect(await until(() => cancelled().some((m) => m.params.requestId === held.id))).toBe(true)
     expect(cancelled().find((m) => m.params.requestId === held.id).params.reason).toBe('Error: user pressed stop')
+  })
+
+  it('a CallCancel is listened to as it is (no AbortSignal is made), and cancelling it reaches the upstream', async () => {
+    const before = calls(trace).length
+    const cancel = new CallCancel()
+    let signalsRead = 0
+    const options = {
+      cancel,
+      get signal() {
+        signalsRead++
+        return cancel.signal
+      },
+    }
+    expect(await direct.callTool('text', {}, options)).toEqual(RESULTS.text)
+    const held = settle(direct.callTool('hold', {}, options))
+    expect(await until(() => calls(trace).length === before + 2)).toBe(true)
+    const id = calls(trace).at(-1)!.id
+    cancel.cancel(new Error('the client went away'))
+    expect(await held).toEqual({ ok: false, error: { class: 'SdkError', code: 'REQUEST_TIMEOUT', message: 'Error: the client went away', data: undefined } })
+    const cancelled = () => lines(trace).map((l) => JSON.parse(l)).filter((m) => m.method === 'notifications/cancelled' && m.params.requestId === id)
+    expect(await until(() => cancelled().length === 1)).toBe(true)
+    expect(signalsRead).toBe(0)
   })
 
   it('a signal already aborted sends nothing', async () => {

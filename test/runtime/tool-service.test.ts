@@ -1,7 +1,8 @@
 import { ProtocolError as ClientProtocolError } from '@modelcontextprotocol/client'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { ErrorCodes, TuttiError } from '../../src/runtime/errors.js'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
+import { CallCancel } from '../../src/runtime/registry/call-cancel.js'
 import { answerOrThrow, ToolService, type ToolOutcome } from '../../src/runtime/mcpserver/tool-service.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
@@ -97,6 +98,46 @@ describe('ToolService.call', () => {
     release!()
     expect((await done).ok).toBe(true)
     expect(cancellation.size).toBe(0)
+  })
+
+  it('a route client that listens to the cancel gets no AbortSignal made for it, in either era, and a 2025 cancel still reaches it', async () => {
+    let signalsRead = 0
+    let cancelledWith: unknown
+    let release: (() => void) | undefined
+    const { tools, registry, cancellation } = service(
+      (_n, _a, options) =>
+        new Promise<ToolCallResult>((resolve, reject) => {
+          release = () => resolve({ content: [] })
+          options.cancel!.onCancel((reason) => {
+            cancelledWith = reason
+            reject(reason)
+          })
+        }),
+    )
+    // the options object counts reads of its signal
+    const call = (legacy?: { session: string; id: unknown }) => {
+      const cancel = new CallCancel()
+      const options = { cancel, ...(legacy ? { legacy } : {}) }
+      const pending = tools.call(registry.resolve('k_t'), 'k_t', {}, options)
+      return { cancel, pending }
+    }
+    const spy = vi.spyOn(CallCancel.prototype, 'signal', 'get').mockImplementation(function (this: CallCancel) {
+      signalsRead++
+      return new AbortController().signal
+    })
+    try {
+      const plain = call()
+      release!()
+      expect((await plain.pending).ok).toBe(true)
+      const legacy = call({ session: 'hash-1', id: 9 })
+      expect(cancellation.cancel('hash-1', 9, 'cancelled by the client')).toBe(true)
+      expect(errorOf(await legacy.pending)).toMatchObject({ code: -32603, message: 'connector "k": cancelled by the client' })
+      expect((cancelledWith as Error).message).toBe('cancelled by the client')
+      expect(signalsRead).toBe(0)
+      expect(cancellation.size).toBe(0)
+    } finally {
+      spy.mockRestore()
+    }
   })
 
   it("an upstream's own serverInfo is taken out of the result's _meta, keeping the key order", async () => {

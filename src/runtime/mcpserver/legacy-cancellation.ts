@@ -1,3 +1,5 @@
+import type { CallCancel } from '../registry/call-cancel.js'
+
 /**
  * 2025-era clients cancel a call with a separate `notifications/cancelled`
  * POST. The SDK's stateless fallback serves that POST on a fresh server, so
@@ -7,28 +9,25 @@
  * separator are not.
  */
 export class LegacyCancellation {
-  private readonly inFlight = new Map<string, AbortController>()
+  private readonly inFlight = new Map<string, CallCancel>()
 
   private static key(session: string, id: unknown): string {
     return `${session}\0${typeof id}:${String(id)}`
   }
 
-  register(session: string, id: unknown): { signal: AbortSignal; done: () => void } {
+  /** The call's own cancel is what a `notifications/cancelled` ends: no second signal to merge. */
+  register(session: string, id: unknown, cancel: CallCancel): () => void {
     const key = LegacyCancellation.key(session, id)
-    const controller = new AbortController()
-    this.inFlight.set(key, controller)
-    return {
-      signal: controller.signal,
-      done: () => {
-        if (this.inFlight.get(key) === controller) this.inFlight.delete(key)
-      },
+    this.inFlight.set(key, cancel)
+    return () => {
+      if (this.inFlight.get(key) === cancel) this.inFlight.delete(key)
     }
   }
 
   cancel(session: string, id: unknown, reason: string): boolean {
-    const controller = this.inFlight.get(LegacyCancellation.key(session, id))
-    if (!controller) return false
-    controller.abort(new Error(reason))
+    const cancel = this.inFlight.get(LegacyCancellation.key(session, id))
+    if (!cancel) return false
+    cancel.cancel(new Error(reason))
     return true
   }
 

@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, SERVER_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server'
 import { isTuttiError } from '../errors.js'
+import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
@@ -9,8 +10,10 @@ import type { LegacyCancellation } from './legacy-cancellation.js'
 export type ToolOutcome = { ok: true; result: ToolCallResult; connector: string } | { ok: false; error: ProtocolError }
 
 export interface CallOptions {
-  /** Aborts when the client goes away (or the SDK ends the exchange): the upstream call is cancelled too. */
-  signal: AbortSignal
+  /** Ends the call when the client goes away (or the SDK ends the exchange): the upstream call is cancelled too. */
+  cancel?: CallCancel
+  /** The same as an AbortSignal, where the caller has one (the SDK handler's); `cancel` wins. */
+  signal?: AbortSignal
   /** A 2025-era call, which a later `notifications/cancelled` of the same session may cancel. */
   legacy?: { session: string; id: unknown }
 }
@@ -40,17 +43,23 @@ export class ToolService {
   /** Never throws: every failure is the JSON-RPC error the client gets. */
   async call(binding: MCPToolBinding | undefined, name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolOutcome> {
     if (!binding) return { ok: false, error: new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`) }
-    const legacy = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id) : undefined
+    const cancel = options.cancel ?? (options.signal ? CallCancel.following(options.signal) : new CallCancel())
+    const unregister = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel) : undefined
     try {
       // a removal after the request resolved the binding fences it; a swap to a newer generation does not
       this.registry.assertDispatchable(binding)
-      const signal = legacy ? AbortSignal.any([options.signal, legacy.signal]) : options.signal
-      const result = await binding.client.callTool(binding.tool.upstreamName, args, { signal })
+      // the signal only exists if the route's client asks for it (a direct call listens to the cancel itself)
+      const result = await binding.client.callTool(binding.tool.upstreamName, args, {
+        cancel,
+        get signal() {
+          return cancel.signal
+        },
+      })
       return { ok: true, result: withoutUpstreamIdentity(result), connector: binding.connectorKey }
     } catch (err) {
       return failure(err, binding.connectorKey)
     } finally {
-      legacy?.done()
+      unregister?.()
     }
   }
 }

@@ -1,3 +1,5 @@
+import type { CallCancel } from './call-cancel.js'
+
 /**
  * Routes are what the ConnectorMCPRegistry holds: one per connector, the
  * whole tool table of one generation plus the client that serves it. The
@@ -10,9 +12,14 @@ export interface ToolCallResult {
   [key: string]: unknown
 }
 
-/** How a caller may end a tools/call early. */
+/**
+ * How a caller may end a tools/call early: `cancel` where the caller has
+ * one (a callee that can listen to it should, and leave `signal` alone:
+ * reading it makes an AbortSignal), else `signal`.
+ */
 export interface RouteCallOptions {
   signal?: AbortSignal
+  cancel?: CallCancel
 }
 
 export interface RouteClient {

@@ -52,15 +52,19 @@ export class DirectCalls {
   }
 
   call(params: { name: string; arguments?: Record<string, unknown> }, options: RouteCallOptions): Promise<ToolCallResult> {
-    const signal = options.signal
+    // a caller's CallCancel is listened to as it is: no AbortSignal is made for the call
+    const callCancel = options.cancel
+    const signal = callCancel ? undefined : options.signal
     // as the SDK does: a call already cancelled is not sent
+    if (callCancel?.cancelled) return Promise.reject(asCancel(callCancel.reason))
     if (signal?.aborted) return Promise.reject(asCancel(signal.reason))
     return new Promise<ToolCallResult>((resolve, reject) => {
       const id = this.allocate()
+      let unlisten: (() => void) | undefined
       const done = (): void => {
         this.pending.delete(id)
         clearTimeout(timer)
-        signal?.removeEventListener('abort', onAbort)
+        unlisten?.()
       }
       const cancel = (reason: unknown): void => {
         if (!this.pending.has(id)) return
@@ -69,9 +73,8 @@ export class DirectCalls {
         this.transport.writeLine(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })}\n`)
         reject(asCancel(reason))
       }
-      const onAbort = (): void => cancel(signal?.reason)
       const timer = setTimeout(() => cancel(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs })), this.timeoutMs)
-      signal?.addEventListener('abort', onAbort, { once: true })
+      unlisten = callCancel ? callCancel.onCancel(cancel) : signal ? listen(signal, cancel) : undefined
       this.pending.set(id, {
         settle: (kind, message) => {
           done()
@@ -147,6 +150,12 @@ export class DirectCalls {
     if (!result) return { jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'tutti: the answer to decode is gone' } }
     return { jsonrpc: '2.0', id: request.id, result } as JSONRPCMessage
   }
+}
+
+function listen(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {
+  const onAbort = (): void => cancel(signal.reason)
+  signal.addEventListener('abort', onAbort, { once: true })
+  return () => signal.removeEventListener('abort', onAbort)
 }
 
 /** What the SDK rejects a cancelled or timed-out call with. */
