@@ -51,6 +51,7 @@ const LAYERS: Record<string, number> = {
   skills: 4, protocol: 4,
   manifest: 5,
   store: 6, upstream: 6, shims: 6,
+  sources: 6.5,
   install: 7,
   reconcile: 8, sessions: 8,
   mcpserver: 9, available: 9,

@@ -1,22 +1,52 @@
-import { Args } from '@oclif/core'
+import { Args, Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
+import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 
 export default class ConnectorInstall extends TuttiCommand {
   static override hidden = true
-  static override summary = 'Install a connector from a directory holding tutti-connector.json, or a .tgz of one'
-  static override description = `npm dependencies named in the release's package.json are installed into it (with your npm, --ignore-scripts unless the manifest sets npm.scripts).
+  static override strict = false
+  static override summary = 'Install a connector from a tutti release, an npm package, a plugin or a server.json'
+  static override description = `<source> is any of:
+  a directory or .tgz with tutti-connector.json
+  npm:<name>[@<version|range>]   an npm MCP server (one "bin"), fetched with your npm
+  a directory or .tgz without a tutti manifest: an npm package with one bin, or a Claude Code, Codex or Agent Plugins package
+  a server.json file (MCP Registry)
+Arguments after "--" are appended to the server's arguments (a directory for a filesystem server).
+npm dependencies are installed into the release (with your npm, --ignore-scripts unless the manifest sets npm.scripts).
 A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome and exits 1 with the reason if it is not ready.`
-  static override args = { source: Args.string({ description: 'connector release directory or .tgz archive', required: true }) }
-  static override flags = { ...outcomeFlags }
-  static override examples = ['<%= config.bin %> connector install ./examples/connectors/notes --json', '<%= config.bin %> connector install ./github-connector-1.4.0.tgz --no-wait']
+  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, or a server.json file', required: true }) }
+  static override flags = {
+    ...outcomeFlags,
+    key: Flags.string({ description: 'the connector key, for a package without a tutti manifest (default: from its name)' }),
+    server: Flags.string({ description: 'which MCP server of a plugin or server.json with several' }),
+    'dry-run': Flags.boolean({ description: 'print the manifest the connector would be installed with, and change nothing' }),
+  }
+  static override examples = [
+    '<%= config.bin %> connector install ./examples/connectors/notes --json',
+    '<%= config.bin %> connector install npm:@modelcontextprotocol/server-memory',
+    '<%= config.bin %> connector install npm:@modelcontextprotocol/server-filesystem -- ~/projects',
+    '<%= config.bin %> connector install ./server.json --server npm --dry-run --json',
+  ]
 
   async run() {
-    const { args, flags } = await this.parse(ConnectorInstall)
+    const { args, argv, flags } = await this.parse(ConnectorInstall)
+    const dashes = this.argv.indexOf('--')
+    const extra = dashes === -1 ? [] : this.argv.slice(dashes + 1)
+    // only the source may stand before "--": anything else is a typo, not a server argument
+    if (argv.length !== 1 + extra.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `unexpected argument "${String(argv[1])}"; server arguments go after "--"`)
+    const notice = (line: string) => process.stderr.write(`${line}\n`)
     // progress only for a person watching: it goes to stderr, and never in --json mode
-    const progress = process.stderr.isTTY && !this.jsonEnabled() ? (line: string) => process.stderr.write(`${line}\n`) : undefined
-    const result = await new Connectors(this.paths).install(args.source, { ...outcomeWait(flags), ...(progress ? { progress } : {}) })
+    const progress = process.stderr.isTTY && !this.jsonEnabled() ? notice : undefined
+    const request = { ...outcomeWait(flags), notice, ...(progress ? { progress } : {}), ...(flags.key !== undefined ? { key: flags.key } : {}), ...(flags.server !== undefined ? { server: flags.server } : {}), args: extra }
+    const connectors = new Connectors(this.paths)
+    if (flags['dry-run']) {
+      const outcome = await connectors.installDryRun(args.source, request)
+      if (!this.jsonEnabled()) this.log(JSON.stringify(outcome.manifest, null, 2))
+      return outcome
+    }
+    const result = await connectors.install(args.source, request)
     if (!this.jsonEnabled()) this.log(`${result.changed ? 'installed' : 'already installed'} ${result.key} ${result.version} (${describeState(result.state)})`)
     return result
   }

@@ -1,7 +1,7 @@
 import fs from 'node:fs/promises'
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import type { InstallOutcome } from '../install/connector-installer.js'
+import type { DryRunOutcome, InstallOutcome } from '../install/connector-installer.js'
 import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
@@ -19,7 +19,21 @@ export interface OutcomeWait {
 
 export interface InstallRequest extends OutcomeWait {
   progress?: (line: string) => void
+  /** What a package's mapping skipped (stderr). */
+  notice?: (line: string) => void
+  /** For packages without a tutti manifest (see sources/). */
+  key?: string
+  server?: string
+  args?: string[]
 }
+
+const sourceRequest = (r: InstallRequest) => ({
+  ...(r.progress ? { progress: r.progress } : {}),
+  ...(r.notice ? { notice: r.notice } : {}),
+  ...(r.key !== undefined ? { key: r.key } : {}),
+  ...(r.server !== undefined ? { server: r.server } : {}),
+  ...(r.args?.length ? { args: r.args } : {}),
+})
 
 export interface ConnectRequest extends OutcomeWait {
   credentials: Record<string, string>
@@ -58,10 +72,15 @@ export class Connectors {
 
   async install(source: string, request: InstallRequest): Promise<InstallOutcome & { state?: ConnectorState }> {
     const installer = await this.installer(await this.store())
-    const result = await installer.install(source, { env: this.env, ...(request.progress ? { progress: request.progress } : {}) })
+    const result = await installer.install(source, { env: this.env, ...sourceRequest(request) })
     const state = await this.reconcile(result.key, request)
     expectOutcome(`installed ${result.key} ${result.version}`, state, request)
     return { ...result, ...(state ? { state } : {}) }
+  }
+
+  /** The manifest `source` would be installed with; nothing is written and no daemon is started. */
+  async installDryRun(source: string, request: InstallRequest): Promise<DryRunOutcome> {
+    return (await this.installer(await this.store())).dryRun(source, { env: this.env, ...sourceRequest(request) })
   }
 
   async uninstall(key: string, options: { purge: boolean }): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {

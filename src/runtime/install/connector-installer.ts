@@ -1,11 +1,18 @@
 import { randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
+import type { ConnectorManifest } from '../manifest/schema.js'
+import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
+import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
+import { prepareSource } from '../sources/install-source.js'
+import type { GeneratedSource } from '../sources/generated-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
-import { ARCHIVE, unpackArchive } from '../store/unpack-archive.js'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import { checkDependencies, installDependencies } from './npm-dependencies.js'
 import { recordEnvironment } from './recorded-environment.js'
 import { locateCommand, recordedCommand } from './resolve-command.js'
@@ -15,9 +22,29 @@ export interface InstallOptions {
   env: NodeJS.ProcessEnv
   /** Progress lines for a person watching (dependency installs take seconds). */
   progress?: (line: string) => void
+  /** Parts of a package tutti does not carry, one sentence each (stderr). */
+  notice?: (line: string) => void
+  /** For a package without a tutti manifest: the key, the server among several, extra server arguments. */
+  key?: string
+  server?: string
+  args?: string[]
 }
 
-export type InstallOutcome = InstallResult & { dependencies?: { count: number; ms: number } }
+export type InstallOutcome = InstallResult & { dependencies?: { count: number; ms: number }; source?: SourceSummary }
+
+/** What a package without a tutti manifest was taken as. */
+export interface SourceSummary {
+  kind: string
+  skipped: string[]
+}
+
+/** `install --dry-run`: the manifest the release would have, validated, with nothing written. */
+export interface DryRunOutcome {
+  dryRun: true
+  manifest: ConnectorManifest
+  generated: boolean
+  source?: SourceSummary
+}
 
 /**
  * `connector install <dir|tgz>`: validate, make the release self-contained
@@ -34,17 +61,19 @@ export class ConnectorInstaller {
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
     const scratch: Array<() => Promise<void>> = []
     try {
-      let root = source
-      if (ARCHIVE.test(source)) {
-        const unpacked = await unpackArchive(source, this.paths.tmpDir)
-        scratch.push(unpacked.cleanup)
-        root = unpacked.root
+      await ensurePrivateDir(this.paths.tmpDir)
+      const prepared = await prepareSource(source, { ...this.sourceOptions(options), tmpDir: this.paths.tmpDir })
+      scratch.push(prepared.cleanup)
+      let root = prepared.root
+      if (prepared.generated) {
+        root = await this.writeGenerated(prepared.generated, source, scratch)
+        for (const line of prepared.generated.skipped) options.notice?.(`skipped: ${line}`)
       }
       let release = await loadRelease(root)
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
       if (check.missing.length) {
-        // npm writes into the tree, so a directory source is copied first (an unpacked archive is already ours)
+        // npm writes into the tree, so a directory source is copied first (an unpacked archive or a generated release is already ours)
         if (root === source) {
           const staged = await this.stage(release)
           scratch.push(() => removeTree(staged))
@@ -64,11 +93,54 @@ export class ConnectorInstaller {
       if (command) runtime.command = command
       const result: InstallOutcome = await this.store.record(stored, runtime)
       if (dependencies) result.dependencies = dependencies
+      if (prepared.generated) result.source = { kind: prepared.generated.kind, skipped: prepared.generated.skipped }
       return result
     } finally {
       // temporary copies under tmp/: a leftover is removed by the next install, and must not hide the outcome
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }
+  }
+
+  /** The manifest a source maps to, validated as the release loader would, with nothing written to the state dir. */
+  async dryRun(source: string, options: InstallOptions): Promise<DryRunOutcome> {
+    const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
+    const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
+    try {
+      const prepared = await prepareSource(source, { ...this.sourceOptions(options), tmpDir })
+      scratch.push(prepared.cleanup)
+      const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
+      const release = await loadRelease(root)
+      return { dryRun: true, manifest: (prepared.generated?.manifest as ConnectorManifest | undefined) ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: { kind: prepared.generated.kind, skipped: prepared.generated.skipped } } : {}) }
+    } finally {
+      for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
+    }
+  }
+
+  private sourceOptions(options: InstallOptions) {
+    return { env: options.env, ...(options.key !== undefined ? { key: options.key } : {}), ...(options.server !== undefined ? { server: options.server } : {}), ...(options.args?.length ? { args: options.args } : {}) }
+  }
+
+  /**
+   * The generated manifest written into the release, so the release is a
+   * normal tutti release and its digest covers the manifest. A directory of
+   * the user's is copied first: the source is never written to.
+   */
+  private async writeGenerated(generated: GeneratedSource, source: string, scratch: Array<() => Promise<void>>, tmpDir = this.paths.tmpDir): Promise<string> {
+    let root = generated.root
+    if (path.resolve(root) === path.resolve(source)) {
+      let entries
+      try {
+        entries = await walkRelease(await fs.realpath(root))
+      } catch (err) {
+        if (err instanceof ReleaseTreeError) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${source}: ${err.message}`, { cause: err })
+        throw err
+      }
+      root = path.join(tmpDir, `stage-${String(generated.manifest.key)}-${randomBytes(4).toString('hex')}`)
+      await copyEntries(await fs.realpath(generated.root), root, entries)
+      scratch.push(() => removeTree(root))
+    }
+    await fs.writeFile(path.join(root, MANIFEST_FILE), `${JSON.stringify(generated.manifest, null, 2)}\n`, { mode: 0o644 })
+    return root
   }
 
   /** The command and environment a connect re-resolves for an installed release. */

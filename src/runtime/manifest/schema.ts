@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
-import { DATA_DIR_VAR, RESERVED_VAR_PREFIX } from '../names.js'
+import { DATA_DIR_VAR, RELEASE_ROOT_VAR, RESERVED_VAR_PREFIX } from '../names.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
 
 /**
@@ -18,7 +18,7 @@ const VAR_REF = /\$\{([^}]*)\}/g
  * (`connectors/<key>/data`, kept across upgrades). Releases are read-only,
  * so this is where a connector keeps state. No other environment leaks in.
  */
-export { DATA_DIR_VAR } from '../names.js'
+export { DATA_DIR_VAR, RELEASE_ROOT_VAR } from '../names.js'
 
 const relativePath = z
   .string()
@@ -68,6 +68,8 @@ const httpServer = z.strictObject({
 const authVariable = z.strictObject({
   name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
   secret: z.boolean().default(true),
+  /** false: the connector works without it (an optional API key); it does not gate readiness. */
+  required: z.boolean().optional(),
   description: z.string().optional(),
 })
 
@@ -132,11 +134,11 @@ export const manifestSchema = z
       const bytes = JSON.stringify(tool).length
       if (bytes > TOOL_TABLE_LIMITS.maxToolBytes) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i], message: `${bytes} bytes, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}` })
     })
-    const declared = new Set([DATA_DIR_VAR, ...seen])
+    const declared = new Set([DATA_DIR_VAR, RELEASE_ROOT_VAR, ...seen])
     const checkRefs = (value: string, path: (string | number)[]): void => {
       for (const match of value.matchAll(VAR_REF)) {
         if (!declared.has(match[1]!)) {
-          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable or config setting (only those and \${${DATA_DIR_VAR}} expand)` })
+          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable or config setting (only those, \${${DATA_DIR_VAR}} and \${${RELEASE_ROOT_VAR}} expand)` })
         }
       }
     }
@@ -199,9 +201,10 @@ export function resolveSettings(m: ConnectorManifest, stored: Readonly<Record<st
   return out
 }
 
-/** Declared auth variables that have no stored value. */
+/** Required auth variables that have no stored value (an optional one never gates readiness). */
 export function missingCredentials(m: ConnectorManifest, credentials: Readonly<Record<string, string>> | undefined): string[] {
-  return authVariableNames(m).filter((name) => !(typeof credentials?.[name] === 'string' && credentials[name] !== ''))
+  const required = m.auth.kind === 'env' ? m.auth.variables.filter((v) => v.required !== false).map((v) => v.name) : []
+  return required.filter((name) => !(typeof credentials?.[name] === 'string' && credentials[name] !== ''))
 }
 
 /** Active iff auth is ready: no auth, or every declared variable has a value. */

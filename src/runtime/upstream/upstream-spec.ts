@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { LoadedRelease } from '../manifest/load.js'
-import { authVariableNames, DATA_DIR_VAR, expandVariables, resolveSettings } from '../manifest/schema.js'
+import { authVariableNames, DATA_DIR_VAR, expandVariables, RELEASE_ROOT_VAR, resolveSettings } from '../manifest/schema.js'
 
 /** Everything needed to dial one connector's upstream, resolved from its release and credentials. */
 export type UpstreamSpec =
@@ -26,7 +26,7 @@ export function upstreamSpec(release: LoadedRelease, record: UpstreamRecord, cre
   const { mcp, key } = release.manifest
   if (!mcp) return undefined
   const settings = resolveSettings(release.manifest, record.settings, dataDir)
-  const vars: Record<string, string> = { ...settings, ...credentials, [DATA_DIR_VAR]: dataDir }
+  const vars: Record<string, string> = { ...settings, ...credentials, [DATA_DIR_VAR]: dataDir, [RELEASE_ROOT_VAR]: release.root }
   if (mcp.transport === 'http') {
     // remote: credentials go only where the manifest places them
     const headers: Record<string, string> = {}

@@ -1,0 +1,77 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { MANIFEST_FILE } from '../names.js'
+import { ARCHIVE, unpackArchive } from '../store/unpack-archive.js'
+import type { GeneratedSource, SourceOptions } from './generated-source.js'
+import { fetchNpmPackage } from './npm-fetch.js'
+import { npmPackageSource, readPackageJson } from './npm-package-source.js'
+import { detectPlugin, pluginSource } from './plugin-source.js'
+import { serverJsonSource } from './server-json-source.js'
+
+/**
+ * Any `<source>` of `connector install` as a directory that is, or is about
+ * to be, a tutti release: a tutti release (dir or .tgz) as it is; an npm
+ * package (`npm:`, dir or .tgz) with one bin; a Claude Code, Codex or Agent
+ * Plugins package; an MCP Registry server.json. Everything fetched or
+ * unpacked goes under `options.tmpDir`, and `cleanup` removes it.
+ */
+export interface PreparedSource {
+  /** The release directory (for a generated manifest: not written yet). */
+  root: string
+  /** Set when the source had no tutti manifest. */
+  generated?: GeneratedSource
+  cleanup: () => Promise<void>
+}
+
+export const NPM_PREFIX = 'npm:'
+
+const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false)
+
+export async function prepareSource(source: string, options: SourceOptions): Promise<PreparedSource> {
+  const cleanups: Array<() => Promise<void>> = []
+  const cleanup = async () => {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined)
+  }
+  const unpack = async (archive: string): Promise<string> => {
+    const unpacked = await unpackArchive(archive, options.tmpDir)
+    cleanups.push(unpacked.cleanup)
+    return unpacked.root
+  }
+  const fetchNpm = async (spec: string): Promise<string> => {
+    const dir = await fs.mkdtemp(path.join(options.tmpDir, 'npm-'))
+    cleanups.push(() => fs.rm(dir, { recursive: true, force: true }))
+    return unpack(await fetchNpmPackage(spec, dir, options.env))
+  }
+  try {
+    let root: string
+    if (source.startsWith(NPM_PREFIX)) root = await fetchNpm(source.slice(NPM_PREFIX.length))
+    else if (ARCHIVE.test(source)) root = await unpack(source)
+    else if (source.endsWith('.json') && (await isFile(source))) {
+      const generated = await serverJsonSource(source, options, fetchNpm)
+      cleanups.push(() => fs.rm(generated.root, { recursive: true, force: true }))
+      return { root: generated.root, generated, cleanup }
+    } else root = source
+    const generated = await describe(root, options)
+    if (options.key !== undefined && !generated) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--key: this release names its key in ${MANIFEST_FILE}; --key is for packages without one`)
+    return { root, ...(generated ? { generated } : {}), cleanup }
+  } catch (err) {
+    await cleanup()
+    throw err
+  }
+}
+
+/** undefined for a tutti release; otherwise the manifest the package maps to. */
+async function describe(root: string, options: SourceOptions): Promise<GeneratedSource | undefined> {
+  const st = await fs.stat(root).catch(() => undefined)
+  if (!st?.isDirectory()) return undefined // the release loader says what is wrong with it
+  if (await isFile(path.join(root, MANIFEST_FILE))) {
+    if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for packages without a ${MANIFEST_FILE}; this release declares its own`)
+    return undefined
+  }
+  const plugin = await detectPlugin(root)
+  if (plugin) return pluginSource(root, plugin, options)
+  const pkg = await readPackageJson(root)
+  if (pkg) return npmPackageSource(root, pkg, options)
+  throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${root}: no ${MANIFEST_FILE}, no plugin manifest (.claude-plugin/plugin.json, .codex-plugin/plugin.json, plugin.json) and no package.json: nothing here says how to run it`)
+}

@@ -1,0 +1,101 @@
+import fs from 'node:fs/promises'
+import path from 'node:path'
+import which from 'which'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
+import { npmPackageSource, readPackageJson } from './npm-package-source.js'
+import { ServerJsonInputs } from './server-json-inputs.js'
+import { serverJsonSchema, type ServerJson, type ServerJsonPackage, type ServerJsonRemote } from './server-json-schema.js'
+import { deriveKey } from './source-key.js'
+
+/**
+ * An MCP Registry `server.json` as a connector: an npm package entry is
+ * fetched and installed like `npm:`, other registries run through their
+ * runtime (uvx, docker, dnx) when it is on the installing PATH, and a
+ * Streamable HTTP remote becomes an http connector.
+ */
+type Entry = { kind: 'package'; at: string; entry: ServerJsonPackage } | { kind: 'remote'; at: string; entry: ServerJsonRemote }
+
+/** How each registry's packages are run when server.json gives no runtimeHint. */
+const DEFAULT_RUNTIME: Record<string, string> = { npm: 'npx', pypi: 'uvx', oci: 'docker', nuget: 'dnx' }
+
+const invalid = (message: string) => new TuttiError(ErrorCodes.MANIFEST_INVALID, `server.json: ${message}`)
+
+export async function readServerJson(file: string): Promise<ServerJson> {
+  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
+    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${file}: ${err.code === 'ENOENT' ? 'no such file' : 'cannot be read'}`)
+  })
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw invalid('not valid JSON')
+  }
+  const result = serverJsonSchema.safeParse(data)
+  if (!result.success) {
+    const issue = result.error.issues[0]!
+    throw invalid(`${issue.path.length ? `${issue.path.join('.')}: ` : ''}${issue.message}`)
+  }
+  return result.data
+}
+
+/** Every server the document offers, by a short name for `--server`: its registry type, or "remote" (numbered when repeated). */
+function entries(doc: ServerJson): Map<string, Entry> {
+  const out = new Map<string, Entry>()
+  const add = (base: string, e: Entry) => {
+    let name = base
+    for (let n = 2; out.has(name); n++) name = `${base}-${n}`
+    out.set(name, e)
+  }
+  doc.packages?.forEach((p, i) => add(p.registryType, { kind: 'package', at: `packages.${i}`, entry: p }))
+  doc.remotes?.forEach((r, i) => add('remote', { kind: 'remote', at: `remotes.${i}`, entry: r }))
+  return out
+}
+
+/** `fetchNpm` gives the unpacked package directory of an npm spec. */
+export async function serverJsonSource(file: string, options: SourceOptions, fetchNpm: (spec: string) => Promise<string>): Promise<GeneratedSource> {
+  const doc = await readServerJson(file)
+  const [, chosen] = chooseServer('server.json', entries(doc), options.server, (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m))
+  const inputs = new ServerJsonInputs()
+  const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
+  const skipped: string[] = []
+  if (chosen.kind === 'remote') {
+    const remote = chosen.entry
+    if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
+    const url = remote.url.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, v: string) => {
+      const variable = remote.variables?.[v]
+      return variable ? (variable.value ?? inputs.declare(ServerJsonInputs.envName(v), variable, false)) : whole
+    })
+    const headers: Record<string, string> = {}
+    for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, false)
+    const root = await fs.mkdtemp(path.join(options.tmpDir, 'server-json-'))
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', skipped: [...skipped, ...inputs.warnings] }
+  }
+  const pkg = chosen.entry
+  if (pkg.transport.type !== 'stdio') throw invalid(`${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`)
+  const runtime = pkg.runtimeHint ?? DEFAULT_RUNTIME[pkg.registryType]
+  if (!runtime) throw invalid(`${chosen.at}: registryType "${pkg.registryType}" is not supported (npm, pypi, oci, nuget are)`)
+  const packageArgs = inputs.arguments(pkg.packageArguments)
+  const env = inputs.environment(pkg.environmentVariables)
+  if (pkg.registryType === 'npm' && (runtime === 'npx' || runtime === 'node')) {
+    if (runtime === 'npx' && pkg.runtimeArguments?.length) skipped.push(`runtimeArguments for npx (${pkg.runtimeArguments.length}): the package is installed into the release and run without npx`)
+    const nodeArgs = runtime === 'node' ? inputs.arguments(pkg.runtimeArguments) : []
+    const root = await fetchNpm(pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier)
+    const npmPkg = (await readPackageJson(root)) ?? {}
+    const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
+    const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', skipped: [...skipped, ...inputs.warnings] }
+  }
+  if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
+    throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`)
+  }
+  const runtimeArgs = inputs.arguments(pkg.runtimeArguments)
+  const ref = pkg.version ? `${pkg.identifier}${runtime === 'docker' ? ':' : '@'}${pkg.version}` : pkg.identifier
+  const extra = options.args ?? []
+  const args =
+    runtime === 'docker' ? ['run', '-i', '--rm', ...Object.keys({ ...env, ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])) }).flatMap((k) => ['-e', k]), ...runtimeArgs, ref, ...packageArgs, ...extra]
+      : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
+        : [...runtimeArgs, ref, ...packageArgs, ...extra]
+  const root = await fs.mkdtemp(path.join(options.tmpDir, 'server-json-'))
+  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, skipped: [...skipped, ...inputs.warnings] }
+}
