@@ -1,6 +1,6 @@
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, isJsonContentType, PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
+import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
 import { HTTPResponse } from 'h3'
-import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME } from '../names.js'
+import { SERVER_NAME } from '../names.js'
 import type { ConnectorMCPTool, ToolCallResult } from '../registry/route.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { Era, McpRequest } from './classify.js'
@@ -28,40 +28,6 @@ const SERVER_INFO = { name: SERVER_NAME, version: PRODUCT_VERSION }
 const SERVER_INFO_JSON = JSON.stringify({ [SERVER_INFO_META_KEY]: SERVER_INFO })
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v)
-
-function onlyKeys(o: Record<string, unknown>, allowed: readonly string[]): boolean {
-  for (const k of Object.keys(o)) if (!allowed.includes(k)) return false
-  return true
-}
-
-/** The envelope the SDK would take as it is: no optional keys, capabilities each an object, a complete clientInfo. */
-function plainEnvelope(meta: unknown): boolean {
-  if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== MODERN_REVISION) return false
-  const caps = meta[CLIENT_CAPABILITIES_META_KEY]
-  if (!isPlainObject(caps) || !Object.values(caps).every(isPlainObject)) return false
-  const info = meta[CLIENT_INFO_META_KEY]
-  if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return false
-  return onlyKeys(meta, [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY])
-}
-
-/** Body and headers exactly as a plain client of that era sends them. */
-function exactlyRight(era: Era, method: string, body: Record<string, unknown>, headers: Headers): boolean {
-  if (body.jsonrpc !== '2.0' || !onlyKeys(body, ['jsonrpc', 'id', 'method', 'params'])) return false
-  if (typeof body.id !== 'string' && !(typeof body.id === 'number' && Number.isInteger(body.id))) return false
-  const params = body.params ?? {}
-  if (!isPlainObject(params)) return false
-  if (method === 'tools/call') {
-    if (typeof params.name !== 'string' || !onlyKeys(params, ['name', 'arguments', '_meta'])) return false
-    if (params.arguments !== undefined && !isPlainObject(params.arguments)) return false
-  } else if (!onlyKeys(params, ['_meta'])) return false
-  if (!isJsonContentType(headers.get('content-type'))) return false
-  const accept = headers.get('accept') ?? ''
-  if (!accept.includes('application/json')) return false
-  if (era === 'legacy') return params._meta === undefined && headers.get('mcp-protocol-version') === LEGACY_REVISION && accept.includes('text/event-stream')
-  if (!plainEnvelope(params._meta)) return false
-  if (headers.get('mcp-protocol-version') !== MODERN_REVISION || headers.get('mcp-method') !== method) return false
-  return method !== 'tools/call' || headers.get('mcp-name') === params.name
-}
 
 /**
  * A result the SDK sends as it is (stamped with resultType and serverInfo on
@@ -99,7 +65,7 @@ export class FastPath {
   /** A response (promise) when this path serves the request, else undefined. */
   tryHandle(request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> | HTTPResponse | undefined {
     const { era, method } = request
-    if (!era || (method !== 'tools/list' && method !== 'tools/call') || !exactlyRight(era, method, body, req.headers)) return undefined
+    if (!era || !request.exact) return undefined
     if (method === 'tools/list') return this.list(era, body.id)
     return request.binding ? this.call(era, request, body, req, session, sdk) : undefined
   }
