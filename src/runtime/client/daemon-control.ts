@@ -1,3 +1,4 @@
+import { pathToFileURL } from 'node:url'
 import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import type { StatePaths } from '../paths.js'
 import { terminateProven, waitForExit } from '../proc/pid.js'
@@ -10,7 +11,9 @@ export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>
 
 /** `tutti daemon run`: this process becomes the daemon (logs in daemon.log); resolves when it has stopped. */
 export async function runDaemonInForeground(onListening: (pid: number, port: number) => void): Promise<{ pid: number; stopped: true }> {
-  const { runDaemon } = await import('../daemon/main.js')
+  // the code a spawned daemon runs (its bundle, see daemon-process.ts), not this CLI's copy of the modules
+  const { daemonEntry } = await import('./daemon-process.js')
+  const { runDaemon } = (await import(pathToFileURL(daemonEntry()).href)) as typeof import('../daemon/main.js')
   const daemon = await runDaemon()
   onListening(process.pid, daemon.port)
   await daemon.stopped

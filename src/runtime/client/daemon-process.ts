@@ -4,8 +4,24 @@ import { fileURLToPath } from 'node:url'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 
-/** The daemon's own entry file: it loads no CLI framework. */
-export const DAEMON_ENTRY = fileURLToPath(new URL('../daemon/main.js', import.meta.url))
+/**
+ * The daemon's entry: the bundle `npm run build` makes of it
+ * (scripts/bundle-daemon.js; one file to load instead of ~300), or tsc's
+ * module graph it was made from. Both load no CLI framework.
+ */
+export const DAEMON_BUNDLE = fileURLToPath(new URL('../../daemon/main.js', import.meta.url))
+export const DAEMON_MODULES_ENTRY = fileURLToPath(new URL('../daemon/main.js', import.meta.url))
+
+/**
+ * The bundle, unless tsc rebuilt the modules after it was made (a build
+ * without the bundle step): then the modules, which are current. A package
+ * gives every file the same mtime, so an installed tutti runs its bundle.
+ */
+export function daemonEntry(bundle = DAEMON_BUNDLE, modulesEntry = DAEMON_MODULES_ENTRY): string {
+  const bundled = fs.statSync(bundle, { throwIfNoEntry: false })
+  const built = fs.statSync(modulesEntry, { throwIfNoEntry: false })
+  return bundled && (!built || bundled.mtimeMs >= built.mtimeMs) ? bundle : modulesEntry
+}
 
 /** Spawn a detached daemon whose output goes to daemon.log. Returns its pid. */
 export async function spawnDaemon(paths: StatePaths): Promise<{ pid: number; exited: () => boolean }> {
@@ -13,7 +29,7 @@ export async function spawnDaemon(paths: StatePaths): Promise<{ pid: number; exi
   const logFd = fs.openSync(paths.daemonLog, 'a', 0o600)
   let exited = false
   try {
-    const child = spawn(process.execPath, [DAEMON_ENTRY], {
+    const child = spawn(process.execPath, [daemonEntry()], {
       detached: true,
       stdio: ['ignore', logFd, logFd],
       cwd: paths.root,

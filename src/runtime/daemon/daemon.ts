@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs/promises'
-import { toNodeHandler } from 'h3'
+import { toNodeHandler } from 'h3/node'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { bestEffort } from '../log/best-effort.js'
 import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
