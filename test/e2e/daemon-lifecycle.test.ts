@@ -58,6 +58,8 @@ describe('daemon lifecycle', () => {
     expect(daemonPids(dir)).toEqual([after.pid])
     // the restarted daemon asks for its previous port first
     expect(after.port).toBe(before.port)
+    // the dead daemon's lock, still fresh, is taken over because its owner record proves the holder gone
+    expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toContain(`"msg":"took over the lock of a daemon that is gone","pid":${before.pid}`)
     console.log(`kill -9 recovery: next call took ${recoveryMs} ms`)
   })
 

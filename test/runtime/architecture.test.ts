@@ -46,7 +46,8 @@ it('commands are thin: they talk to the runtime through the client, never to the
  */
 const LAYERS: Record<string, number> = {
   log: 1,
-  fs: 2, proc: 2, http: 2,
+  proc: 1.5,
+  fs: 2, http: 2,
   release: 3, registry: 3,
   skills: 4, protocol: 4,
   manifest: 5,

@@ -5,8 +5,9 @@ import net from 'node:net'
 import path from 'node:path'
 import { describe, expect, it, type TestContext } from 'vitest'
 import { ErrorCodes } from '../../src/runtime/errors.js'
-import { withLock } from '../../src/runtime/fs/lock.js'
+import { LOCK_OWNER_FILE, withLock } from '../../src/runtime/fs/lock.js'
 import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
+import { processStartTicks, thisProcess } from '../../src/runtime/proc/pid.js'
 import { readDaemonInfo, type DaemonInfo } from '../../src/runtime/protocol/daemon-info.js'
 import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
@@ -14,6 +15,7 @@ import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 import { DaemonClient } from '../../dist/runtime/client/daemon-client.js'
 import { ensureDaemon, findDaemon } from '../../dist/runtime/client/ensure-daemon.js'
 import { until } from '../support/eventually.js'
+import { lockOfKilledHolder } from '../support/orphaned-lock.js'
 import { daemonPids, isAlive, REPO, tempStateDir } from '../support/tutti.js'
 
 /**
@@ -213,13 +215,38 @@ describe.concurrent('ensureDaemon', () => {
 
   it("a daemon.json of a dead pid, with that pid's fresh lock left behind: the file is replaced and the orphaned lock broken at once", async (context) => {
     const h = harness(context)
-    const dead = await deadPid()
+    // a lock refreshed just now by a holder killed with -9: a new daemon would refuse it, were it not proven gone
+    const dead = await lockOfKilledHolder(h.paths.daemonLockTarget)
     h.writeInfo({ pid: dead, port: await closedPort(), nonce: nonce() })
     fs.writeFileSync(h.paths.daemonPid, `${dead}\n`)
-    // a lock that looks refreshed just now: a new daemon would refuse it, were it not broken first
-    fs.mkdirSync(`${h.paths.daemonLockTarget}.lock`)
     const pid = await h.ourDaemon(await ensureDaemon(h.paths))
     expect(pid).not.toBe(dead)
+    expect(fs.readFileSync(h.paths.daemonLog, 'utf8')).toContain(`"msg":"took over the lock of a daemon that is gone","pid":${dead}`)
+  })
+
+  it("a lock whose owner record names a live unrelated process (a reused pid: its start time differs) is taken at once; that process is never signalled", async (context) => {
+    const h = harness(context)
+    const reused = h.bystander()
+    expect(await until(() => processStartTicks(reused.pid!) !== undefined)).toBe(true)
+    h.writeInfo({ pid: reused.pid!, port: await closedPort(), nonce: nonce() })
+    fs.writeFileSync(h.paths.daemonPid, `${reused.pid}\n`)
+    fs.mkdirSync(`${h.paths.daemonLockTarget}.lock`)
+    fs.writeFileSync(path.join(`${h.paths.daemonLockTarget}.lock`, LOCK_OWNER_FILE), JSON.stringify({ ...thisProcess(), pid: reused.pid, startTicks: '1' }))
+    const pid = await h.ourDaemon(await ensureDaemon(h.paths))
+    expect(pid).not.toBe(reused.pid)
+    expect(isAlive(reused.pid!)).toBe(true)
+    expect(reused.signalCode).toBeNull()
+  })
+
+  it('a fresh lock without an owner record (an older tutti, or one being taken) is not broken, even beside a dead daemon.pid: the new daemon refuses it', async (context) => {
+    const h = harness(context)
+    fs.writeFileSync(h.paths.daemonPid, `${await deadPid()}\n`)
+    fs.mkdirSync(`${h.paths.daemonLockTarget}.lock`)
+    const err = (await ensureDaemon(h.paths).catch((e: unknown) => e)) as Error & { code?: string }
+    expect(err.code).toBe(ErrorCodes.DAEMON_START_FAILED)
+    expect(err.message).toContain('another daemon holds the lock for this state directory')
+    expect(fs.existsSync(`${h.paths.daemonLockTarget}.lock`)).toBe(true)
+    expect(daemonPids(h.dir)).toEqual([])
   })
 
   it('a daemon.json (and daemon.pid) naming a live unrelated process, its port answered by another one: replaced; neither is signalled or asked to stop', async (context) => {

@@ -74,15 +74,14 @@ async function retire(paths: StatePaths, proof: Extract<DaemonProof, { proven: t
 
 /**
  * A daemon that died without cleaning up leaves daemon.pid and its lock
- * behind. Its lock is broken at once only when that pid is dead; a live pid
- * there is never signalled (it may be anyone by now): the lock then expires
- * by its own stale period, which the new daemon waits for.
+ * behind. daemon.pid goes when its pid is dead (a live one is never
+ * signalled: it may be anyone by now). The lock is the new daemon's to take
+ * over, at once when its owner record proves the holder gone (fs/lock.ts).
  */
 async function clearOrphans(paths: StatePaths): Promise<void> {
   const pid = Number.parseInt(await fs.readFile(paths.daemonPid, 'utf8').catch(() => ''), 10)
   if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) return
   await fs.rm(paths.daemonPid, { force: true })
-  await (await lockModule()).breakOrphanedLock(paths.daemonLockTarget)
 }
 
 async function start(paths: StatePaths): Promise<DaemonClient> {

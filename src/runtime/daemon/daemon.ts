@@ -3,7 +3,7 @@ import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3/node'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { bestEffort } from '../log/best-effort.js'
-import { holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
+import { breakLockOfGoneHolder, holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
 import { tightenStatePermissions } from '../fs/state-permissions.js'
 import { GroupRecords } from '../proc/group-records.js'
 import { processStartTicks } from '../proc/pid.js'
@@ -150,9 +150,10 @@ export class TuttiDaemon {
   }
 
   /**
-   * The singleton lock. A holder that died without releasing it (its pid is
-   * never signalled: it may be anyone's by now) stops refreshing it, so it
-   * goes stale; we wait that long, and not longer.
+   * The singleton lock. A holder proven gone by the lock's owner record (a
+   * daemon killed with -9) is taken over at once; one that cannot be proven
+   * gone (its pid is never signalled: it may be anyone's by now) stops
+   * refreshing the lock, so it goes stale: we wait that long, and not longer.
    */
   private async takeSingletonLock(): Promise<() => Promise<void>> {
     const { paths } = this.options
@@ -164,10 +165,17 @@ export class TuttiDaemon {
           void this.stop('lock compromised', { revokeSessions: false })
         })
       } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err
+        const holder = await breakLockOfGoneHolder(paths.daemonLockTarget)
+        if (holder.state === 'broken') this.log.warn('took over the lock of a daemon that is gone', { pid: holder.holder.pid })
+        if (holder.state !== 'held') {
+          if (Date.now() <= deadline) continue
+          throw err
+        }
         // a holder that refreshes the lock is alive: refuse now rather than wait out the stale period
         const refreshedMsAgo = Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
-        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED' || refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
-          this.log.error('another daemon holds the lock for this state directory', { error: err, stateDir: paths.root })
+        if (refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
+          this.log.error('another daemon holds the lock for this state directory', { error: err, holder: holder.why, stateDir: paths.root })
           throw err
         }
         await new Promise((r) => setTimeout(r, SINGLETON_RETRY_MS))

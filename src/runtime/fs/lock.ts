@@ -1,18 +1,41 @@
+import { randomBytes } from 'node:crypto'
 import fsCallback from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { provenGone, thisProcess, type ProcessRecord } from '../proc/pid.js'
 import { ensurePrivateDir, PRIVATE_DIR_MODE } from './atomic-write.js'
+
+/** Inside `<target>.lock`: who holds it (proc/pid.ts's record), so a holder that died can be proven gone. */
+export const LOCK_OWNER_FILE = 'owner'
+const ownerOf = (lockDir: string): string => path.join(lockDir, LOCK_OWNER_FILE)
+
+type Done = (err: NodeJS.ErrnoException | null) => void
 
 /**
  * proper-lockfile makes `<target>.lock` with a plain mkdir (0777 less the
  * umask: 0755, or 0777 under `umask 000`). Its fs is swapped for one whose
- * mkdir asks for 0700, which a umask can only narrow.
+ * mkdir asks for 0700, which a umask can only narrow, and writes the owner
+ * record before proper-lockfile counts the lock as taken (and sets the
+ * directory's mtime, which it later checks); its rmdir removes that record.
  */
 const lockFs = {
   ...fsCallback,
-  mkdir: (dir: string, callback: (err: NodeJS.ErrnoException | null) => void) => fsCallback.mkdir(dir, { mode: PRIVATE_DIR_MODE }, (err) => callback(err)),
+  mkdir: (dir: string, done: Done) =>
+    fsCallback.mkdir(dir, { mode: PRIVATE_DIR_MODE }, (err) => {
+      if (err) return done(err)
+      fsCallback.writeFile(ownerOf(dir), JSON.stringify(thisProcess()), { mode: 0o600, flag: 'wx' }, (written) => {
+        // EEXIST: a breaker put a live holder's directory back over ours (breakLockOfGoneHolder): not ours to remove
+        if (!written || written.code === 'EEXIST') return done(written)
+        fsCallback.rmdir(dir, () => done(written))
+      })
+    }),
+  rmdir: (dir: string, done: Done) => fsCallback.rm(ownerOf(dir), { force: true }, () => fsCallback.rmdir(dir, done)),
+  rmdirSync: (dir: string) => {
+    fsCallback.rmSync(ownerOf(dir), { force: true })
+    fsCallback.rmdirSync(dir)
+  },
 }
 
 /**
@@ -78,11 +101,52 @@ export async function holdLock(target: string, onCompromised: (err: Error) => vo
   return lockfile.lock(target, { ...LOCK_OPTIONS, retries: 0, onCompromised })
 }
 
+/** What breakLockOfGoneHolder found. */
+export type LockHolder =
+  | { state: 'free' }
+  | { state: 'broken'; holder: ProcessRecord }
+  /** Alive, or not provably gone (no record: an older tutti's lock, or one just being made; a record of another pid namespace). */
+  | { state: 'held'; why: string }
+
+async function readOwner(lockDir: string): Promise<{ text: string; record: ProcessRecord } | undefined> {
+  const text = await fs.readFile(ownerOf(lockDir), 'utf8').catch(() => undefined)
+  if (text === undefined) return undefined
+  try {
+    const record = JSON.parse(text) as ProcessRecord
+    return typeof record?.pid === 'number' ? { text, record } : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /**
- * Remove a lock whose holder is provably dead (its pid no longer exists).
- * proper-lockfile would only break it after the stale period; the caller
- * has stronger evidence and wants recovery now.
+ * Take away the lock on `target` if its owner record proves its holder gone
+ * (proc/pid.ts: dead pid, or a reused one), so a successor need not wait out
+ * the stale period. Nothing is signalled. An unproven lock stays: it goes
+ * stale by itself if its holder is gone.
+ *
+ * The lock is moved aside before it is removed, and removed only if what was
+ * moved is the lock that was proven gone: between the check and the move a
+ * competitor may have broken it and taken a new one, which is put back.
  */
-export async function breakOrphanedLock(target: string): Promise<void> {
-  await fs.rm(`${target}.lock`, { recursive: true, force: true })
+export async function breakLockOfGoneHolder(target: string): Promise<LockHolder> {
+  const lockDir = `${target}.lock`
+  const seen = await readOwner(lockDir)
+  if (!seen) return (await fs.stat(lockDir).catch(() => undefined)) ? { state: 'held', why: 'the lock has no owner record' } : { state: 'free' }
+  if (!provenGone(seen.record)) return { state: 'held', why: `pid ${seen.record.pid} holds it, or cannot be proven gone` }
+  const aside = `${lockDir}.gone-${randomBytes(6).toString('hex')}`
+  try {
+    await fs.rename(lockDir, aside)
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'free' }
+    throw err
+  }
+  const moved = await readOwner(aside)
+  if (moved?.text === seen.text) {
+    await fs.rm(aside, { recursive: true, force: true })
+    return { state: 'broken', holder: seen.record }
+  }
+  // another process's new lock: back where it was, unless yet another one stands there now (its holder then finds its lock taken over)
+  await fs.rename(aside, lockDir).catch(() => fs.rm(aside, { recursive: true, force: true }))
+  return { state: 'held', why: 'another process took the lock meanwhile' }
 }

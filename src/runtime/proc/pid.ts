@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readFileSync, readlinkSync } from 'node:fs'
 
 /** A zombie (exited, not yet reaped: common under a container init that does not reap) counts as dead. */
 export function isAlive(pid: number): boolean {
@@ -40,6 +40,43 @@ export interface ProvenProcess {
 export function stillSame(p: ProvenProcess): boolean {
   if (!isAlive(p.pid)) return false
   return p.startTicks === undefined || processStartTicks(p.pid) === p.startTicks
+}
+
+/**
+ * A process as a record it can leave behind (a lock's holder): pid, start
+ * time and pid namespace, so that another process can later prove it gone.
+ */
+export interface ProcessRecord {
+  pid: number
+  startTicks?: string
+  /** `/proc/self/ns/pid`'s link: a pid means nothing in another namespace (a state dir shared with a container). */
+  pidNamespace?: string
+}
+
+function pidNamespace(): string | undefined {
+  try {
+    return readlinkSync('/proc/self/ns/pid')
+  } catch {
+    return undefined
+  }
+}
+
+/** This process as a record. */
+export function thisProcess(): ProcessRecord {
+  const startTicks = processStartTicks(process.pid)
+  const ns = pidNamespace()
+  return { pid: process.pid, ...(startTicks ? { startTicks } : {}), ...(ns ? { pidNamespace: ns } : {}) }
+}
+
+/**
+ * Whether the recorded process is provably gone: recorded in our pid
+ * namespace, and its pid is dead or names a process that started at another
+ * time. A record that cannot be checked this way is never proven gone.
+ */
+export function provenGone(r: ProcessRecord): boolean {
+  if (!Number.isInteger(r.pid) || r.pid <= 0 || r.pidNamespace !== pidNamespace()) return false
+  if (!isAlive(r.pid)) return true
+  return r.startTicks !== undefined && processStartTicks(r.pid) !== r.startTicks
 }
 
 /** How often a wait for a process looks again: cheap (one kill(0)), and quick enough for a CLI. */
