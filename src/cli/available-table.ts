@@ -1,16 +1,22 @@
 import type { AvailableResult } from '../runtime/protocol/available.js'
 import { terminalSafe } from './terminal-text.js'
 
+/** 8.1 kB: what a table of tool definitions costs a model's context, at a glance. */
+function size(bytes: number): string {
+  return bytes < 1000 ? `${bytes} B` : bytes < 1_000_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(1)} MB`
+}
+
 /** The human view of `connector available`: one block per connector, control characters escaped. */
 export function renderAvailable(result: AvailableResult): string {
   if (result.connectors.length === 0) return 'No connectors are installed.\n'
-  const rows: string[][] = [['CONNECTOR', 'INTERFACE', 'USE', 'STATUS']]
+  const rows: string[][] = [['CONNECTOR', 'INTERFACE', 'USE', 'CONTEXT', 'STATUS']]
   for (const c of result.connectors) {
     const label = `${c.name} (${c.key})`
-    if (c.interfaces.length === 0) rows.push([label, '-', '-', '-'])
+    if (c.interfaces.length === 0) rows.push([label, '-', '-', '-', '-'])
     c.interfaces.forEach((i, n) => {
       const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
-      rows.push([n === 0 ? label : '', i.kind, use, i.reason ? `${i.status}: ${i.reason}` : i.status])
+      const context = i.kind === 'mcp' && i.tools !== undefined ? `${i.tools} tool${i.tools === 1 ? '' : 's'}, ${size(i.schemaBytes ?? 0)}` : '-'
+      rows.push([n === 0 ? label : '', i.kind, use, context, i.reason ? `${i.status}: ${i.reason}` : i.status])
     })
   }
   // escaped before measuring, so the columns line up with what is printed

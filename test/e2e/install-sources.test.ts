@@ -60,6 +60,17 @@ describe('install from npm, server.json and plugin packages', () => {
     expect(res.dependencies.count).toBeGreaterThan(0)
     const answers = await callBoth('memory_read_graph', {})
     for (const a of answers) expect(JSON.parse(a)).toMatchObject({ entities: [], relations: [] })
+    // the context cost, shown before the user pays it: counts and bytes, never the schemas
+    const available = await tuttiJson(dir, ['connector', 'available'])
+    const mcp = available.connectors.find((c: { key: string }) => c.key === 'memory').interfaces.find((i: { kind: string }) => i.kind === 'mcp')
+    const client = await modernClient(binding)
+    const listed = (await client.listTools()).tools.filter((t) => t.name.startsWith('memory_'))
+    await client.close()
+    expect(mcp).toMatchObject({ tools: listed.length, schemaBytes: expect.any(Number) })
+    expect(mcp.schemaBytes).toBeGreaterThan(JSON.stringify(listed.map((t) => t.inputSchema)).length)
+    expect(JSON.stringify(available)).not.toContain('inputSchema')
+    const table = await tutti(dir, ['connector', 'available'])
+    expect(table.stdout).toMatch(new RegExp(`mcp\\s+MCP server "connector", tools memory_\\*\\s+${listed.length} tools, \\d+\\.\\d kB\\s+ready`))
     // the generated manifest is in the release, covered by its digest
     const release = path.join(dir, 'connectors', 'memory', 'releases', res.digest)
     expect(JSON.parse(fs.readFileSync(path.join(release, 'tutti-connector.json'), 'utf8'))).toMatchObject({ key: 'memory', mcp: { command: 'node', args: ['dist/index.js'] } })

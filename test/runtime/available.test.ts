@@ -16,6 +16,7 @@ const snapshot = (r: LoadedRelease, status: 'ready' | 'needs-auth', extra: Parti
   active: status === 'ready',
   generation: 1,
   tools: 3,
+  toolBytes: 1234,
   mcp: { status, activation: 'eager', ...(status === 'ready' ? {} : { reason: `missing KEY in ${r.root}` }) },
   cli: { status, shimGeneration: 1 },
   lastChange: new Date().toISOString(),
@@ -33,11 +34,14 @@ it('builds the documented shape, sorted by key, from names, statuses and scrubbe
     description: notes.manifest.description,
     skills: [{ name: 'notes-workflow', title: 'Notes Workflow', description: expect.any(String) }],
     interfaces: [
-      { kind: 'mcp', serverName: 'connector', toolPrefix: 'notes_', status: 'ready' },
+      { kind: 'mcp', serverName: 'connector', toolPrefix: 'notes_', status: 'ready', tools: 3, schemaBytes: 1234 },
       { kind: 'cli', command: 'tutti-connector-notes', status: 'ready' },
     ],
   })
-  expect(out.connectors[0]!.interfaces[0]).toEqual({ kind: 'mcp', serverName: 'connector', toolPrefix: 'everything_', status: 'needs-auth', reason: 'missing KEY in <state>' })
+  expect(out.connectors[0]!.interfaces[0]).toEqual({ kind: 'mcp', serverName: 'connector', toolPrefix: 'everything_', status: 'needs-auth', reason: 'missing KEY in <state>', tools: 3, schemaBytes: 1234 })
+  // no table committed yet: the cost is not known, and not guessed
+  const unknown = buildAvailable([snapshot(notes, 'ready', { generation: 0, tools: 0, toolBytes: 0 })])
+  expect(unknown.connectors[0]!.interfaces[0]).not.toHaveProperty('tools')
   expect(JSON.stringify(out)).not.toContain(EXAMPLES)
   expect(availableResult.safeParse(out).success).toBe(true)
 })
@@ -48,6 +52,6 @@ it('the wire schema refuses any extra field (a URL, a path) riding along', () =>
 })
 
 it('an unreadable release still lists the connector, with no MCP interface to offer', () => {
-  const gone: ConnectorSnapshot = { key: 'gone', name: 'Gone', version: '1', description: '', skills: [], active: false, generation: 0, tools: 0, mcp: { status: 'failed', activation: 'eager', reason: 'unreadable' }, lastChange: '' }
+  const gone: ConnectorSnapshot = { key: 'gone', name: 'Gone', version: '1', description: '', skills: [], active: false, generation: 0, tools: 0, toolBytes: 0, mcp: { status: 'failed', activation: 'eager', reason: 'unreadable' }, lastChange: '' }
   expect(buildAvailable([gone]).connectors).toEqual([{ key: 'gone', name: 'Gone', description: '', skills: [], interfaces: [] }])
 })

@@ -92,7 +92,7 @@ describe('server.json documents', () => {
       name: 'io.example/remote-notes', description: 'notes in the cloud', version: '2.0.0',
       remotes: [{ type: 'streamable-http', url: 'https://{tenant}.example.com/mcp', variables: { tenant: { default: 'acme' } }, headers: [{ name: 'X-API-Key', isSecret: true, isRequired: true }] }],
     })
-    const source = await serverJsonSource(file, { env: process.env, tmpDir: tmp() }, noNpm)
+    const source = await serverJsonSource(file, { env: process.env, scratchDir: async () => tmp() }, noNpm)
     expect(source.manifest).toMatchObject({ key: 'remote-notes', mcp: { transport: 'http', url: 'https://${TENANT}.example.com/mcp', headers: { 'X-API-Key': '${X_API_KEY}' } }, auth: { kind: 'env', variables: [{ name: 'X_API_KEY', secret: true }] }, config: [{ name: 'TENANT', default: 'acme' }] })
     expect(() => parseManifest(JSON.stringify(source.manifest))).not.toThrow()
   })
@@ -103,15 +103,15 @@ describe('server.json documents', () => {
       name: 'io.example/db-manager', description: 'd', version: '3.1.0',
       packages: [{ registryType: 'oci', identifier: 'example/db-mcp', version: '3.1.0', transport: { type: 'stdio' }, runtimeArguments: [{ type: 'named', name: '--network', value: 'host' }], packageArguments: [{ type: 'positional', value: 'serve' }], environmentVariables: [{ name: 'DB_PASSWORD', isSecret: true, isRequired: true }] }],
     })
-    const source = await serverJsonSource(file, { env: { PATH: bin }, tmpDir: tmp() }, noNpm)
+    const source = await serverJsonSource(file, { env: { PATH: bin }, scratchDir: async () => tmp() }, noNpm)
     expect(source.manifest.mcp).toEqual({ transport: 'stdio', command: 'docker', args: ['run', '-i', '--rm', '-e', 'DB_PASSWORD', '--network', 'host', 'example/db-mcp:3.1.0', 'serve'] })
   })
   it('SSE remotes and unknown registries are refused by name', async () => {
     const sse = writeJson({ name: 'io.example/a', description: 'd', version: '1', remotes: [{ type: 'sse', url: 'https://example.com/sse' }] })
-    await expect(serverJsonSource(sse, { env: process.env, tmpDir: tmp() }, noNpm)).rejects.toThrow(/remotes\.0: the SSE transport is not supported/)
+    await expect(serverJsonSource(sse, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/remotes\.0: the SSE transport is not supported/)
     const cargo = writeJson({ name: 'io.example/b', description: 'd', version: '1', packages: [{ registryType: 'cargo', identifier: 'b', transport: { type: 'stdio' } }] })
-    await expect(serverJsonSource(cargo, { env: process.env, tmpDir: tmp() }, noNpm)).rejects.toThrow(/registryType "cargo" is not supported/)
+    await expect(serverJsonSource(cargo, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/registryType "cargo" is not supported/)
     const none = writeJson({ name: 'io.example/c', description: 'd', version: '1' })
-    await expect(serverJsonSource(none, { env: process.env, tmpDir: tmp() }, noNpm)).rejects.toThrow(/names no packages and no remotes/)
+    await expect(serverJsonSource(none, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/names no packages and no remotes/)
   })
 })

@@ -25,7 +25,9 @@ export function buildAvailable(snapshots: readonly ConnectorSnapshot[], scrub: (
     .map((s): AvailableConnector => {
       const interfaces: AvailableConnector['interfaces'] = []
       if (s.mcp && s.releaseRoot) {
-        interfaces.push({ kind: 'mcp', serverName: SERVER_NAME, toolPrefix: toolPrefix(s.key), status: s.mcp.status, ...(s.mcp.status !== 'ready' ? shortReason(s.mcp.reason, scrub) : {}) })
+        // the context cost is known once a table was committed (declared, cached or listed)
+        const cost = s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes } : {}
+        interfaces.push({ kind: 'mcp', serverName: SERVER_NAME, toolPrefix: toolPrefix(s.key), status: s.mcp.status, ...(s.mcp.status !== 'ready' ? shortReason(s.mcp.reason, scrub) : {}), ...cost })
       }
       if (s.cli) interfaces.push({ kind: 'cli', command: shimCommand(s.key), status: s.cli.status, ...(s.cli.status !== 'ready' ? shortReason(s.cli.reason, scrub) : {}) })
       return {

@@ -60,13 +60,22 @@ export class ConnectorInstaller {
 
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
     const scratch: Array<() => Promise<void>> = []
-    try {
+    // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
+    let madeTmp = false
+    const scratchDir = async () => {
+      if (!madeTmp && !(await fs.stat(this.paths.tmpDir).then(() => true, () => false))) madeTmp = true
       await ensurePrivateDir(this.paths.tmpDir)
-      const prepared = await prepareSource(source, { ...this.sourceOptions(options), tmpDir: this.paths.tmpDir })
+      return this.paths.tmpDir
+    }
+    scratch.push(async () => {
+      if (madeTmp) await fs.rmdir(this.paths.tmpDir).catch(() => undefined)
+    })
+    try {
+      const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir })
       scratch.push(prepared.cleanup)
       let root = prepared.root
       if (prepared.generated) {
-        root = await this.writeGenerated(prepared.generated, source, scratch)
+        root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
         for (const line of prepared.generated.skipped) options.notice?.(`skipped: ${line}`)
       }
       let release = await loadRelease(root)
@@ -75,7 +84,7 @@ export class ConnectorInstaller {
       if (check.missing.length) {
         // npm writes into the tree, so a directory source is copied first (an unpacked archive or a generated release is already ours)
         if (root === source) {
-          const staged = await this.stage(release)
+          const staged = await this.stage(release, await scratchDir())
           scratch.push(() => removeTree(staged))
           root = staged
         }
@@ -106,7 +115,7 @@ export class ConnectorInstaller {
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
     const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
     try {
-      const prepared = await prepareSource(source, { ...this.sourceOptions(options), tmpDir })
+      const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
@@ -125,7 +134,7 @@ export class ConnectorInstaller {
    * normal tutti release and its digest covers the manifest. A directory of
    * the user's is copied first: the source is never written to.
    */
-  private async writeGenerated(generated: GeneratedSource, source: string, scratch: Array<() => Promise<void>>, tmpDir = this.paths.tmpDir): Promise<string> {
+  private async writeGenerated(generated: GeneratedSource, source: string, scratch: Array<() => Promise<void>>, tmpDir: string): Promise<string> {
     let root = generated.root
     if (path.resolve(root) === path.resolve(source)) {
       let entries
@@ -152,9 +161,8 @@ export class ConnectorInstaller {
     return runtime
   }
 
-  private async stage(release: LoadedRelease): Promise<string> {
-    const dir = path.join(this.paths.tmpDir, `stage-${release.manifest.key}-${randomBytes(4).toString('hex')}`)
-    await ensurePrivateDir(this.paths.tmpDir)
+  private async stage(release: LoadedRelease, tmpDir: string): Promise<string> {
+    const dir = path.join(tmpDir, `stage-${release.manifest.key}-${randomBytes(4).toString('hex')}`)
     await copyEntries(release.root, dir, release.entries)
     return dir
   }

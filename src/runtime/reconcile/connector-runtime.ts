@@ -46,6 +46,7 @@ export class ConnectorRuntime {
   private reason?: string
   private generation = 0
   private toolCount = 0
+  private toolBytes = 0
   private lastChange = new Date().toISOString()
   private declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private disposed = false
@@ -120,6 +121,7 @@ export class ConnectorRuntime {
     const { changed } = this.registry.commit(route)
     this.generation = generation
     this.toolCount = route.tools.length
+    this.toolBytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
     if (client instanceof UpstreamSupervisor && client !== this.serving) {
       const retired = this.serving
       this.serving = client
@@ -162,6 +164,7 @@ export class ConnectorRuntime {
         if (failures >= WITHDRAW_AFTER_FAILURES && supervisor === this.serving && this.registry.route(this.key)) {
           this.registry.remove(this.key, this.generation)
           this.toolCount = 0
+          this.toolBytes = 0
           this.log.error('upstream keeps failing; its tools are withdrawn until a restart succeeds', { connector: this.key, failures })
         }
       },
@@ -199,6 +202,7 @@ export class ConnectorRuntime {
     this.hash = undefined
     this.desired = undefined
     this.toolCount = 0
+    this.toolBytes = 0
     this.setStatus(status, status === 'failed' ? why : undefined)
     await this.shims.withdraw(this.key)
     await this.closeUpstreams(DEACTIVATE_DRAIN_MS)
@@ -259,6 +263,7 @@ export class ConnectorRuntime {
       active: true,
       generation: this.generation,
       tools: this.toolCount,
+      toolBytes: this.toolBytes,
       ...(manifest.mcp ? { mcp: { status: this.status, activation: effectiveActivation(manifest.mcp), ...(this.reason ? { reason: this.reason } : {}) } } : {}),
       ...(cli ? { cli } : {}),
       ...(upstream

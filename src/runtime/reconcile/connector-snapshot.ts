@@ -25,6 +25,8 @@ export interface ConnectorSnapshot {
   /** The committed route generation (0: none), and how many tools it serves. */
   readonly generation: number
   readonly tools: number
+  /** Bytes of the tools' definitions as clients get them (what they cost a model's context). */
+  readonly toolBytes: number
   readonly mcp?: {
     readonly status: InterfaceStatus
     readonly reason?: string

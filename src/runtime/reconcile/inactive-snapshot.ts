@@ -20,6 +20,7 @@ export function inactiveSnapshot(entry: ListedConnector, status: InterfaceStatus
     active: false,
     generation,
     tools: 0,
+    toolBytes: 0,
     ...(m?.mcp || !release ? { mcp: { status, reason, activation: m?.mcp ? effectiveActivation(m.mcp) : 'eager' } } : {}),
     ...(m?.cli ? { cli: { status, reason, shimGeneration: 0 } } : {}),
     lastChange: new Date().toISOString(),

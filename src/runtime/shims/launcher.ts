@@ -43,10 +43,13 @@ export async function launch(config: LaunchConfig): Promise<void> {
   if (!installed) refuse(key, `the connector "${key}" is not installed; this command is left over and will not run the old release`)
   if (installed.digest !== digest) refuse(key, `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run it again)`)
   const manifest = readJson(path.join(paths.releaseDir(key, digest), MANIFEST_FILE))
-  const declared: string[] = manifest?.auth?.kind === 'env' ? manifest.auth.variables.map((v: { name: string }) => v.name) : []
+  const variables: Array<{ name: string; required?: boolean }> = manifest?.auth?.kind === 'env' ? manifest.auth.variables : []
+  const declared = variables.map((v) => v.name)
   const storedCredentials = readJson(paths.credentialsJson)?.connectors
   const credentials: Record<string, string> = storedCredentials && Object.hasOwn(storedCredentials, key) ? storedCredentials[key] : {}
-  const missing = declared.filter((name) => !(Object.hasOwn(credentials, name) && credentials[name]))
+  const has = (name: string) => Object.hasOwn(credentials, name) && !!credentials[name]
+  // an optional variable ("required": false) never keeps the CLI from running
+  const missing = variables.filter((v) => v.required !== false && !has(v.name)).map((v) => v.name)
   if (missing.length) refuse(key, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
   // the session token is the agent's connection capability, not the connector's
   delete process.env[TOKEN_ENV]
@@ -57,7 +60,7 @@ export async function launch(config: LaunchConfig): Promise<void> {
     const value = stored[setting.name] ?? setting.default?.split(`\${${DATA_DIR_VAR}}`).join(dataDir)
     if (value !== undefined) process.env[setting.name] = value
   }
-  for (const name of declared) process.env[name] = credentials[name]
+  for (const name of declared) if (has(name)) process.env[name] = credentials[name]
   process.env[DATA_DIR_VAR] = dataDir
   process.argv = [process.argv[0]!, config.entrypoint, ...process.argv.slice(2)]
   ;(Module as unknown as { runMain(main?: string): void }).runMain(config.entrypoint)

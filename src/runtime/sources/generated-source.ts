@@ -23,8 +23,8 @@ export interface SourceOptions {
   args?: string[]
   /** The installing shell's environment (npm, runtimes on PATH). */
   env: NodeJS.ProcessEnv
-  /** Where fetched and unpacked packages go (removed by the caller). */
-  tmpDir: string
+  /** Where fetched and unpacked packages go (made on first use; the caller removes what is left). */
+  scratchDir: () => Promise<string>
 }
 
 /** A choice among several servers: `--server` names it, or the error lists them all. */

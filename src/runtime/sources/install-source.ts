@@ -14,7 +14,7 @@ import { serverJsonSource } from './server-json-source.js'
  * to be, a tutti release: a tutti release (dir or .tgz) as it is; an npm
  * package (`npm:`, dir or .tgz) with one bin; a Claude Code, Codex or Agent
  * Plugins package; an MCP Registry server.json. Everything fetched or
- * unpacked goes under `options.tmpDir`, and `cleanup` removes it.
+ * unpacked goes under `options.scratchDir()`, and `cleanup` removes it.
  */
 export interface PreparedSource {
   /** The release directory (for a generated manifest: not written yet). */
@@ -34,12 +34,12 @@ export async function prepareSource(source: string, options: SourceOptions): Pro
     for (const c of cleanups.reverse()) await c().catch(() => undefined)
   }
   const unpack = async (archive: string): Promise<string> => {
-    const unpacked = await unpackArchive(archive, options.tmpDir)
+    const unpacked = await unpackArchive(archive, await options.scratchDir())
     cleanups.push(unpacked.cleanup)
     return unpacked.root
   }
   const fetchNpm = async (spec: string): Promise<string> => {
-    const dir = await fs.mkdtemp(path.join(options.tmpDir, 'npm-'))
+    const dir = await fs.mkdtemp(path.join(await options.scratchDir(), 'npm-'))
     cleanups.push(() => fs.rm(dir, { recursive: true, force: true }))
     return unpack(await fetchNpmPackage(spec, dir, options.env))
   }

@@ -68,7 +68,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     })
     const headers: Record<string, string> = {}
     for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, false)
-    const root = await fs.mkdtemp(path.join(options.tmpDir, 'server-json-'))
+    const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
     return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', skipped: [...skipped, ...inputs.warnings] }
   }
   const pkg = chosen.entry
@@ -96,6 +96,6 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     runtime === 'docker' ? ['run', '-i', '--rm', ...Object.keys({ ...env, ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])) }).flatMap((k) => ['-e', k]), ...runtimeArgs, ref, ...packageArgs, ...extra]
       : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
         : [...runtimeArgs, ref, ...packageArgs, ...extra]
-  const root = await fs.mkdtemp(path.join(options.tmpDir, 'server-json-'))
+  const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
   return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, skipped: [...skipped, ...inputs.warnings] }
 }
