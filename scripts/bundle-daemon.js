@@ -31,11 +31,22 @@ const ownModuleUrls = {
 
 const started = performance.now()
 if (!fs.existsSync(ENTRY)) throw new Error(`${path.relative(REPO, ENTRY)} is missing: run tsc first`)
-fs.rmSync(OUT_DIR, { recursive: true, force: true })
-const bundle = await rolldown({ input: ENTRY, platform: 'node', plugins: [ownModuleUrls], logLevel: 'warn' })
-// not minified: daemon.log's stack traces stay readable (a minified bundle loads ~15 % faster)
-const { output } = await bundle.write({ dir: OUT_DIR, format: 'esm', entryFileNames: 'main.js', chunkFileNames: '[name].js', sourcemap: true })
-await bundle.close()
-const chunks = output.filter((o) => o.type === 'chunk')
-const kib = chunks.reduce((n, c) => n + Buffer.byteLength(c.code), 0) / 1024
-console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/ (${chunks.map((c) => c.fileName).join(', ')}; ${kib.toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`)
+// written beside, then renamed over the old files one by one: a daemon starting meanwhile (another build's
+// tests share dist/) reads either bundle whole, never a half-written one
+const staging = fs.mkdtempSync(path.join(DIST, '.daemon-'))
+try {
+  const bundle = await rolldown({ input: ENTRY, platform: 'node', plugins: [ownModuleUrls], logLevel: 'warn' })
+  // not minified: daemon.log's stack traces stay readable (a minified bundle loads ~15 % faster)
+  const { output } = await bundle.write({ dir: staging, format: 'esm', entryFileNames: 'main.js', chunkFileNames: '[name].js', sourcemap: true })
+  await bundle.close()
+  fs.mkdirSync(OUT_DIR, { recursive: true })
+  const written = new Set(fs.readdirSync(staging))
+  // chunks first, the entry that imports them last
+  for (const name of [...written].sort((a, b) => Number(a === 'main.js') - Number(b === 'main.js'))) fs.renameSync(path.join(staging, name), path.join(OUT_DIR, name))
+  for (const name of fs.readdirSync(OUT_DIR)) if (!written.has(name)) fs.rmSync(path.join(OUT_DIR, name), { recursive: true, force: true })
+  const chunks = output.filter((o) => o.type === 'chunk')
+  const kib = chunks.reduce((n, c) => n + Buffer.byteLength(c.code), 0) / 1024
+  console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/ (${chunks.map((c) => c.fileName).join(', ')}; ${kib.toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`)
+} finally {
+  fs.rmSync(staging, { recursive: true, force: true })
+}
