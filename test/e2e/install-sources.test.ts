@@ -196,6 +196,13 @@ describe('install from npm, server.json and plugin packages', () => {
       fs.writeFileSync(path.join(unnamed, 'plugin.json'), '{"version": "1.0.0"}')
       await refused([unnamed], /plugin\.json: name: /)
     })
+    it('--key, --server and server arguments for a release that brings its own manifest', async () => {
+      const own = pluginPackage('claude', 'own-kit')
+      fs.writeFileSync(path.join(own, 'tutti-connector.json'), JSON.stringify({ schemaVersion: 1, key: 'own', name: 'Own', version: '1.0.0', skills: 'skills' }))
+      await refused([own, '--key', 'other'], /--key: this release names its key in tutti-connector\.json/)
+      await refused([own, '--server', 'main'], /--server: this release declares its one MCP server/)
+      await refused([own, '--', '--flag'], /arguments after "--" are for packages without a tutti-connector\.json/)
+    })
     it('an npm spec that does not exist', async () => {
       await refused(['npm:@tutti-test-nonexistent/no-such-mcp-server-anywhere'], /no such package or version in the npm registry/)
     })

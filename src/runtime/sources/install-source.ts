@@ -53,7 +53,11 @@ export async function prepareSource(source: string, options: SourceOptions): Pro
       return { root: generated.root, generated, cleanup }
     } else root = source
     const generated = await describe(root, options)
-    if (options.key !== undefined && !generated) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--key: this release names its key in ${MANIFEST_FILE}; --key is for packages without one`)
+    if (!generated) {
+      // these shape a generated manifest; a release that brings its own would silently ignore them
+      if (options.key !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--key: this release names its key in ${MANIFEST_FILE}; --key is for packages without one`)
+      if (options.server !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--server: this release declares its one MCP server in ${MANIFEST_FILE}; --server is for plugins and server.json documents with several`)
+    }
     return { root, ...(generated ? { generated } : {}), cleanup }
   } catch (err) {
     await cleanup()

@@ -62,6 +62,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   if (chosen.kind === 'remote') {
     const remote = chosen.entry
     if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
+    if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for servers tutti starts; ${chosen.at} is a remote server`)
     const url = remote.url.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, v: string) => {
       const variable = remote.variables?.[v]
       return variable ? (variable.value ?? inputs.declare(ServerJsonInputs.envName(v), variable, false)) : whole
