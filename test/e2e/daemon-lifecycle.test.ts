@@ -56,6 +56,8 @@ describe('daemon lifecycle', () => {
     const after = readDaemonJson(dir)!
     expect(after.pid).not.toBe(before.pid)
     expect(daemonPids(dir)).toEqual([after.pid])
+    // what npm run build made: the bundle, not tsc's module graph
+    expect(fs.readFileSync(`/proc/${after.pid}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(REPO, 'dist', 'daemon', 'main.js'))
     // the restarted daemon asks for its previous port first
     expect(after.port).toBe(before.port)
     // the dead daemon's lock, still fresh, is taken over because its owner record proves the holder gone

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { copyCloneOf, run, tarballEntries, userEnv } from '../support/package-install.js'
@@ -17,9 +18,9 @@ const HELLO_MANIFEST = {
 }
 
 /** A CLI-only connector: nothing for the daemon to spawn, so the install path alone is tested. */
-function writeHelloConnector(dir: string): void {
+function writeHelloConnector(dir: string, key = HELLO_MANIFEST.key): void {
   fs.mkdirSync(path.join(dir, 'bin'), { recursive: true })
-  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(HELLO_MANIFEST, null, 2))
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify({ ...HELLO_MANIFEST, key }, null, 2))
   const bin = path.join(dir, 'bin', 'hello.js')
   fs.writeFileSync(bin, "#!/usr/bin/env node\nconsole.log(`hello ${process.argv.slice(2).join(' ')}`)\n")
   fs.chmodSync(bin, 0o755)
@@ -87,7 +88,7 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   it('the tarball holds the CLI, its library types, the manifest and the examples, nothing else', () => {
     const entries = tarballEntries(tarball)
     console.log(`tarball: ${fs.statSync(tarball).size} bytes, ${entries.length} files`)
-    for (const needed of ['bin/run.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
+    for (const needed of ['bin/run.js', 'dist/daemon/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
       expect(entries, needed).toContain(needed)
     }
     expect(entries.filter((e) => !/^(bin\/|dist\/|examples\/connectors\/|oclif\.manifest\.json$|README\.md$|package\.json$)/.test(e))).toEqual([])
@@ -126,6 +127,24 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
 
     const hello = await run(path.join(state!, 'bin', 'tutti-connector-hello'), ['from', 'the shim'], { cwd: tmp, env: shellEnv })
     expect(hello).toEqual({ code: 0, stdout: 'hello from the shim\n', stderr: '' })
+  })
+
+  it("the daemon runs the installed package's bundle, and the paths it writes point into that package", async () => {
+    const fixture = path.join(tmp, 'bundled-connector')
+    writeHelloConnector(fixture, 'bundled')
+    const install = await shell(['connector', 'install', fixture, '--json'])
+    expect(install.code, install.stdout + install.stderr).toBe(0)
+    const pkg = fs.realpathSync(installed)
+    const pids = daemonPids(state!)
+    expect(pids).toHaveLength(1)
+    expect(fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(pkg, 'dist', 'daemon', 'main.js'))
+    // made from import.meta.url inside the bundle: each module's own file in the installed dist/ (and bin/)
+    expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(`'${path.join(pkg, 'bin', 'run.js')}' "$@"`)
+    const target = fs.readFileSync(path.join(state!, 'shims', 'bundled', 'g1.mjs'), 'utf8')
+    expect(target).toContain(`import { launch } from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dist', 'runtime', 'shims', 'launcher.js')).href)}`)
+    expect(await run(path.join(state!, 'bin', 'tutti-connector-bundled'), ['from', 'the bundle'], { cwd: tmp, env: shellEnv })).toEqual({ code: 0, stdout: 'hello from the bundle\n', stderr: '' })
+    const status = JSON.parse((await shell(['daemon', 'status', '--json'])).stdout)
+    expect(status.productVersion).toBe(JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version)
   })
 
   it('the notes example shipped in the package installs from there, self-contained (its npm dependencies come with it)', async () => {

@@ -12,15 +12,21 @@ import type { StatePaths } from '../paths.js'
 export const DAEMON_BUNDLE = fileURLToPath(new URL('../../daemon/main.js', import.meta.url))
 export const DAEMON_MODULES_ENTRY = fileURLToPath(new URL('../daemon/main.js', import.meta.url))
 
+/** Present only in a source checkout: a package ships dist/ without src/. */
+const SOURCE_ENTRY = fileURLToPath(new URL('../../../src/runtime/daemon/main.ts', import.meta.url))
+
 /**
- * The bundle, unless tsc rebuilt the modules after it was made (a build
- * without the bundle step): then the modules, which are current. A package
- * gives every file the same mtime, so an installed tutti runs its bundle.
+ * The bundle; in a source checkout, unless tsc rebuilt the modules after it
+ * (a build without the bundle step), then the modules, which are current.
+ * An installed package is never second-guessed: unpacking gives its files
+ * mtimes in whatever order it wrote them.
  */
-export function daemonEntry(bundle = DAEMON_BUNDLE, modulesEntry = DAEMON_MODULES_ENTRY): string {
+export function daemonEntry(bundle = DAEMON_BUNDLE, modulesEntry = DAEMON_MODULES_ENTRY, sourceEntry = SOURCE_ENTRY): string {
   const bundled = fs.statSync(bundle, { throwIfNoEntry: false })
+  if (!bundled) return modulesEntry
+  if (!fs.existsSync(sourceEntry)) return bundle
   const built = fs.statSync(modulesEntry, { throwIfNoEntry: false })
-  return bundled && (!built || bundled.mtimeMs >= built.mtimeMs) ? bundle : modulesEntry
+  return !built || bundled.mtimeMs >= built.mtimeMs ? bundle : modulesEntry
 }
 
 /** Spawn a detached daemon whose output goes to daemon.log. Returns its pid. */
