@@ -1,4 +1,4 @@
-import type { CallCancel } from '../registry/call-cancel.js'
+import { CallCancel } from '../registry/call-cancel.js'
 
 /**
  * 2025-era clients cancel a call with a separate `notifications/cancelled`
@@ -16,11 +16,17 @@ export class LegacyCancellation {
   }
 
   /** The call's own cancel is what a `notifications/cancelled` ends: no second signal to merge. */
-  register(session: string, id: unknown, cancel: CallCancel): () => void {
+  register(session: string, id: unknown, cancel: CallCancel = new CallCancel()): { cancel: CallCancel; readonly signal: AbortSignal; done: () => void } {
     const key = LegacyCancellation.key(session, id)
     this.inFlight.set(key, cancel)
-    return () => {
-      if (this.inFlight.get(key) === cancel) this.inFlight.delete(key)
+    return {
+      cancel,
+      get signal() {
+        return cancel.signal
+      },
+      done: () => {
+        if (this.inFlight.get(key) === cancel) this.inFlight.delete(key)
+      },
     }
   }
 

@@ -44,7 +44,7 @@ export class ToolService {
   async call(binding: MCPToolBinding | undefined, name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolOutcome> {
     if (!binding) return { ok: false, error: new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`) }
     const cancel = options.cancel ?? (options.signal ? CallCancel.following(options.signal) : new CallCancel())
-    const unregister = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel) : undefined
+    const legacy = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel) : undefined
     try {
       // a removal after the request resolved the binding fences it; a swap to a newer generation does not
       this.registry.assertDispatchable(binding)
@@ -59,7 +59,7 @@ export class ToolService {
     } catch (err) {
       return failure(err, binding.connectorKey)
     } finally {
-      unregister?.()
+      legacy?.done()
     }
   }
 }
