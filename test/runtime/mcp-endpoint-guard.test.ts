@@ -1,10 +1,11 @@
+import net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { H3 } from 'h3'
 import { ErrorCodes, fromWire, type WireError } from '../../src/runtime/errors.js'
 import type { DaemonContext } from '../../src/runtime/daemon/context.js'
 import { createDaemonApp } from '../../src/runtime/daemon/http/app.js'
 import { MCP_PATH } from '../../src/runtime/mcpserver/mcp-endpoint.js'
-import { legacy, MODERN_META, modern, modernHeaders, read, request, startEndpoint, type Harness } from './mcp-endpoint-harness.js'
+import { legacy, listenOverNode, MODERN_META, modern, modernHeaders, read, request, startEndpoint, wirePost, type Harness, type NodeServer } from './mcp-endpoint-harness.js'
 
 // The guard in front of the connector MCP server, in-process: the daemon's h3
 // app (loopback guard, control routes, the endpoint mounted) driven with
@@ -190,5 +191,127 @@ describe('the request', () => {
   it('no token reaches the log', async () => {
     expect(h.logLines.join('\n')).not.toContain(h.token)
     expect(h.logLines.join('\n')).not.toMatch(/Bearer tutti_/)
+  })
+})
+
+// The same guard on node's own request: the daemon's listener offers an
+// exactly-right request to the node front before h3. Every refusal must be
+// what the h3 app answers (the front declines, or the same function refuses),
+// and an accepted request must really be served by the front, so that a
+// front that skipped a check would serve what h3 refuses.
+describe('the node front: the same guard, the same answers', () => {
+  let node: NodeServer
+  let h3only: NodeServer
+  beforeAll(async () => {
+    node = await listenOverNode(h.endpoint, { front: true })
+    h3only = await listenOverNode(h.endpoint, { front: false })
+  })
+  afterAll(async () => {
+    await node.close()
+    await h3only.close()
+  })
+
+  const wire = (server: NodeServer, headers: Record<string, string | string[]>, body = listBody) =>
+    wirePost(server.port, { host: `127.0.0.1:${server.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...listHeaders, ...headers }, body)
+  /** The answer of both servers, which must agree; and whether the front answered it itself. */
+  async function both(headers: Record<string, string | string[]>, body = listBody): Promise<{ status: number; json: any; byFront: boolean }> {
+    const before = node.served.front
+    const viaNode = await wire(node, headers, body)
+    const byFront = node.served.front > before
+    const viaH3 = await wire(h3only, headers, body)
+    expect(viaNode.status).toBe(viaH3.status)
+    expect(viaNode.rawHeaders).toEqual(viaH3.rawHeaders)
+    expect(viaNode.text).toBe(viaH3.text)
+    return { status: viaNode.status, json: viaNode.json, byFront }
+  }
+
+  it('an exactly-right request with a valid token is served by the front, with the bytes h3 sends', async () => {
+    const res = await both({ authorization: `Bearer ${h.token}` })
+    expect(res.status).toBe(200)
+    expect(res.byFront).toBe(true)
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'fx_echo', arguments: { message: 'via node' }, _meta: MODERN_META } })
+    const echoed = await both({ authorization: `Bearer ${h.token}`, ...modernHeaders('tools/call', { name: 'fx_echo' }) }, call)
+    expect([echoed.status, echoed.byFront, echoed.json.result.content]).toEqual([200, true, [{ type: 'text', text: 'via node' }]])
+  })
+
+  it.each([
+    ['a foreign Host', { host: 'evil.example.com' }, 403],
+    ['a Host that only starts like loopback', { host: '127.0.0.1.evil.example.com' }, 403],
+    ['a Host with userinfo', { host: 'evil@127.0.0.1:7777' }, 403],
+    ['a foreign Origin', { origin: 'http://evil.example.com' }, 403],
+    ['a null Origin', { origin: 'null' }, 403],
+    ['a loopback Host, then a foreign one', { host: ['127.0.0.1:7777', 'evil.example.com'] }, 403],
+  ])('%s → 403, never served by the front', async (_label, headers, status) => {
+    const res = await both({ authorization: `Bearer ${h.token}`, ...headers })
+    expect(res.status).toBe(status)
+    expect(res.json.error.code).toBe('FORBIDDEN')
+    expect(res.byFront).toBe(false)
+  })
+
+  it.each([
+    ['no token', {}],
+    ['a wrong token', { authorization: 'Bearer tutti_not-a-real-token' }],
+    ['a token of another scheme', { authorization: 'Basic dXNlcjpwYXNz' }],
+    ['the control token', { authorization: `Bearer ${CONTROL_TOKEN}` }],
+  ])('%s → 401 with a Bearer challenge, never served by the front', async (_label, headers) => {
+    const res = await both(headers)
+    expect(res.status).toBe(401)
+    expect(res.json.error.code).toBe(-32001)
+    expect(res.byFront).toBe(false)
+  })
+
+  it('a valid token followed by another Authorization header → 401 (h3 reads both), not served by the front', async () => {
+    const res = await both({ authorization: [`Bearer ${h.token}`, 'Bearer tutti_other'] })
+    expect(res.status).toBe(401)
+    expect(res.byFront).toBe(false)
+  })
+
+  it('a revoked token → 401 at once on the front too, after it was served (and remembered) there', async () => {
+    const token = await h.sessions.issue('ws', 'node-revoked', 'codex')
+    expect((await both({ authorization: `Bearer ${token}` })).byFront).toBe(true)
+    await h.sessions.revoke({ session: 'node-revoked' })
+    const res = await both({ authorization: `Bearer ${token}` })
+    expect([res.status, res.byFront]).toEqual([401, false])
+    // re-issued: the old token is refused, the new one served
+    const first = await h.sessions.issue('ws', 'node-reissued', 'codex')
+    expect((await both({ authorization: `Bearer ${first}` })).byFront).toBe(true)
+    const second = await h.sessions.issue('ws', 'node-reissued', 'codex')
+    expect((await both({ authorization: `Bearer ${first}` })).status).toBe(401)
+    expect(await both({ authorization: `Bearer ${second}` })).toMatchObject({ status: 200, byFront: true })
+  })
+
+  it('a body declared over 4 MiB → 413 unread; bad JSON, a batch → 400: all answered by h3 as before', async () => {
+    const auth = { authorization: `Bearer ${h.token}` }
+    // only the head is sent: the answer must not wait for a body nobody will read
+    const declined = node.served.declined
+    const head = await new Promise<string>((resolve, reject) => {
+      let got = ''
+      const socket = net.connect(node.port, '127.0.0.1', () => {
+        socket.write(`POST ${MCP_PATH} HTTP/1.1\r\nHost: 127.0.0.1:${node.port}\r\nAuthorization: Bearer ${h.token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\nContent-Length: ${4 * 1024 * 1024 + 1}\r\n\r\n`)
+      })
+      socket.on('data', (c: Buffer) => {
+        got += c.toString('utf8')
+        if (got.includes('\r\n\r\n')) {
+          socket.destroy()
+          resolve(got)
+        }
+      })
+      socket.on('error', reject)
+    })
+    expect(head).toMatch(/^HTTP\/1\.1 413 /)
+    expect(head.toLowerCase()).toContain('connection: close')
+    expect(node.served.declined).toBe(declined + 1)
+    for (const [body, status] of [['{"jsonrpc": ', 400], [`[${listBody}]`, 400], ['5', 400]] as const) {
+      const res = await both(auth, body)
+      expect([res.status, res.byFront]).toEqual([status, false])
+    }
+  })
+
+  it('a header that disagrees with the body → 400 / -32020 from either server, and nothing is called', async () => {
+    const before = h.upstream.calls.length
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'fx_regional', arguments: { region: 'us-west1' }, _meta: MODERN_META } })
+    const res = await both({ authorization: `Bearer ${h.token}`, ...modernHeaders('tools/call', { name: 'fx_regional' }), 'mcp-param-region': 'eu-north1' }, call)
+    expect([res.status, res.json.error.code, res.byFront]).toEqual([400, -32020, false])
+    expect(h.upstream.calls.length).toBe(before)
   })
 })

@@ -1,8 +1,13 @@
 import { ProtocolError } from '@modelcontextprotocol/client'
 import fs from 'node:fs'
+import http from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { HTTPResponse } from 'h3'
+import { toNodeHandler } from 'h3/node'
+import type { DaemonContext } from '../../src/runtime/daemon/context.js'
+import { createDaemonApp, withNodeFront, type NodeFront } from '../../src/runtime/daemon/http/app.js'
+import { listenLoopback } from '../../src/runtime/daemon/http/listen.js'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../../src/runtime/mcpserver/mcp-endpoint.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
@@ -180,4 +185,75 @@ export async function modern(h: Harness, method: string, params: Record<string, 
 export async function legacy(h: Harness, message: Record<string, unknown>, version: string | false = '2025-06-18', signal?: AbortSignal): Promise<Answer> {
   const headers = version ? { 'mcp-protocol-version': version } : {}
   return read(await h.endpoint.handle(request(h.token, { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }), ...(signal ? { signal } : {}) })))
+}
+
+/**
+ * The endpoint behind a real node:http server on 127.0.0.1, as the daemon
+ * serves it: the daemon app's listener with the node front (withNodeFront)
+ * or, `front: false`, the h3 app alone. `served` counts what the node front
+ * answered itself, what it handed over to h3 after reading, and what it
+ * left to h3 untouched.
+ */
+export interface NodeServer {
+  port: number
+  served: { front: number; handedOver: number; declined: number }
+  close(): Promise<void>
+}
+
+export async function listenOverNode(endpoint: ConnectorMcpEndpoint, options: { front: boolean }): Promise<NodeServer> {
+  const served = { front: 0, handedOver: 0, declined: 0 }
+  const log = createLogger(memorySink([]))
+  const ctx = { log: { error: () => {}, redactor: { redactString: (s: string) => s } } } as unknown as DaemonContext
+  const front: NodeFront = (req, res, headers, toH3) => {
+    let handed = false
+    const taken = endpoint.serveNode(req, res, headers, () => {
+      handed = true
+      served.handedOver++
+      toH3()
+    })
+    if (!taken) served.declined++
+    else res.once('finish', () => void (handed || served.front++))
+    return taken
+  }
+  const app = createDaemonApp(ctx, 'control-token-for-tests', { mount: (a) => a.all(MCP_PATH, (event) => endpoint.handle(event.req)), ...(options.front ? { front } : {}) })
+  const listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), { log })
+  return { port: Number(new URL(listener.url).port), served, close: () => listener.close() }
+}
+
+export interface WireAnswer {
+  status: number
+  /** Every response header as sent, in order, but Date (and the Keep-Alive timing that follows the socket). */
+  rawHeaders: string[]
+  headers: Record<string, string | string[] | undefined>
+  text: string
+  json: any
+}
+
+/** One POST on its own connection, headers exactly as given (Host included). */
+export function wirePost(port: number, headers: Record<string, string | string[]>, body: string, path = MCP_PATH, method = 'POST'): Promise<WireAnswer> {
+  return new Promise((resolve, reject) => {
+    // a flat list, so that a header can be sent twice
+    const flat: string[] = []
+    for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v)
+    const req = http.request({ host: '127.0.0.1', port, path, method, headers: flat, agent: false }, (res) => {
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        let json: unknown
+        try {
+          json = JSON.parse(text)
+        } catch {
+          const data = /^data: (.*)$/m.exec(text)
+          if (data) json = JSON.parse(data[1]!)
+        }
+        const rawHeaders: string[] = []
+        for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') rawHeaders.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`)
+        resolve({ status: res.statusCode!, rawHeaders, headers: res.headers, text, json })
+      })
+      res.on('error', reject)
+    })
+    req.on('error', reject)
+    req.end(body)
+  })
 }

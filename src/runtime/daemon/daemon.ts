@@ -23,7 +23,7 @@ import { ConnectorStore } from '../store/connector-store.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
-import { createDaemonApp } from './http/app.js'
+import { createDaemonApp, withNodeFront } from './http/app.js'
 import { listenLoopback, type LoopbackListener } from './http/listen.js'
 
 /** Connections still open at shutdown (a client that never reads) must not hold the daemon up longer. */
@@ -122,6 +122,7 @@ export class TuttiDaemon {
     }
     const app = createDaemonApp(ctx, this.controlToken, {
       mount: (a) => a.all(MCP_PATH, (event) => this.endpoint.handle(event.req)),
+      front: (req, res, headers, toH3) => this.endpoint.serveNode(req, res, headers, toH3),
       activity: (delta) => {
         this.activeRequests += delta
         this.lastActivity = Date.now()
@@ -129,7 +130,7 @@ export class TuttiDaemon {
     })
     const preferred = await readPreferredPort(paths)
     // every HTTP limit and timeout: http/http-limits.ts
-    this.listener = await listenLoopback(toNodeHandler(app), { preferredPort: preferred, log: this.log.child('http') })
+    this.listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), { preferredPort: preferred, log: this.log.child('http') })
     await writeDaemonInfo(paths, {
       pid: process.pid,
       port: this.port,

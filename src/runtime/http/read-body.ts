@@ -43,7 +43,8 @@ export async function readBodyLimited(req: Request, limit: number): Promise<Body
   return { ok: true, text: Buffer.concat(chunks).toString('utf8') }
 }
 
-function readNode(stream: IncomingMessage, limit: number): Promise<BodyRead> {
+/** Read node's request body up to `limit` bytes; past it, nothing more is taken off the wire. */
+export function readNode(stream: IncomingMessage, limit: number): Promise<BodyRead> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = []
     let size = 0

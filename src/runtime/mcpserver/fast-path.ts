@@ -1,6 +1,7 @@
 import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
 import { HTTPResponse } from 'h3'
 import { SERVER_NAME } from '../names.js'
+import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPTool, ToolCallResult } from '../registry/route.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { Era, McpRequest } from './classify.js'
@@ -39,22 +40,28 @@ function plainResult(r: ToolCallResult): boolean {
   return Array.isArray(r.content) && r.resultType === undefined && (r._meta === undefined || isPlainObject(r._meta))
 }
 
+/** A fast answer (status 200), written as it is: an h3 HTTPResponse, or straight to node's response. */
+export interface FastAnswer {
+  /** In the order a web Headers lists them (sorted), so both paths put the same bytes on the wire. */
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+function modernAnswer(payload: string): FastAnswer {
+  return { headers: { 'content-length': String(Buffer.byteLength(payload)), 'content-type': 'application/json' }, body: payload }
+}
+
+function legacyAnswer(payload: string): FastAnswer {
+  const body = `event: message\ndata: ${payload}\n\n`
+  return { headers: { 'cache-control': 'no-cache, no-transform', 'content-length': String(Buffer.byteLength(body)), 'content-type': 'text/event-stream', 'x-accel-buffering': 'no' }, body }
+}
+
 /*
  * h3's HTTPResponse with a string body and a known length is written with one
  * writeHead + write, without a web stream or chunked encoding: on the hot path
  * that saves a syscall and the stream machinery per request.
  */
-function modernResponse(payload: string): HTTPResponse {
-  return new HTTPResponse(payload, { status: 200, headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) } })
-}
-
-function legacyResponse(payload: string): HTTPResponse {
-  const body = `event: message\ndata: ${payload}\n\n`
-  return new HTTPResponse(body, {
-    status: 200,
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', 'content-length': String(Buffer.byteLength(body)) },
-  })
-}
+const toHttpResponse = (answer: FastAnswer): HTTPResponse => new HTTPResponse(answer.body, { status: 200, headers: answer.headers })
 
 export class FastPath {
   /** The serialized tool table of the snapshot it was made from. */
@@ -62,35 +69,47 @@ export class FastPath {
 
   constructor(private readonly tools: ToolService) {}
 
-  /** A response (promise) when this path serves the request, else undefined. */
+  /** The h3 path: a response (promise) when this path serves the request, else undefined. */
   tryHandle(request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> | HTTPResponse | undefined {
     const { era, method } = request
     if (!era || !request.exact) return undefined
-    if (method === 'tools/list') return this.list(era, body.id)
-    return request.binding ? this.call(era, request, body, req, session, sdk) : undefined
+    if (method === 'tools/list') return toHttpResponse(this.list(era, body.id))
+    if (!request.binding) return undefined
+    // req.signal aborts when the client goes away: the upstream call is cancelled too
+    return this.callResponse(era, request, body, session, req.signal, sdk)
   }
 
-  private list(era: Era, requestId: unknown): HTTPResponse {
+  private async callResponse(era: Era, request: McpRequest, body: Record<string, unknown>, session: string, signal: AbortSignal, sdk: SdkEncoder): Promise<Response | HTTPResponse> {
+    const answer = await this.call(era, request, body, session, CallCancel.following(signal))
+    return 'body' in answer ? toHttpResponse(answer) : sdk(answer)
+  }
+
+  /** Whether `serve` takes this request (classified exactly right, and a call names a known tool). */
+  takes(request: McpRequest): boolean {
+    return request.era !== undefined && request.exact && (request.method === 'tools/list' || request.binding !== undefined)
+  }
+
+  list(era: Era, requestId: unknown): FastAnswer {
     const snapshot = this.tools.snapshot()
     // each tool was serialized once, when its route was built
     if (this.toolsJson?.snapshot !== snapshot) this.toolsJson = { snapshot, json: `[${snapshot.map((t) => t.json).join(',')}]` }
     const id = JSON.stringify(requestId)
-    if (era === 'legacy') return legacyResponse(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
-    return modernResponse(`{"result":{"tools":${this.toolsJson.json},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${SERVER_INFO_JSON}},"jsonrpc":"2.0","id":${id}}`)
+    if (era === 'legacy') return legacyAnswer(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
+    return modernAnswer(`{"result":{"tools":${this.toolsJson.json},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${SERVER_INFO_JSON}},"jsonrpc":"2.0","id":${id}}`)
   }
 
-  private async call(era: Era, request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> {
+  /** The call made; its answer, or (an error, a result the SDK normalizes) the outcome for the SDK to encode. */
+  async call(era: Era, request: McpRequest, body: Record<string, unknown>, session: string, cancel: CallCancel): Promise<FastAnswer | ToolOutcome> {
     const params = body.params as { name: string; arguments?: Record<string, unknown> }
-    // req.signal aborts when the client goes away: the upstream call is cancelled too
-    const outcome = await this.tools.call(request.binding, params.name, params.arguments, { signal: req.signal, ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}) })
-    if (!outcome.ok || !plainResult(outcome.result)) return sdk(outcome)
+    const outcome = await this.tools.call(request.binding, params.name, params.arguments, { cancel, ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}) })
+    if (!outcome.ok || !plainResult(outcome.result)) return outcome
     let payload: string
     try {
       const result = era === 'modern' ? { ...outcome.result, resultType: 'complete', _meta: { ...(outcome.result._meta as Record<string, unknown> | undefined), [SERVER_INFO_META_KEY]: SERVER_INFO } } : outcome.result
       payload = JSON.stringify({ result, jsonrpc: '2.0', id: body.id })
     } catch (err) {
-      return sdk(failure(err, outcome.connector))
+      return failure(err, outcome.connector)
     }
-    return era === 'modern' ? modernResponse(payload) : legacyResponse(payload)
+    return era === 'modern' ? modernAnswer(payload) : legacyAnswer(payload)
   }
 }

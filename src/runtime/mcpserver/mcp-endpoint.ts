@@ -1,6 +1,7 @@
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server'
 import type { HTTPResponse } from 'h3'
-import { jsonRpcError, JSONRPC } from '../http/error-response.js'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { HeaderLookup } from '../http/header-lookup.js'
 import { HTTP_LIMITS } from '../http/http-limits.js'
 import { readBodyLimited } from '../http/read-body.js'
 import { bestEffort } from '../log/best-effort.js'
@@ -11,17 +12,19 @@ import type { SessionTokens } from '../sessions/session-tokens.js'
 import { classifyMcpRequest, type McpRequest } from './classify.js'
 import { exchangeAuth } from './exchange.js'
 import { FastPath } from './fast-path.js'
+import { takeHandover, type Handover } from './handover.js'
 import { LegacyCancellation } from './legacy-cancellation.js'
 import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
-import { checkParamHeaders } from './param-headers.js'
+import { NodeFront } from './node-front.js'
+import { bearerSession, MAX_MCP_BODY, methodNotAllowed, paramHeaderMismatch, parseMessage, unauthorized } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
 
 export const MCP_PATH = '/mcp/connector'
-export const MAX_MCP_BODY = HTTP_LIMITS.mcpBodyBytes
+export { MAX_MCP_BODY }
 
-type Params = { arguments?: unknown; protocolVersion?: unknown; requestId?: unknown }
+type Params = { protocolVersion?: unknown; requestId?: unknown }
 
 /**
  * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
@@ -35,6 +38,7 @@ export class ConnectorMcpEndpoint {
   private readonly cancellation = new LegacyCancellation()
   private readonly streams: ListenStreams
   private readonly fastPath: FastPath
+  private readonly front: NodeFront
   readonly notifier: ListChangedNotifier
 
   constructor(
@@ -50,6 +54,7 @@ export class ConnectorMcpEndpoint {
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
     this.fastPath = new FastPath(tools)
+    this.front = new NodeFront(sessions, registry, this.fastPath, log)
     this.streams = new ListenStreams(log)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
@@ -63,28 +68,42 @@ export class ConnectorMcpEndpoint {
     return this.streams.size
   }
 
-  async handle(req: Request): Promise<Response | HTTPResponse> {
-    if (req.method !== 'POST') return jsonRpcError(405, JSONRPC.SERVER_ERROR, 'Method not allowed: the connector MCP server accepts POST only', null, undefined, { allow: 'POST' })
-    const auth = req.headers.get('authorization')
-    const session = this.sessions.verify(auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined)
-    if (!session) {
-      return jsonRpcError(401, JSONRPC.UNAUTHORIZED, auth ? 'invalid or revoked session token' : 'missing session token (Authorization: Bearer …)', null, undefined, { 'www-authenticate': 'Bearer realm="tutti"' })
-    }
-    // POST and the session token are checked first: a refused request's body is never read
-    const body = await readMessage(req)
-    if (body instanceof Response) return body
-    const request = classifyMcpRequest(body, req.headers, this.registry)
-    const mismatch = paramHeaderMismatch(request, body, req.headers)
-    if (mismatch) return mismatch
-    if (request.era === 'legacy') this.legacyPreamble(request, body, session.hash)
+  /**
+   * The hot path on node's own request (node-front.ts), for the daemon's
+   * listener, which has applied the loopback guard to `headers`. false:
+   * not taken, the h3 path serves it; `toH3` hands it over after all.
+   */
+  serveNode(req: IncomingMessage, res: ServerResponse, headers: HeaderLookup, toH3: () => void): boolean {
+    return this.front.serve(req, res, headers, toH3)
+  }
 
-    const sdk = (settled?: ToolOutcome): Promise<Response> =>
-      this.handler.fetch(req, { parsedBody: body, authInfo: exchangeAuth({ request, session: session.hash, ...(settled ? { settled } : {}) }) })
-    const fast = this.fastPath.tryHandle(request, body, req, session.hash, sdk)
+  async handle(req: Request): Promise<Response | HTTPResponse> {
+    // read, verified and perhaps called on node's request already, by the same functions as below
+    const handover = takeHandover(req)
+    if (handover) return this.answer(req, handover)
+    if (req.method !== 'POST') return methodNotAllowed()
+    const session = bearerSession(this.sessions, req.headers)
+    if (!session) return unauthorized(req.headers)
+    // POST and the session token are checked first: a refused request's body is never read
+    return this.answer(req, { session, message: parseMessage(await readBodyLimited(req, MAX_MCP_BODY)) })
+  }
+
+  private async answer(req: Request, { session, message, request: classified, settled }: Handover): Promise<Response | HTTPResponse> {
+    if (message instanceof Response) return message
+    const request = classified ?? classifyMcpRequest(message, req.headers, this.registry)
+    const mismatch = paramHeaderMismatch(request, message, req.headers)
+    if (mismatch) return mismatch
+    if (request.era === 'legacy') this.legacyPreamble(request, message, session)
+
+    const sdk = (outcome?: ToolOutcome): Promise<Response> =>
+      this.handler.fetch(req, { parsedBody: message, authInfo: exchangeAuth({ request, session, ...(outcome ? { settled: outcome } : {}) }) })
+    // the node front made the call; the SDK encodes its answer
+    if (settled) return sdk(settled)
+    const fast = this.fastPath.tryHandle(request, message, req, session, sdk)
     if (fast) return fast
     const response = await sdk()
     if (request.method === 'subscriptions/listen' && response.headers.get('content-type')?.includes('text/event-stream')) {
-      return this.streams.track(session.hash, response)
+      return this.streams.track(session, response)
     }
     return response
   }
@@ -107,34 +126,4 @@ export class ConnectorMcpEndpoint {
     this.notifier.dispose()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
-}
-
-/** The parsed JSON-RPC message object, or the error that answers the request. */
-async function readMessage(req: Request): Promise<Record<string, unknown> | Response> {
-  const read = await readBodyLimited(req, MAX_MCP_BODY)
-  if (!read.ok && read.reason === 'too-large') return jsonRpcError(413, JSONRPC.INVALID_REQUEST, `request body larger than ${MAX_MCP_BODY} bytes`)
-  if (!read.ok) return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the request body did not arrive in full')
-  let body: unknown
-  try {
-    body = JSON.parse(read.text)
-  } catch {
-    return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the body is not valid JSON')
-  }
-  if (Array.isArray(body)) return jsonRpcError(400, JSONRPC.INVALID_REQUEST, 'JSON-RPC batches are not supported')
-  if (!body || typeof body !== 'object') return jsonRpcError(400, JSONRPC.INVALID_REQUEST, 'the body must be a JSON-RPC message object')
-  return body as Record<string, unknown>
-}
-
-/**
- * `Mcp-Param-*` headers of a 2026-07-28 tools/call, checked against the
- * arguments before anything is dispatched. The SDK checks them only for its
- * high-level McpServer (see param-headers.ts).
- */
-function paramHeaderMismatch(request: McpRequest, body: Record<string, unknown>, headers: Headers): Response | undefined {
-  const declared = request.era === 'modern' ? request.binding?.tool.headerParams : undefined
-  if (!declared?.length) return undefined
-  const mismatch = checkParamHeaders(declared, (body.params as Params).arguments, headers)
-  if (!mismatch) return undefined
-  const message = `Bad Request: the request headers and body disagree: ${mismatch.problem} for ${mismatch.header}`
-  return jsonRpcError(400, JSONRPC.HEADER_MISMATCH, message, body.id, { mismatch: { header: mismatch.header, body: mismatch.body } })
 }

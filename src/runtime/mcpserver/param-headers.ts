@@ -1,3 +1,4 @@
+import type { HeaderLookup } from '../http/header-lookup.js'
 import type { HeaderParam } from '../registry/route.js'
 
 /**
@@ -42,7 +43,7 @@ function matches(decoded: string, value: unknown, type: HeaderParam['type']): bo
   return decoded === value
 }
 
-export function checkParamHeaders(params: readonly HeaderParam[], args: unknown, headers: Headers): ParamHeaderMismatch | undefined {
+export function checkParamHeaders(params: readonly HeaderParam[], args: unknown, headers: HeaderLookup): ParamHeaderMismatch | undefined {
   for (const p of params) {
     const value = valueAt(args, p.path)
     if (value === undefined || value === null) continue

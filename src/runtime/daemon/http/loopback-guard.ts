@@ -1,3 +1,4 @@
+import type { HeaderLookup } from '../../http/header-lookup.js'
 import { localhostAllowedHostnames, localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server'
 
 /**
@@ -27,7 +28,7 @@ function hostProblem(host: string | null): string | undefined {
   return undefined
 }
 
-export function checkLoopback(headers: Headers): GuardFailure | undefined {
+export function checkLoopback(headers: HeaderLookup): GuardFailure | undefined {
   const host = hostProblem(headers.get('host'))
   if (host) return { status: 403, reason: `Host header must name a loopback address (${host})` }
   const origin = validateOriginHeader(headers.get('origin'), ORIGINS)
