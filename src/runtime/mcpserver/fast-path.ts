@@ -2,9 +2,10 @@ import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
 import { HTTPResponse } from 'h3'
 import { SERVER_NAME } from '../names.js'
 import { CallCancel } from '../registry/call-cancel.js'
-import type { ConnectorMCPTool, ToolCallResult } from '../registry/route.js'
+import type { ToolCallResult } from '../registry/route.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { Era, McpRequest } from './classify.js'
+import { ToolListAnswer } from './tool-list-answer.js'
 import { failure, type ToolOutcome, type ToolService } from './tool-service.js'
 
 /**
@@ -44,7 +45,8 @@ function plainResult(r: ToolCallResult): boolean {
 export interface FastAnswer {
   /** In the order a web Headers lists them (sorted), so both paths put the same bytes on the wire. */
   readonly headers: Readonly<Record<string, string>>
-  readonly body: string
+  /** One string, or the buffers that follow each other (a tools/list: its cached bytes around the id). */
+  readonly body: string | readonly Buffer[]
 }
 
 function modernAnswer(payload: string): FastAnswer {
@@ -53,7 +55,11 @@ function modernAnswer(payload: string): FastAnswer {
 
 function legacyAnswer(payload: string): FastAnswer {
   const body = `event: message\ndata: ${payload}\n\n`
-  return { headers: { 'cache-control': 'no-cache, no-transform', 'content-length': String(Buffer.byteLength(body)), 'content-type': 'text/event-stream', 'x-accel-buffering': 'no' }, body }
+  return { headers: legacyHeaders(Buffer.byteLength(body)), body }
+}
+
+function legacyHeaders(length: number): Record<string, string> {
+  return { 'cache-control': 'no-cache, no-transform', 'content-length': String(length), 'content-type': 'text/event-stream', 'x-accel-buffering': 'no' }
 }
 
 /*
@@ -61,11 +67,12 @@ function legacyAnswer(payload: string): FastAnswer {
  * writeHead + write, without a web stream or chunked encoding: on the hot path
  * that saves a syscall and the stream machinery per request.
  */
-const toHttpResponse = (answer: FastAnswer): HTTPResponse => new HTTPResponse(answer.body, { status: 200, headers: answer.headers })
+const toHttpResponse = (answer: FastAnswer): HTTPResponse =>
+  new HTTPResponse(typeof answer.body === 'string' ? answer.body : Buffer.concat(answer.body), { status: 200, headers: answer.headers })
 
 export class FastPath {
-  /** The serialized tool table of the snapshot it was made from. */
-  private toolsJson?: { snapshot: readonly ConnectorMCPTool[]; json: string }
+  /** The encoded tools/list of the snapshot it was made from. */
+  private listAnswer?: ToolListAnswer
 
   constructor(private readonly tools: ToolService) {}
 
@@ -91,11 +98,12 @@ export class FastPath {
 
   list(era: Era, requestId: unknown): FastAnswer {
     const snapshot = this.tools.snapshot()
-    // each tool was serialized once, when its route was built
-    if (this.toolsJson?.snapshot !== snapshot) this.toolsJson = { snapshot, json: `[${snapshot.map((t) => t.json).join(',')}]` }
-    const id = JSON.stringify(requestId)
-    if (era === 'legacy') return legacyAnswer(`{"result":{"tools":${this.toolsJson.json}},"jsonrpc":"2.0","id":${id}}`)
-    return modernAnswer(`{"result":{"tools":${this.toolsJson.json},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${SERVER_INFO_JSON}},"jsonrpc":"2.0","id":${id}}`)
+    if (this.listAnswer?.snapshot !== snapshot) this.listAnswer = new ToolListAnswer(snapshot, SERVER_INFO_JSON)
+    const { head, tail } = this.listAnswer.bytes(era)
+    const id = Buffer.from(JSON.stringify(requestId))
+    const length = head.length + id.length + tail.length
+    const headers = era === 'legacy' ? legacyHeaders(length) : { 'content-length': String(length), 'content-type': 'application/json' }
+    return { headers, body: [head, id, tail] }
   }
 
   /** The call made; its answer, or (an error, a result the SDK normalizes) the outcome for the SDK to encode. */

@@ -85,9 +85,13 @@ export class NodeFront {
   }
 }
 
-/** Straight to node's response: one writeHead, one end (node sends head and body in one write). */
+/** Straight to node's response: head and body in one write (node corks the socket for the tick). */
 function write(res: ServerResponse, answer: FastAnswer): undefined {
   res.writeHead(200, answer.headers)
-  res.end(answer.body)
+  if (typeof answer.body === 'string') res.end(answer.body)
+  else {
+    for (const chunk of answer.body) res.write(chunk)
+    res.end()
+  }
   return undefined
 }
