@@ -41,6 +41,20 @@ function plainResult(r: ToolCallResult): boolean {
   return Array.isArray(r.content) && r.resultType === undefined && (r._meta === undefined || isPlainObject(r._meta))
 }
 
+const STAMP = `,"resultType":"complete","_meta":${SERVER_INFO_JSON}}`
+
+/**
+ * A plain result as the SDK sends it: as it is on 2025-06-18; on
+ * 2026-07-28 followed by resultType and a _meta of connector's serverInfo
+ * (the bytes of `{ ...result, resultType, _meta }`, without building it
+ * when the result has no _meta of its own: ~4 µs of a call in a loop).
+ */
+function encodeResult(era: Era, result: ToolCallResult): string {
+  if (era === 'legacy') return JSON.stringify(result)
+  if (result._meta === undefined) return `${JSON.stringify(result).slice(0, -1)}${STAMP}`
+  return JSON.stringify({ ...result, resultType: 'complete', _meta: { ...(result._meta as Record<string, unknown>), [SERVER_INFO_META_KEY]: SERVER_INFO } })
+}
+
 /** A fast answer (status 200), written as it is: an h3 HTTPResponse, or straight to node's response. */
 export interface FastAnswer {
   /** In the order a web Headers lists them (sorted), so both paths put the same bytes on the wire. */
@@ -113,8 +127,7 @@ export class FastPath {
     if (!outcome.ok || !plainResult(outcome.result)) return outcome
     let payload: string
     try {
-      const result = era === 'modern' ? { ...outcome.result, resultType: 'complete', _meta: { ...(outcome.result._meta as Record<string, unknown> | undefined), [SERVER_INFO_META_KEY]: SERVER_INFO } } : outcome.result
-      payload = JSON.stringify({ result, jsonrpc: '2.0', id: body.id })
+      payload = `{"result":${encodeResult(era, outcome.result)},"jsonrpc":"2.0","id":${JSON.stringify(body.id)}}`
     } catch (err) {
       return failure(err, outcome.connector)
     }
