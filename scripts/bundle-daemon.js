@@ -1,14 +1,18 @@
-// Bundles the daemon entry (dist/runtime/daemon/main.js, tsc's output) with
-// every module it imports into dist/daemon/main.js: at each daemon start node
-// then reads and compiles one file instead of resolving ~300 (about half the
-// module-loading time). Run by `npm run build` after tsc.
+// Bundles the daemon (dist/runtime/daemon/main.js, tsc's output) with every
+// module it imports into dist/daemon/, run by `npm run build` after tsc:
+//   daemon-<content hash>.cjs  the daemon: one CommonJS file instead of ~300
+//                              modules to resolve and read at every start;
+//   main.js                    its entry (src/runtime/daemon/bundle-entry.ts),
+//                              which runs it with a V8 code cache (code-cache.ts).
+// CommonJS because node 20 can cache compiled code only for scripts; strict,
+// like the ES modules it is made of.
 //
 // A bundled module's import.meta.url would be the bundle's, so the paths our
 // modules make from it (version.ts → package.json, shim-target.ts →
 // launcher.js, tutti-command.ts → bin/run.js) are pointed at each module's own
-// file in dist/, which ships beside the bundle. The entry keeps the bundle's
-// URL: it checks that it is the file node was asked to run. Chunks of lazy
-// imports sit next to main.js, so one relative path serves them all.
+// file in dist/, which ships beside the bundle. An entry keeps its own URL: it
+// checks that it is the file node was asked to run.
+import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -16,37 +20,67 @@ import { rolldown } from 'rolldown'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const DIST = path.join(REPO, 'dist')
-const ENTRY = path.join(DIST, 'runtime/daemon/main.js')
+const DAEMON = path.join(DIST, 'runtime/daemon/main.js')
+const ENTRY = path.join(DIST, 'runtime/daemon/bundle-entry.js')
+const BUNDLE_PLACEHOLDER = "'__TUTTI_DAEMON_BUNDLE__'"
 const OUT_DIR = path.join(DIST, 'daemon')
 
-/** import.meta.url of each of our dist modules → that module's own file, relative to the bundle. */
-const ownModuleUrls = {
+/** import.meta.url of each of our dist modules but the entry → that module's own file, relative to the bundle. */
+const ownModuleUrls = (entry) => ({
   name: 'tutti-own-module-urls',
   transform(code, id) {
-    if (id === ENTRY || !id.startsWith(DIST + path.sep) || !code.includes('import.meta.url')) return null
+    if (id === entry || !id.startsWith(DIST + path.sep) || !code.includes('import.meta.url')) return null
     const rel = path.relative(OUT_DIR, id).split(path.sep).join('/')
     return { code: code.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`), map: null }
   },
+})
+
+/** The entry names the daemon bundle it runs. */
+const bundleName = (fileName) => ({
+  name: 'tutti-daemon-bundle-name',
+  transform(code, id) {
+    if (id !== ENTRY) return null
+    if (!code.includes(BUNDLE_PLACEHOLDER)) throw new Error(`${path.relative(REPO, ENTRY)} no longer holds ${BUNDLE_PLACEHOLDER}`)
+    return { code: code.replace(BUNDLE_PLACEHOLDER, JSON.stringify(`./${fileName}`)), map: null }
+  },
+})
+
+async function build(input, plugins, output) {
+  const bundle = await rolldown({ input, platform: 'node', plugins, logLevel: 'warn' })
+  try {
+    // not minified: daemon.log's stack traces stay readable (a minified bundle loads ~15 % faster)
+    const { output: chunks } = await bundle.generate({ sourcemap: 'hidden', ...output })
+    if (chunks.filter((c) => c.type === 'chunk').length !== 1) throw new Error(`${path.relative(REPO, input)}: expected one chunk (a dynamic import inside the daemon must stay inside its bundle)`)
+    return chunks[0]
+  } finally {
+    await bundle.close()
+  }
 }
 
 const started = performance.now()
-if (!fs.existsSync(ENTRY)) throw new Error(`${path.relative(REPO, ENTRY)} is missing: run tsc first`)
-// written beside, then renamed over the old files one by one: a daemon starting meanwhile (another build's
-// tests share dist/) reads either bundle whole, never a half-written one
+for (const file of [DAEMON, ENTRY]) if (!fs.existsSync(file)) throw new Error(`${path.relative(REPO, file)} is missing: run tsc first`)
+const daemon = await build(DAEMON, [ownModuleUrls(DAEMON)], { format: 'cjs', strict: true, exports: 'named', codeSplitting: false })
+const daemonFile = `daemon-${createHash('sha256').update(daemon.code).digest('hex').slice(0, 16)}.cjs`
+const entry = await build(ENTRY, [bundleName(daemonFile), ownModuleUrls(ENTRY)], { format: 'esm' })
+
+// written beside, then renamed over the old files one by one, the entry last: a daemon starting meanwhile
+// (another build's tests share dist/) reads one whole entry and the bundle it names, never a half-written file
 const staging = fs.mkdtempSync(path.join(DIST, '.daemon-'))
 try {
-  const bundle = await rolldown({ input: ENTRY, platform: 'node', plugins: [ownModuleUrls], logLevel: 'warn' })
-  // not minified: daemon.log's stack traces stay readable (a minified bundle loads ~15 % faster)
-  const { output } = await bundle.write({ dir: staging, format: 'esm', entryFileNames: 'main.js', chunkFileNames: '[name].js', sourcemap: true })
-  await bundle.close()
+  const files = {
+    [daemonFile]: `${daemon.code}\n//# sourceMappingURL=${daemonFile}.map\n`,
+    [`${daemonFile}.map`]: daemon.map.toString(),
+    'main.js.map': entry.map.toString(),
+    'main.js': `${entry.code}\n//# sourceMappingURL=main.js.map\n`,
+  }
   fs.mkdirSync(OUT_DIR, { recursive: true })
-  const written = new Set(fs.readdirSync(staging))
-  // chunks first, the entry that imports them last
-  for (const name of [...written].sort((a, b) => Number(a === 'main.js') - Number(b === 'main.js'))) fs.renameSync(path.join(staging, name), path.join(OUT_DIR, name))
-  for (const name of fs.readdirSync(OUT_DIR)) if (!written.has(name)) fs.rmSync(path.join(OUT_DIR, name), { recursive: true, force: true })
-  const chunks = output.filter((o) => o.type === 'chunk')
-  const kib = chunks.reduce((n, c) => n + Buffer.byteLength(c.code), 0) / 1024
-  console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/ (${chunks.map((c) => c.fileName).join(', ')}; ${kib.toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`)
+  for (const [name, text] of Object.entries(files)) {
+    fs.writeFileSync(path.join(staging, name), text)
+    fs.renameSync(path.join(staging, name), path.join(OUT_DIR, name))
+  }
+  for (const name of fs.readdirSync(OUT_DIR)) if (!(name in files)) fs.rmSync(path.join(OUT_DIR, name), { recursive: true, force: true })
 } finally {
   fs.rmSync(staging, { recursive: true, force: true })
 }
+const kib = (Buffer.byteLength(daemon.code) / 1024).toFixed(0)
+console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/main.js → ${daemonFile} (${kib} KiB) in ${(performance.now() - started).toFixed(0)} ms`)

@@ -24,7 +24,7 @@ export interface StatePaths {
   readonly daemonPort: string
   /** Held (proper-lockfile) by the running daemon for its whole life. */
   readonly daemonLockTarget: string
-  /** The lock holder's pid: only ever used to see that a holder is dead, never to signal it. */
+  /** The daemon's pid, for people and scripts; never signalled. Its lock proves a dead holder by its own owner record (fs/lock.ts). */
   readonly daemonPid: string
   /** Held by a CLI while it decides whether to spawn a daemon. */
   readonly startLockTarget: string
@@ -42,6 +42,8 @@ export interface StatePaths {
   readonly tmpDir: string
   /** The last upstream tools/list of each connector, for lazy-by-cache starts (reconcile/tool-cache.ts). */
   toolCacheFile(key: string): string
+  /** V8's compiled code of the daemon bundle, so the next start skips compiling it (daemon/code-cache.ts). */
+  readonly codeCacheDir: string
   /** One record per live upstream process group, for reaping after a crash (proc/group-records.ts). */
   readonly upstreamsDir: string
   connectorDir(key: string): string
@@ -77,6 +79,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     sessionsDir,
     tmpDir: path.join(root, 'tmp'),
     upstreamsDir: path.join(root, 'upstreams'),
+    codeCacheDir: path.join(root, 'code-cache'),
     toolCacheFile: (key) => path.join(root, 'tool-cache', `${key}.json`),
     connectorDir: (key) => path.join(connectorsDir, key),
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),

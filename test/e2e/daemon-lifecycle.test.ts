@@ -65,6 +65,19 @@ describe('daemon lifecycle', () => {
     console.log(`kill -9 recovery: next call took ${recoveryMs} ms`)
   })
 
+  it('a daemon saves the code cache of its bundle after start, and the next daemon starts from it', async () => {
+    const dir = state('code-cache')
+    const log = (): Array<{ msg: string; use?: string }> => fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    await tuttiJson(dir, ['daemon', 'start'])
+    expect(await until(() => log().some((l) => l.msg === 'code cache written'))).toBe(true)
+    const [cache] = fs.readdirSync(path.join(dir, 'code-cache'))
+    expect(cache).toMatch(/^daemon-[0-9a-f]{16}-v8-.+\.cache$/)
+    expect(fs.statSync(path.join(dir, 'code-cache', cache!)).mode & 0o777).toBe(0o600)
+    await tuttiJson(dir, ['daemon', 'stop'])
+    await tuttiJson(dir, ['daemon', 'start'])
+    expect(log().filter((l) => l.msg === 'code cache').map((l) => l.use)).toEqual(['absent', 'accepted'])
+  })
+
   it('replaces a daemon of another version instead of reusing it', async () => {
     const dir = state('version')
     // an "older install": a copy of the built package with another version, sharing node_modules

@@ -91,6 +91,8 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     for (const needed of ['bin/run.js', 'dist/daemon/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
       expect(entries, needed).toContain(needed)
     }
+    // the daemon's entry and the one bundle it runs (named after its content)
+    expect(entries.filter((e) => e.startsWith('dist/daemon/')).sort()).toEqual([expect.stringMatching(/^dist\/daemon\/daemon-[0-9a-f]{16}\.cjs$/), 'dist/daemon/main.js'])
     expect(entries.filter((e) => !/^(bin\/|dist\/|examples\/connectors\/|oclif\.manifest\.json$|README\.md$|package\.json$)/.test(e))).toEqual([])
     expect(entries.filter((e) => e.endsWith('.map') || (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(test|node_modules)\//.test(e))).toEqual([])
     const manifest = JSON.parse(fs.readFileSync(path.join(clone, 'oclif.manifest.json'), 'utf8'))

@@ -14,7 +14,12 @@ const lockModule = () => import('../fs/lock.js')
 
 /** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
 const START_TIMEOUT_MS = 20_000
-/** How often a starting daemon's health is asked for: its start is a few hundred ms, and the CLI waits on it. */
+/**
+ * How often a starting daemon's health is asked for: its start is a few
+ * hundred ms, and the CLI waits on it. Watching the state dir for daemon.json
+ * instead got the first request there ~10 ms sooner, but no command sooner:
+ * the answer waits for the start-up reconcile, which takes longer.
+ */
 const START_POLL_MS = 15
 /** How long a daemon of another version gets to stop politely, and then after TERM. */
 const RETIRE_GRACE_MS = 5_000

@@ -1,0 +1,38 @@
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { statePaths } from '../paths.js'
+import { runCachedBundle } from './code-cache.js'
+import type { TuttiDaemon } from './daemon.js'
+import type { runDaemon as runDaemonModule } from './main.js'
+
+/*
+ * The entry of dist/daemon/: scripts/bundle-daemon.js bundles this file as
+ * main.js beside the daemon's CommonJS bundle, and replaces the placeholder
+ * below with that bundle's file name (named after its content). It is what
+ * the CLI spawns and what `tutti daemon run` imports; tsc's copy of it in
+ * dist/runtime/daemon/ names no bundle and is never run.
+ */
+const BUNDLE_FILE = '__TUTTI_DAEMON_BUNDLE__'
+/** After start, time for its first requests (health, the command that started it) to be compiled into the cache too. */
+const CACHE_SAVE_DELAY_MS = 2_000
+
+const bundle = runCachedBundle<{ runDaemon: typeof runDaemonModule }>(
+  fileURLToPath(new URL(BUNDLE_FILE, import.meta.url)),
+  // per bundle and V8: a cache of another would be rejected anyway
+  path.join(statePaths().codeCacheDir, `${path.basename(BUNDLE_FILE, '.cjs')}-v8-${process.versions.v8}.cache`),
+)
+
+export async function runDaemon(options: { detached?: boolean } = {}): Promise<TuttiDaemon> {
+  const daemon = await bundle.exports.runDaemon(options)
+  daemon.log.info('code cache', { use: bundle.cache })
+  const save = (): void =>
+    void bundle.saveCache().then(
+      (saved) => saved && daemon.log.info('code cache written'),
+      (err: unknown) => daemon.log.warn('could not write the code cache', { error: err }),
+    )
+  setTimeout(save, CACHE_SAVE_DELAY_MS).unref()
+  return daemon
+}
+
+const spawnedAsEntry = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
+if (spawnedAsEntry) void runDaemon({ detached: true })
