@@ -42,7 +42,8 @@ export async function projectCodex(dir: string, servers: readonly MCPServerBindi
     mcp[s.name] = { url: s.url, bearer_token_env_var: TOKEN_ENV }
   }
   config.mcp_servers = mcp
-  await writeFileAtomic(path.join(home, 'config.toml'), `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector]\n${stringify(config)}\n`)
+  config.shell_environment_policy = withoutToken(config.shell_environment_policy)
+  await writeFileAtomic(path.join(home, 'config.toml'), `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector], the token kept out of shell_environment_policy\n${stringify(config)}\n`)
   for (const name of LINKED_FILES) {
     const from = path.join(userHome, name)
     const to = path.join(home, name)
@@ -51,4 +52,16 @@ export async function projectCodex(dir: string, servers: readonly MCPServerBindi
   }
   await linkSkills(path.join(home, 'skills'), skillRoots)
   return { kind: 'codex', codexHome: home, env: { CODEX_HOME: home } }
+}
+
+/**
+ * The token is for Codex's MCP client, which reads it from Codex's own
+ * environment. Kept out of the shell environment Codex builds for the
+ * model's commands, which Codex also writes to $CODEX_HOME/shell_snapshots/.
+ */
+function withoutToken(policy: unknown): Record<string, unknown> {
+  const out = (policy && typeof policy === 'object' ? { ...policy } : {}) as Record<string, unknown>
+  const exclude = Array.isArray(out.exclude) ? out.exclude : []
+  out.exclude = exclude.includes(TOKEN_ENV) ? exclude : [...exclude, TOKEN_ENV]
+  return out
 }
