@@ -28,6 +28,8 @@ export class CodexAppServer {
   private next = 1
   private readonly pending = new Map<number, { resolve: (v: any) => void; reject: (e: Error) => void }>()
   readonly stderr: string[] = []
+  /** Every notification the app-server sent (turn/completed, mcpServer/startupStatus/updated…), in order. */
+  readonly notifications: Array<{ method: string; params: any }> = []
 
   private constructor(private readonly child: ChildProcess) {
     readline.createInterface({ input: child.stdout! }).on('line', (line) => {
@@ -37,6 +39,7 @@ export class CodexAppServer {
       } catch {
         return
       }
+      if (msg.id === undefined && typeof msg.method === 'string') this.notifications.push({ method: msg.method, params: msg.params })
       if (msg.id === undefined || !this.pending.has(msg.id)) return
       const p = this.pending.get(msg.id)!
       this.pending.delete(msg.id)
