@@ -58,6 +58,7 @@ const LAYERS: Record<string, number> = {
   mcpserver: 9, available: 9,
   daemon: 10,
   client: 11,
+  exec: 11.5, bridge: 11.5,
   doctor: 12,
 }
 

@@ -1,0 +1,36 @@
+import { Flags } from '@oclif/core'
+import { TuttiCommand } from '../../cli/base-command.js'
+import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
+import { EXEC_PROVIDERS, execSession } from '../../runtime/exec/session-exec.js'
+
+export default class SessionExec extends TuttiCommand {
+  static override hidden = true
+  static override summary = "Run an agent with the connectors: prepare its session, start it with the provider's projection, revoke the session when it exits"
+  static override description = `Everything after \`--\` is the agent's command line, run without a shell. claude gets --mcp-config and --add-dir right after the executable; codex and tutti-agent get a session CODEX_HOME; all get PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
+  // the agent's argv is split off at `--` before oclif sees the rest (oclif's argv reorders repeated words)
+  static override strict = true
+  static override flags = {
+    provider: Flags.string({ description: `agent provider: ${EXEC_PROVIDERS.join(', ')}`, required: true }),
+    workspace: Flags.string({ description: 'workspace id the session belongs to (default: the working directory)' }),
+    session: Flags.string({ description: 'agent session id (default: a fresh random id)' }),
+  }
+  static override examples = [
+    '<%= config.bin %> session exec --provider claude -- claude',
+    '<%= config.bin %> session exec --provider codex --session task-1 -- codex exec "fix the tests"',
+  ]
+
+  async run() {
+    const split = this.argv.indexOf('--')
+    if (split < 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'give the agent command after `--`, for example `tutti session exec --provider claude -- claude`')
+    const agentArgv = this.argv.slice(split + 1)
+    const { flags } = await this.parse(SessionExec, this.argv.slice(0, split))
+    process.exitCode = await execSession({
+      provider: flags.provider,
+      argv: agentArgv,
+      workspace: flags.workspace,
+      session: flags.session,
+      stateDir: this.paths.root,
+      warn: (line) => process.stderr.write(`${this.redact(line)}\n`),
+    })
+  }
+}

@@ -1,0 +1,98 @@
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import { prepareRuntime, revokeSessions } from '../client/sessions.js'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { statePaths } from '../paths.js'
+import { sessionPrepareMessage } from '../protocol/session-prepare.js'
+import type { PreparedRuntime } from '../sessions/prepared-runtime.js'
+import { removeSessionDirs } from '../sessions/session-dir.js'
+import { resolveAgentCommand, type AgentCommand } from './agent-command.js'
+import { runAgent, statusOfSignal } from './agent-process.js'
+import { SignalRelay } from './signal-relay.js'
+
+/**
+ * The agents `session exec` starts, and the projection each gets:
+ * `claude` its `--mcp-config`/`--add-dir` flags, `codex` and `tutti-agent`
+ * (a Codex-based agent: the same projection, DESIGN §10) a session
+ * `CODEX_HOME`. ACP agents are not started this way: their client passes the
+ * server in `session/new` (`session prepare --provider acp`).
+ */
+export const EXEC_PROVIDERS = ['claude', 'codex', 'tutti-agent'] as const
+export type ExecProvider = (typeof EXEC_PROVIDERS)[number]
+
+export interface ExecOptions {
+  provider: string
+  /** The agent's argv, everything after `--`. */
+  argv: readonly string[]
+  /** Defaults: the working directory (its real path), and a fresh random session id. */
+  workspace?: string
+  session?: string
+  stateDir: string
+  env?: NodeJS.ProcessEnv
+  cwd?: string
+  /** One line on stderr: the agent's own output is on the same terminal. */
+  warn: (line: string) => void
+}
+
+const bad = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)
+
+function execProvider(provider: string): ExecProvider {
+  if ((EXEC_PROVIDERS as readonly string[]).includes(provider)) return provider as ExecProvider
+  if (provider === 'acp') throw bad('an ACP agent gets the connector server from its client in session/new: use `tutti session prepare --provider acp`')
+  throw bad(`unknown provider "${provider}": session exec starts ${EXEC_PROVIDERS.join(', ')}`)
+}
+
+/** The first line of a reason: the warning is one line. */
+const firstLine = (err: unknown): string => (err instanceof Error ? err.message : String(err)).split('\n')[0]!
+
+/**
+ * `tutti session exec`: prepare the session, run the agent with its
+ * projection, and when it exits revoke the session and remove its files.
+ * Resolves with the agent's status. Connectors never stop the agent from
+ * starting: if the session cannot be prepared it runs plain, after one
+ * warning line.
+ */
+export async function execSession(options: ExecOptions): Promise<number> {
+  const provider = execProvider(options.provider)
+  const env = options.env ?? process.env
+  const cwd = options.cwd ?? process.cwd()
+  const workspace = options.workspace ?? fs.realpathSync(cwd)
+  const session = options.session ?? randomUUID()
+  const ids = sessionPrepareMessage.request.safeParse({ provider, workspace, session })
+  if (!ids.success) throw bad(`--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
+  const command = resolveAgentCommand(options.argv, env, cwd)
+
+  const relay = new SignalRelay()
+  relay.start()
+  let runtime: PreparedRuntime | undefined
+  try {
+    try {
+      runtime = await prepareRuntime({ provider, workspace, session, stateDir: options.stateDir, env })
+    } catch (err) {
+      options.warn(`tutti: starting ${command.argv0} without connectors: the session could not be prepared (${firstLine(err)})`)
+    }
+    const early = relay.terminatedEarly
+    if (early) return statusOfSignal(early)
+    return await runAgent(command, agentArgs(provider, command, runtime), { ...env, ...runtime?.env }, relay)
+  } finally {
+    relay.stop()
+    if (runtime) await release(options, workspace, session)
+  }
+}
+
+/** Claude Code takes the projection as flags right after the executable; Codex finds its CODEX_HOME in the environment. */
+function agentArgs(provider: ExecProvider, command: AgentCommand, runtime: PreparedRuntime | undefined): string[] {
+  if (provider === 'claude' && runtime?.projection.kind === 'claude') return [...runtime.projection.args, ...command.args]
+  return [...command.args]
+}
+
+/** The session's token goes with the agent, and its files with it (the daemon removes them too, when it is reached). */
+async function release(options: ExecOptions, workspace: string, session: string): Promise<void> {
+  const paths = statePaths(options.stateDir)
+  try {
+    await revokeSessions(paths, { workspace, session })
+  } catch (err) {
+    options.warn(`tutti: the session could not be revoked (${firstLine(err)}); \`tutti session revoke --session ${session}\` revokes it`)
+  }
+  await removeSessionDirs(paths, [{ workspace, session }]).catch(() => undefined)
+}
