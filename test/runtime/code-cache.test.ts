@@ -51,6 +51,13 @@ it('runs a CommonJS bundle, saves its code cache, and the next start takes it; a
     fs.writeFileSync(cacheFile, 'not a V8 code cache')
     expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
     expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', saved: false })
+
+    // bytes flipped inside V8's data (V8 would run it, or abort the process): refused by the digest, and rewritten
+    const flipped = Buffer.from(fs.readFileSync(cacheFile))
+    for (let i = 40; i < flipped.length; i += 97) flipped[i]! ^= 0x55
+    fs.writeFileSync(cacheFile, flipped)
+    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
+    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }
