@@ -5,9 +5,9 @@ import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 
 /**
- * The daemon's entry: the bundle `npm run build` makes of it
- * (scripts/bundle-daemon.js; one file to load instead of ~300), or tsc's
- * module graph it was made from. Both load no CLI framework.
+ * The daemon's entry: the one `npm run build` makes (scripts/bundle-daemon.js:
+ * the daemon as one bundle, run with a V8 code cache), or tsc's module graph
+ * it was made from. Neither loads a CLI framework.
  */
 export const DAEMON_BUNDLE = fileURLToPath(new URL('../../daemon/main.js', import.meta.url))
 export const DAEMON_MODULES_ENTRY = fileURLToPath(new URL('../daemon/main.js', import.meta.url))
