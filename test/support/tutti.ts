@@ -111,7 +111,8 @@ export function snapshotTree(root: string): Record<string, string> {
     for (const name of names.sort()) {
       const p = path.join(dir, name)
       const rel = path.relative(root, p)
-      if (rel === 'daemon.log') continue
+      // the daemon writes these on its own schedule: its log, and its code cache a moment after it starts
+      if (rel === 'daemon.log' || rel === 'code-cache') continue
       const st = fs.lstatSync(p)
       if (st.isDirectory()) {
         out[`${rel}/`] = ''
