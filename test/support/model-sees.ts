@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { makeConnector } from './connector-fixture.js'
-import { childPids } from './tutti.js'
+import { childPids, REPO } from './tutti.js'
 
 /**
  * A connector the model should get to see: the npm memory server's nine
@@ -27,8 +27,8 @@ export const skillDescription = (key: string): string => `Keep ${key} notes as e
 /** The nine tools of the npm memory server. */
 export const MEMORY_TOOLS = ['add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations', 'open_nodes', 'read_graph', 'search_nodes']
 
-/** Files under `dir` whose text contains `needle` (paths relative to dir). */
-export function filesContaining(dir: string, needle: string): string[] {
+/** Files under `dir` whose bytes contain `needle`, or whose text matches it (paths relative to dir). */
+export function filesContaining(dir: string, needle: string | RegExp): string[] {
   const out: string[] = []
   const walk = (d: string): void => {
     let entries: fs.Dirent[]
@@ -42,7 +42,8 @@ export function filesContaining(dir: string, needle: string): string[] {
       if (e.isDirectory()) walk(p)
       else if (e.isFile()) {
         try {
-          if (fs.readFileSync(p).includes(needle)) out.push(path.relative(dir, p))
+          const bytes = fs.readFileSync(p)
+          if (typeof needle === 'string' ? bytes.includes(needle) : needle.test(bytes.toString('latin1'))) out.push(path.relative(dir, p))
         } catch {
           // went away while we looked
         }
@@ -66,4 +67,17 @@ export function treeArgv(pid: number): string[] {
   }
   visit(pid)
   return out
+}
+
+/**
+ * Whether the built CLI has a (hidden) command, e.g. 'session:bridge': the
+ * tests of `session exec` and `session bridge` were written against the
+ * issue's interface before the commands landed, and run once they are built.
+ */
+export function cliHas(command: string): boolean {
+  try {
+    return command in (JSON.parse(fs.readFileSync(path.join(REPO, 'oclif.manifest.json'), 'utf8')).commands ?? {})
+  } catch {
+    return false
+  }
 }

@@ -39,6 +39,7 @@ export class FakeModelApi<A> {
   private readonly exchanges: Array<Exchange<A>> = []
   /** Arrived, not auto-answered, not yet handed out by next(). */
   private readonly pending: Array<Exchange<A>> = []
+  private readonly answered = new Set<number>()
   private readonly waiters: Array<() => void> = []
   private server?: http.Server
   autoReply?: (req: RecordedRequest) => A | undefined
@@ -85,6 +86,18 @@ export class FakeModelApi<A> {
     return this.pending.shift()!
   }
 
+  /**
+   * Answers every model request not answered yet (taken by a test that
+   * failed before it replied, or never taken), so the agent moves on and the
+   * next test meets its own requests. Returns how many there were.
+   */
+  answerUnanswered(answer: A): number {
+    const open = this.exchanges.filter((e) => !this.answered.has(e.index))
+    this.pending.splice(0)
+    for (const e of open) e.reply(answer)
+    return open.length
+  }
+
   async close(): Promise<void> {
     if (!this.server) return
     this.server.closeAllConnections()
@@ -111,13 +124,12 @@ export class FakeModelApi<A> {
         return
       }
       const index = this.exchanges.length + 1
-      let answered = false
       const exchange: Exchange<A> = {
         index,
         request: recorded,
         reply: (answer) => {
-          if (answered) throw new Error(`${this.dialect.name}: model request ${index} was answered twice`)
-          answered = true
+          if (this.answered.has(index)) throw new Error(`${this.dialect.name}: model request ${index} was answered twice`)
+          this.answered.add(index)
           this.dialect.writeAnswer(recorded, answer, res, index)
         },
       }
