@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// oclif's engine check loads semver on every start (~80 ms); package.json's
-// "engines" already states what Node we need.
+// `tutti connector available [--json]`, which agents run at the start of
+// every session, is answered without loading oclif when oclif would do
+// nothing else (dist/cli/available-entry.js); everything else goes to oclif.
+// Set on both paths: the daemon a CLI forks inherits it.
 process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
-const { execute } = await import('@oclif/core')
-
-await execute({ dir: import.meta.url })
+const argv = process.argv.slice(2)
+let answered = false
+if (argv[0] === 'connector' && argv[1] === 'available') {
+  const { answerAvailable } = await import('../dist/cli/available-entry.js')
+  answered = await answerAvailable(argv)
+}
+if (!answered) await import('./oclif.js')

@@ -1,21 +1,8 @@
 import { Command, Errors } from '@oclif/core'
-import { ErrorCodes, isTuttiError } from '../runtime/errors.js'
-import { readFileSync } from 'node:fs'
 import { format } from 'node:util'
-import { REDACTED } from '../runtime/log/redactor.js'
+import { ErrorCodes, isTuttiError } from '../runtime/errors.js'
 import { statePaths, type StatePaths } from '../runtime/paths.js'
-
-/** Values of credentials.json (at least 4 chars, as the daemon's redactor tracks them). */
-function storedSecrets(file: string): string[] {
-  try {
-    const doc = JSON.parse(readFileSync(file, 'utf8')) as { connectors?: Record<string, Record<string, unknown>> }
-    return Object.values(doc.connectors ?? {})
-      .flatMap((vars) => Object.values(vars ?? {}))
-      .filter((v): v is string => typeof v === 'string' && v.length >= 4)
-  } catch {
-    return []
-  }
-}
+import { errorOutput, failureOf, jsonText, OutputRedactor, type Failure } from './command-output.js'
 
 interface OclifExit {
   oclif?: { exit?: number }
@@ -24,7 +11,8 @@ interface OclifExit {
 /**
  * Shared base of every tutti command: `--json`, one state directory, and one
  * error shape: `{"error":{"code","message"}}` with exit 2 for bad input and
- * 1 for failures.
+ * 1 for failures (command-output.ts, which the lean `connector available`
+ * entry prints through too).
  */
 export abstract class TuttiCommand extends Command {
   static override enableJsonFlag = true
@@ -33,18 +21,11 @@ export abstract class TuttiCommand extends Command {
     return statePaths()
   }
 
-  private secrets?: string[]
+  private readonly redactor = new OutputRedactor(() => this.paths.credentialsJson)
 
-  /**
-   * Every stored credential, by exact value: no output of any command
-   * carries one, whatever an upstream echoed into a message (the daemon
-   * redacts its answers too; this covers what the CLI itself prints).
-   */
+  /** Every stored credential, by exact value (command-output.ts). */
   protected redact(text: string): string {
-    this.secrets ??= storedSecrets(this.paths.credentialsJson)
-    let out = text
-    for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
-    return out
+    return this.redactor.redact(text)
   }
 
   /** Human output (tables, status lines), redacted. */
@@ -57,29 +38,15 @@ export abstract class TuttiCommand extends Command {
   }
 
   override logJson(json: unknown): void {
-    process.stdout.write(`${this.redact(JSON.stringify(json, null, 2))}\n`)
+    process.stdout.write(jsonText(json, this.redactor))
   }
 
   protected override async catch(err: Error & OclifExit): Promise<void> {
     if (err instanceof Errors.ExitError) throw err
-    let code: string
-    let exit: number
-    if (isTuttiError(err)) {
-      code = err.code
-      exit = err.exitCode
-    } else if (err instanceof Errors.CLIError && err.oclif?.exit === 2) {
-      code = ErrorCodes.ARGUMENT_INVALID
-      exit = 2
-    } else {
-      code = ErrorCodes.INTERNAL
-      exit = 1
-    }
-    const message = this.redact(err.message.replace(/\n\s*See more help with --help$/, ''))
-    process.exitCode = exit
-    if (this.jsonEnabled()) {
-      process.stdout.write(`${JSON.stringify({ error: { code, message } }, null, 2)}\n`)
-    } else {
-      process.stderr.write(`tutti: ${message}\n`)
-    }
+    // oclif's own parse errors (unknown flag, missing argument) are bad input
+    const failure: Failure = !isTuttiError(err) && err instanceof Errors.CLIError && err.oclif?.exit === 2 ? { code: ErrorCodes.ARGUMENT_INVALID, exit: 2 } : failureOf(err)
+    const { stream, text } = errorOutput(err, failure, this.jsonEnabled(), this.redactor)
+    process.exitCode = failure.exit
+    process[stream].write(text)
   }
 }

@@ -7,10 +7,10 @@ import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
 import { proveDaemon, type DaemonProof } from './daemon-identity.js'
-import { logTail, spawnDaemon } from './daemon-process.js'
 
-// the lock library is only needed on the slow path
+// the lock library and the spawner (child_process) are only needed on the slow path
 const lockModule = () => import('../fs/lock.js')
+const processModule = () => import('./daemon-process.js')
 
 /** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
 const START_TIMEOUT_MS = 20_000
@@ -92,6 +92,7 @@ async function clearOrphans(paths: StatePaths): Promise<void> {
 async function start(paths: StatePaths): Promise<DaemonClient> {
   const existing = await findDaemon(paths)
   if (existing) return existing
+  const { logTail, spawnDaemon } = await processModule()
   const child = await spawnDaemon(paths)
   const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {
