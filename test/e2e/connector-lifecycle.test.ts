@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
 import { probeConnector } from '../support/fixture-connector.js'
-import { cleanupState, EXAMPLES, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, EXAMPLES, readDaemonJson, REPO, tempStateDir, tutti, tuttiEnv, tuttiJson, type RunResult } from '../support/tutti.js'
 
 const SECRET = 'sk-live-4f0c2b9e-very-secret-value'
 
@@ -15,6 +15,14 @@ function secretConnector(key: string): string {
     { ...baseManifest({ key }), auth: { kind: 'env', variables: [{ name: variable, secret: true }] }, mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/m.jsonl' } } },
     CLI_FILE,
   )
+}
+/** The CLI through oclif, as every command but `connector available [--json]` runs (bin/oclif.js). */
+function oclifEntry(dir: string, args: string[]): Promise<RunResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [path.join(REPO, 'bin', 'oclif.js'), ...args], { env: tuttiEnv(dir) }, (err, stdout, stderr) => {
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+    })
+  })
 }
 const connect = (dir: string, key: string, secret = SECRET) => tuttiJson(dir, ['connector', 'connect', key, '--env', `${key.toUpperCase()}_KEY=${secret}`])
 
@@ -102,9 +110,12 @@ describe('connector lifecycle through the CLI', () => {
     await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
     expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })
     const info = readDaemonJson(dir)!
+    // bin/run.js answers these without oclif; bin/oclif.js is the oclif path: both are checked, and they print the same
     const json = await tutti(dir, ['connector', 'available', '--json'])
     const table = await tutti(dir, ['connector', 'available'])
-    for (const out of [json.stdout, table.stdout]) {
+    const viaOclif = await Promise.all([['--json'], []].map((flag) => oclifEntry(dir, ['connector', 'available', ...flag])))
+    expect(viaOclif).toEqual([json, table])
+    for (const out of [json, table, ...viaOclif].map((r) => r.stdout + r.stderr)) {
       expect(out).not.toContain(SECRET)
       expect(out).not.toContain(info.controlToken)
       expect(out).not.toContain(String(info.port))
