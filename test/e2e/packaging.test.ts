@@ -2,7 +2,6 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { copyCloneOf, run, tarballEntries, userEnv } from '../support/package-install.js'
@@ -142,8 +141,8 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     expect(fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(pkg, 'dist', 'daemon', 'main.js'))
     // made from import.meta.url inside the bundle: each module's own file in the installed dist/ (and bin/)
     expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(`'${path.join(pkg, 'bin', 'run.js')}' "$@"`)
-    const target = fs.readFileSync(path.join(state!, 'shims', 'bundled', 'g1.mjs'), 'utf8')
-    expect(target).toContain(`import { launch } from ${JSON.stringify(pathToFileURL(path.join(pkg, 'dist', 'runtime', 'shims', 'launcher.js')).href)}`)
+    const target = fs.readFileSync(path.join(state!, 'shims', 'bundled', 'g1.cjs'), 'utf8')
+    expect(target).toContain(`require(${JSON.stringify(path.join(pkg, 'dist', 'runtime', 'shims', 'launcher.cjs'))})`)
     expect(await run(path.join(state!, 'bin', 'tutti-connector-bundled'), ['from', 'the bundle'], { cwd: tmp, env: shellEnv })).toEqual({ code: 0, stdout: 'hello from the bundle\n', stderr: '' })
     const status = JSON.parse((await shell(['daemon', 'status', '--json'])).stdout)
     expect(status.productVersion).toBe(JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version)

@@ -23,7 +23,7 @@ describe('CLI shims: tutti-connector-<key>', () => {
     await cleanupState(dir)
   })
 
-  it('cmd-shim wrote the POSIX, .cmd and .ps1 shims; available shows the command, never the path', async () => {
+  it("the POSIX shim and cmd-shim's .cmd and .ps1 are written; available shows the command, never the path", async () => {
     for (const suffix of ['', '.cmd', '.ps1']) expect(fs.existsSync(shim + suffix), suffix).toBe(true)
     const available = await tuttiJson(dir, ['connector', 'available'])
     expect(available.connectors.find((c: { key: string }) => c.key === 'probe').interfaces).toEqual([{ kind: 'cli', command: 'tutti-connector-probe', status: 'ready' }])

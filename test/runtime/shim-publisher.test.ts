@@ -117,7 +117,7 @@ describe('ShimPublisher', () => {
     expect(fs.readdirSync(paths.binDir).filter((n) => n.startsWith('tutti-connector-fx'))).toEqual([])
     expect(await publisher.publishedGeneration('fx')).toBeUndefined()
     expect(await publisher.list()).toEqual([])
-    expect(targets()).toContain('g2.mjs')
+    expect(targets()).toContain('g2.cjs')
     expect(await publisher.remove('fx', 2)).toBe(false)
   })
 
@@ -140,21 +140,21 @@ describe('ShimPublisher', () => {
     expect(await publisher.publishedGeneration('fx')).toBeUndefined()
     await publisher.publish(pin(3))
     expect(await publisher.publishedGeneration('fx')).toBe(3)
-    expect(targets()).toEqual(['g3.mjs'])
+    expect(targets()).toEqual(['g3.cjs'])
     expect(await shimOutput(['again'])).toMatchObject({ entry: 'one', args: ['again'] })
   })
 
   it('publishing prunes launch targets older than the previous generation; the previous one still runs', async () => {
     for (const g of [1, 2, 3, 4]) await publisher.publish(pin(g, g % 2 ? 'one' : 'two'))
-    expect(targets()).toEqual(['g3.mjs', 'g4.mjs'])
+    expect(targets()).toEqual(['g3.cjs', 'g4.cjs'])
     // an invocation that read the generation-3 shim just before the swap still gets its target
     const previous = await run(shimTargetPath(paths, pin(3)), ['late'])
     expect(previous.code, previous.stderr).toBe(0)
     expect(JSON.parse(previous.stdout)).toMatchObject({ entry: 'one', args: ['late'] })
     // other connectors' targets are not touched
     await publisher.publish({ ...pin(9), key: 'other' })
-    expect(targets('other')).toEqual(['g9.mjs'])
-    expect(targets()).toEqual(['g3.mjs', 'g4.mjs'])
+    expect(targets('other')).toEqual(['g9.cjs'])
+    expect(targets()).toEqual(['g3.cjs', 'g4.cjs'])
   })
 
   it('list names each published connector once; removeAny takes a stray shim whatever its generation', async () => {

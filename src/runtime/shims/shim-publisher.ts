@@ -3,21 +3,23 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import cmdShim from 'cmd-shim'
 import { CONNECTOR_KEY } from '../connector-key.js'
-import { SHIM_PREFIX } from '../names.js'
+import { SHIM_PREFIX, shimCommand } from '../names.js'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
-import { shimGeneration, shimTargetPath, shimTargetSource, type ShimPin } from './shim-target.js'
+import { posixShimSource } from './posix-shim.js'
+import { shimGeneration, shimTargetPath, shimTargetSource, TARGET_FILE, type ShimPin } from './shim-target.js'
 
-/** cmd-shim writes these three files for one shim. */
+/** The three files of one shim: POSIX, cmd.exe, PowerShell. */
 const SHIM_SUFFIXES = ['', '.cmd', '.ps1'] as const
 
 /**
- * The `tutti-connector-<key>` commands in the state bin dir, written with
- * cmd-shim under the shim lock. A shim is staged beside bin/ (so its
- * relative paths are already right) and renamed into place, and it is
- * removed only while it still points at the generation that asks.
+ * The `tutti-connector-<key>` commands in the state bin dir, written under
+ * the shim lock: the POSIX one is ours (posix-shim.ts), the Windows ones are
+ * cmd-shim's. A shim is staged beside bin/ (so cmd-shim's relative paths are
+ * already right) and renamed into place, and it is removed only while it
+ * still points at the generation that asks.
  */
 export class ShimPublisher {
   constructor(
@@ -36,6 +38,10 @@ export class ShimPublisher {
       try {
         const name = path.basename(this.paths.shimPath(pin.key))
         await cmdShim(target, path.join(staging, name))
+        // cmd-shim's POSIX script replaced by one that forks nothing before node
+        const posix = path.join(staging, name)
+        await fs.writeFile(posix, posixShimSource(shimCommand(pin.key), pin.generation, process.execPath, target))
+        await fs.chmod(posix, 0o755)
         assertLockHeld(held, this.paths.shimLockTarget)
         for (const suffix of SHIM_SUFFIXES) await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
       } finally {
@@ -76,13 +82,12 @@ export class ShimPublisher {
    */
   private async pruneTargets(key: string, current: number): Promise<void> {
     const dir = this.paths.shimTargetsDir(key)
-    const gens = (await fs.readdir(dir).catch(() => [] as string[]))
-      .map((n) => /^g(\d+)\.mjs$/.exec(n))
-      .filter((m): m is RegExpExecArray => !!m)
-      .map((m) => Number(m[1]))
-      .sort((a, b) => b - a)
-    const previous = gens.find((g) => g < current)
-    for (const g of gens) if (g !== current && g !== previous) await fs.rm(path.join(dir, `g${g}.mjs`), { force: true })
+    const files = (await fs.readdir(dir).catch(() => [] as string[])).flatMap((name) => {
+      const m = TARGET_FILE.exec(name)
+      return m ? [{ name, generation: Number(m[1]) }] : []
+    })
+    const previous = Math.max(-1, ...files.map((f) => f.generation).filter((g) => g < current))
+    for (const f of files) if (f.generation !== current && f.generation !== previous) await fs.rm(path.join(dir, f.name), { force: true })
   }
 
   /** Every shim on disk, by connector key (for doctor and tests). */

@@ -3,11 +3,10 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
+import { shellQuote } from './posix-shim.js'
 
 /** The `tutti` binary of the installation this daemon runs from. */
 export const TUTTI_BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url))
-
-const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`
 
 /**
  * `tutti` in the state bin dir, beside the connector shims: the runtime
