@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { CLAUDE_OFFLINE, claudeBinary, codexBinary } from '../support/agents.js'
+import { TOKEN_SHAPE } from '../support/bridge-clients.js'
 import { filesUnder, probeAgent, probeEvents, startTutti, type ProbeEvent, type Running } from '../support/agent-probe.js'
 import { fullConnector } from '../support/fixture-connector.js'
 import { modernPost } from '../support/mcp-clients.js'
@@ -33,8 +34,9 @@ describe('tutti session exec', () => {
     try {
       const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
       const everything = [log, ...outputs, ...Object.values(filesUnder(dir))].join('\n')
-      expect(tokens.length).toBeGreaterThan(0)
       for (const token of tokens) expect(everything).not.toContain(token)
+      // nor any other token: every session token has this shape
+      expect(everything).not.toMatch(TOKEN_SHAPE)
     } finally {
       await cleanupState(dir)
       probe.cleanup()
@@ -257,6 +259,31 @@ describe('tutti session exec', () => {
       expect(codex.code, codex.stderr).toBe(0)
       expect(codex.stdout).toMatch(/codex-cli \d+\.\d+\.\d+/)
       outputs.push(claude.stdout, claude.stderr, codex.stdout, codex.stderr)
+    })
+
+    it("the README's one command: `tutti session exec --provider claude -- claude` gives Claude Code the connector tools and Skills", async () => {
+      const block = /<!-- readme-test: exec-claude -->\n```sh\n([\s\S]*?)```/.exec(fs.readFileSync(path.join(REPO, 'README.md'), 'utf8'))?.[1]
+      expect(block).toBe('tutti session exec --provider claude -- claude\n')
+      // `tutti` and `claude` on PATH as a user has them; this `claude` runs the real one non-interactively (a -p session prints its tools without a model)
+      const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-exec-readme-'))
+      try {
+        fs.writeFileSync(path.join(bin, 'tutti'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 })
+        fs.writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\nexec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"\n`, { mode: 0o755 })
+        const res = await new Promise<{ stdout: string; stderr: string }>((resolve) =>
+          execFile('/bin/sh', ['-c', block!], { env: { PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`, HOME: home, TUTTI_STATE_DIR: dir, ...CLAUDE_OFFLINE }, cwd: workspace, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 }, (_err, stdout, stderr) => resolve({ stdout, stderr })),
+        )
+        outputs.push(res.stdout, res.stderr)
+        const init = res.stdout
+          .split('\n')
+          .filter((l) => l.startsWith('{'))
+          .map((l) => JSON.parse(l))
+          .find((m) => m.type === 'system' && m.subtype === 'init')
+        expect(init, res.stdout + res.stderr).toBeDefined()
+        expect(init.tools).toEqual(expect.arrayContaining(['mcp__connector__kit_read_graph']))
+        expect(JSON.stringify(init.skills)).toMatch(/kit-workflow/)
+      } finally {
+        fs.rmSync(bin, { recursive: true, force: true })
+      }
     })
 
     it('a Claude Code session started by exec sees the connector tools and Skills', async () => {

@@ -3,13 +3,15 @@ import { defineMessage } from './message.js'
 
 export const PROVIDERS = ['codex', 'claude', 'acp', 'tutti-agent'] as const
 export type Provider = (typeof PROVIDERS)[number]
+/** Who a session token is for: an agent of a provider, or `tutti session bridge` (a stdio client's connector server). */
+export const SESSION_CLIENTS = [...PROVIDERS, 'bridge'] as const
 
 const id = z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters')
 
 /** Issue (or re-issue) the session token of one agent session and say where the connector server is. */
 export const sessionPrepareMessage = defineMessage(
   'session-prepare',
-  z.object({ provider: z.enum(PROVIDERS), workspace: id, session: id }).strict(),
+  z.object({ provider: z.enum(SESSION_CLIENTS), workspace: id, session: id }).strict(),
   z.object({
     token: z.string(),
     url: z.string(),

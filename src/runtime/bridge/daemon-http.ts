@@ -1,0 +1,71 @@
+import http from 'node:http'
+import type { Link } from './daemon-link.js'
+
+export type Exchange =
+  | { kind: 'answer'; status: number; contentType: string; response: http.IncomingMessage }
+  /** It never reached the daemon (nothing listens on the port): safe to send again, elsewhere. */
+  | { kind: 'refused'; reason: string }
+  /** The daemon went away with it, or the client cancelled it: never sent again (a tools/call is not idempotent). */
+  | { kind: 'lost'; reason: string }
+
+/**
+ * An idle connection is kept this long at most; the daemon's own
+ * `Keep-Alive: timeout` hint (5 s) makes node's agent close it a second
+ * before the daemon would (node applies the hint only below this).
+ */
+const IDLE_SOCKET_MS = 60_000
+
+/**
+ * POSTs to the connector server over kept-alive loopback connections: the
+ * bridge's hot path, so the message's bytes go as they came, and the answer
+ * comes back as node's response stream.
+ */
+export class DaemonHttp {
+  private agent = DaemonHttp.newAgent()
+
+  private static newAgent(): http.Agent {
+    return new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
+  }
+
+  post(link: Link, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<Exchange> {
+    return new Promise((resolve) => {
+      const req = http.request({
+        agent: this.agent,
+        host: '127.0.0.1',
+        port: link.port,
+        path: link.path,
+        method: 'POST',
+        headers: {
+          ...headers,
+          host: `127.0.0.1:${link.port}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'content-length': String(body.length),
+          authorization: `Bearer ${link.token}`,
+        },
+      })
+      const onAbort = () => req.destroy(new Error('cancelled by the client'))
+      signal?.addEventListener('abort', onAbort, { once: true })
+      req.once('response', (response) => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', response })
+      })
+      req.once('error', (err: NodeJS.ErrnoException) => {
+        signal?.removeEventListener('abort', onAbort)
+        resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused', reason: err.message } : { kind: 'lost', reason: err.message })
+      })
+      if (signal?.aborted) onAbort()
+      else req.end(body)
+    })
+  }
+
+  /** The daemon went away: its kept-alive connections are of no use to the next one. */
+  reset(): void {
+    this.agent.destroy()
+    this.agent = DaemonHttp.newAgent()
+  }
+
+  close(): void {
+    this.agent.destroy()
+  }
+}

@@ -1,0 +1,214 @@
+import type { Writable } from 'node:stream'
+import { MODERN_REVISION } from '../names.js'
+import { PRODUCT_VERSION } from '../version.js'
+import { asLine } from './answer-stream.js'
+import { errorLine, INTERNAL_ERROR, INVALID_REQUEST, parseClientMessage, type ClientMessage, type RequestId } from './client-message.js'
+import { DaemonHttp } from './daemon-http.js'
+import { DaemonLink, type BridgeIdentity } from './daemon-link.js'
+import { Forwarder } from './forwarder.js'
+import { ListenRelay } from './listen-relay.js'
+import { claimedRevision, McpHeaders, PROTOCOL_VERSION_META } from './mcp-headers.js'
+import { Relink } from './relink.js'
+import { MAX_LINE_BYTES } from './line-splitter.js'
+import type { StatePaths } from '../paths.js'
+
+type Request = Extract<ClientMessage, { kind: 'request' }>
+type Notification = Extract<ClientMessage, { kind: 'notification' }>
+
+const LIST_CHANGED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+const WATCH_ID = 'tutti-bridge-watch'
+
+/** The bridge's own subscription: what tells it (and through it a 2025 client) that the tools changed, and that the daemon went. */
+const WATCH_REQUEST = Buffer.from(
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: WATCH_ID,
+    method: 'subscriptions/listen',
+    params: {
+      notifications: { toolsListChanged: true },
+      _meta: { [PROTOCOL_VERSION_META]: MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION } },
+    },
+  }),
+)
+
+export interface McpBridgeOptions {
+  paths: StatePaths
+  identity: BridgeIdentity
+  output: Writable
+  /** A diagnostic line for the client's log (stderr); never a token. */
+  log: (line: string) => void
+}
+
+/**
+ * `tutti session bridge`: the connector server for a client that can only
+ * start a stdio server. Each line from the client is sent to the daemon's
+ * HTTP endpoint as it came, in whichever era it speaks (a `_meta` claim
+ * makes it 2026-07-28), and each message of the answer goes back as one
+ * line. What a stdio client cannot do itself, the bridge does: the HTTP
+ * headers of its era, `tools.listChanged` with the notification for 2025
+ * clients (from its own listen stream), and surviving the daemon: a new
+ * token at whichever daemon runs next, listen streams opened again.
+ */
+export class McpBridge {
+  private readonly link: DaemonLink
+  private readonly http = new DaemonHttp()
+  private readonly headers = new McpHeaders()
+  private readonly relink: Relink
+  private readonly forwarder: Forwarder
+  private readonly inflight = new Map<RequestId, AbortController>()
+  private readonly listens = new Map<RequestId, ListenRelay>()
+  private readonly idleWaiters: Array<() => void> = []
+  private readonly watch: ListenRelay
+  /** A 2025 client that initialized: it gets `notifications/tools/list_changed` (2026 clients get theirs on their own listen streams). */
+  private legacyClient = false
+  private closed = false
+
+  constructor(private readonly options: McpBridgeOptions) {
+    this.link = new DaemonLink(options.paths, options.identity)
+    this.relink = new Relink(this.link, this.http, options.paths.root)
+    this.forwarder = new Forwarder(this.link, this.http, this.headers)
+    this.watch = new ListenRelay({
+      bytes: WATCH_REQUEST,
+      id: WATCH_ID,
+      headers: { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'subscriptions/listen' },
+      http: this.http,
+      link: this.link,
+      onMessage: (payload) => {
+        if (payload.includes('"notifications/tools/list_changed"')) this.announce()
+      },
+      onReopened: () => this.announce(),
+      onLost: (link) => {
+        if (!this.closed) this.options.log('tutti session bridge: the tutti daemon went away; reconnecting when it is back')
+        this.relink.lost(link)
+      },
+    })
+  }
+
+  /** Link to the daemon at once (starting it if needed), so the client's first request does not wait for it. */
+  async start(): Promise<void> {
+    try {
+      await this.link.ready()
+      this.watch.start()
+    } catch (err) {
+      this.options.log(`tutti session bridge: the tutti daemon cannot be reached yet (${(err as Error).message.split('\n')[0]}); trying again at the first request`)
+    }
+  }
+
+  line(bytes: Buffer): void {
+    if (this.closed) return
+    const message = parseClientMessage(bytes)
+    if (message.kind === 'invalid') this.write(errorLine(message.id, message.code, message.message))
+    else if (message.kind === 'request') void this.request(message)
+    else if (message.kind === 'notification') this.notification(message)
+  }
+
+  oversized(): void {
+    this.write(errorLine(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`))
+  }
+
+  /** Resolves once no request is being answered: the bridge lets them finish when the client closes its end. */
+  idle(): Promise<void> {
+    if (this.inflight.size === 0) return Promise.resolve()
+    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    for (const ac of this.inflight.values()) ac.abort()
+    for (const relay of this.listens.values()) relay.cancel()
+    this.watch.cancel()
+    this.relink.close()
+    try {
+      await this.link.revoke()
+    } catch (err) {
+      this.options.log(`tutti session bridge: its session could not be revoked (${(err as Error).message.split('\n')[0]})`)
+    }
+    this.http.close()
+  }
+
+  private async request(message: Request): Promise<void> {
+    if (message.method === 'subscriptions/listen' && claimedRevision(message.params)) return this.listen(message)
+    const ac = new AbortController()
+    this.inflight.set(message.id, ac)
+    try {
+      await this.forwarder.forward(message, ac.signal, (payload) => this.answer(message, payload))
+    } finally {
+      if (this.inflight.get(message.id) === ac) this.inflight.delete(message.id)
+      if (this.inflight.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve()
+    }
+  }
+
+  private notification(message: Notification): void {
+    if (message.method === 'notifications/cancelled') {
+      // cancelling the HTTP request cancels the call at the daemon; no answer follows, as the client expects
+      const id = message.params?.requestId as RequestId | undefined
+      if (id !== undefined && this.inflight.has(id)) return this.inflight.get(id)!.abort()
+      if (id !== undefined && this.listens.has(id)) {
+        this.listens.get(id)!.cancel()
+        this.listens.delete(id)
+        return
+      }
+    }
+    void this.forwarder.forward(message, undefined, () => undefined)
+  }
+
+  /** A 2026-07-28 client's listen stream: held open at the daemon for it, across daemon restarts. */
+  private async listen(message: Request): Promise<void> {
+    try {
+      await this.link.ready()
+    } catch (err) {
+      return this.write(errorLine(message.id, INTERNAL_ERROR, `the tutti daemon cannot be reached: ${(err as Error).message.split('\n')[0]}`))
+    }
+    if (this.closed) return
+    const relay = new ListenRelay({
+      bytes: message.bytes,
+      id: message.id,
+      headers: this.headers.of(message),
+      http: this.http,
+      link: this.link,
+      onMessage: (payload) => this.write(asLine(payload)),
+      onReopened: () => {
+        if (relay.honoured?.toolsListChanged) this.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': message.id } } }))
+      },
+      onLost: (link) => this.relink.lost(link),
+    })
+    this.listens.set(message.id, relay)
+    relay.start()
+  }
+
+  /** One message of the daemon's answer to `message`, on its way to the client. */
+  private answer(message: Request, payload: string): void {
+    try {
+      if (message.method === 'initialize' && !claimedRevision(message.params)) payload = this.initialized(payload)
+      else if (message.method === 'tools/list') this.headers.learn(payload)
+      this.write(asLine(payload))
+    } catch {
+      this.write(errorLine(message.id, INTERNAL_ERROR, 'the tutti daemon answered with a message that is not JSON'))
+    }
+  }
+
+  /**
+   * A 2025 initialize result: `tools.listChanged` becomes true (the daemon
+   * says false on that era, having no stream to send it on; the bridge
+   * has), and the revision it settled is remembered for the requests after.
+   */
+  private initialized(payload: string): string {
+    const answer = JSON.parse(payload) as { result?: { protocolVersion?: unknown; capabilities?: { tools?: Record<string, unknown> } } }
+    const result = answer.result
+    if (!result) return payload
+    if (typeof result.protocolVersion === 'string') this.headers.settleLegacy(result.protocolVersion)
+    result.capabilities = { ...result.capabilities, tools: { ...result.capabilities?.tools, listChanged: true } }
+    this.legacyClient = true
+    return JSON.stringify(answer)
+  }
+
+  private announce(): void {
+    if (this.legacyClient) this.write(LIST_CHANGED)
+  }
+
+  private write(line: string): void {
+    if (this.closed && !this.options.output.writable) return
+    this.options.output.write(`${line}\n`)
+  }
+}

@@ -1,0 +1,95 @@
+import { headerParams } from '../registry/build-route.js'
+import type { HeaderParam } from '../registry/route.js'
+import type { ClientMessage } from './client-message.js'
+
+/** The `_meta` key a 2026-07-28 message claims its revision with. */
+export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion'
+
+/** Methods whose `Mcp-Name` header mirrors a body field (SEP-2243, the SDK's MCP_NAME_HEADER_SOURCE). */
+const NAME_SOURCE: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId' }
+
+const SENTINEL_PREFIX = '=?base64?'
+const SENTINEL_SUFFIX = '?='
+
+/** A value as an HTTP field value: plain printable ASCII as it is, anything else as `=?base64?…?=` (as the SDK encodes it). */
+export function headerValue(value: string): string {
+  let plain = value.length > 0 && value === value.trim() && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))
+  for (let i = 0; plain && i < value.length; i++) {
+    const c = value.charCodeAt(i)
+    plain = c === 9 || (c >= 32 && c <= 126)
+  }
+  return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`
+}
+
+/** The revision a message claims in its `_meta`: set only on 2026-07-28 (modern) traffic. */
+export function claimedRevision(params: Record<string, unknown> | undefined): string | undefined {
+  const meta = params?._meta as Record<string, unknown> | undefined
+  const v = meta && typeof meta === 'object' ? meta[PROTOCOL_VERSION_META] : undefined
+  return typeof v === 'string' ? v : undefined
+}
+
+function primitive(value: unknown): string | undefined {
+  if (typeof value === 'string') return value
+  if (typeof value === 'boolean') return value ? 'true' : 'false'
+  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))) return String(value)
+  return undefined
+}
+
+/**
+ * The HTTP headers a message needs at the daemon, which a stdio client does
+ * not send: on 2026-07-28 (a `_meta` claim) `MCP-Protocol-Version`,
+ * `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` of the tool's `x-mcp-header`
+ * properties, as the SDK's HTTP client sends them; on 2025 the revision the
+ * handshake settled. The `x-mcp-header` declarations are learnt from the
+ * tools/list answers the bridge relays.
+ */
+export class McpHeaders {
+  /** The revision a 2025 initialize settled; sent on later 2025 requests as an HTTP client does. */
+  private legacyRevision?: string
+  private readonly params = new Map<string, HeaderParam[]>()
+
+  of(message: Extract<ClientMessage, { kind: 'request' | 'notification' }>): Record<string, string> {
+    const revision = claimedRevision(message.params)
+    if (revision === undefined) return this.legacyRevision ? { 'mcp-protocol-version': this.legacyRevision } : {}
+    const headers: Record<string, string> = { 'mcp-protocol-version': revision, 'mcp-method': message.method }
+    const field = Object.hasOwn(NAME_SOURCE, message.method) ? NAME_SOURCE[message.method]! : undefined
+    const name = field ? message.params?.[field] : undefined
+    if (typeof name === 'string') headers['mcp-name'] = headerValue(name)
+    if (message.method === 'tools/call' && typeof name === 'string') {
+      for (const p of this.params.get(name) ?? []) {
+        let node: unknown = message.params?.arguments
+        for (const key of p.path) node = node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined
+        const value = primitive(node)
+        if (value !== undefined) headers[`mcp-param-${p.header}`] = headerValue(value)
+      }
+    }
+    return headers
+  }
+
+  settleLegacy(revision: string): void {
+    this.legacyRevision = revision
+  }
+
+  /** Whether the bridge knows a tool declares `Mcp-Param-*` headers (a call naming one needs them). */
+  knows(tool: string): boolean {
+    return this.params.has(tool)
+  }
+
+  /** A tools/list result (or page) as relayed: only a list that mentions `x-mcp-header` is read. */
+  learn(payload: string): void {
+    if (!payload.includes('x-mcp-header')) return
+    let tools: unknown
+    try {
+      tools = (JSON.parse(payload) as { result?: { tools?: unknown } }).result?.tools
+    } catch {
+      return
+    }
+    if (!Array.isArray(tools)) return
+    for (const t of tools as Array<{ name?: unknown; inputSchema?: unknown }>) {
+      if (typeof t?.name !== 'string' || !t.inputSchema || typeof t.inputSchema !== 'object') continue
+      const params = headerParams(t.inputSchema as Record<string, unknown>)
+      if (Array.isArray(params) && params.length) this.params.set(t.name, params)
+      else this.params.delete(t.name)
+    }
+  }
+}

@@ -1,0 +1,74 @@
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import type { Readable, Writable } from 'node:stream'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import { statePaths } from '../paths.js'
+import { sessionPrepareMessage } from '../protocol/session-prepare.js'
+import { LineSplitter } from './line-splitter.js'
+import { McpBridge } from './mcp-bridge.js'
+
+/**
+ * When the client closes its end, answers still on their way get this long
+ * to arrive (a client that closes stdin may still read them: `… | tutti
+ * session bridge`); a client ending the server for good sends SIGTERM.
+ */
+const DRAIN_ON_EOF_MS = 10_000
+
+const ENDING_SIGNALS = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const
+
+export interface BridgeRunOptions {
+  stateDir: string
+  /** Defaults: the working directory (its real path), and a fresh random session id: one session per bridge process. */
+  workspace?: string
+  session?: string
+  input?: Readable
+  output?: Writable
+  log?: (line: string) => void
+}
+
+/**
+ * `tutti session bridge` until the client is done with it: stdin's end
+ * (after the answers in flight, bounded) or SIGTERM/SIGINT/SIGHUP (at
+ * once). Its session is revoked on the way out.
+ */
+export async function runBridge(options: BridgeRunOptions): Promise<void> {
+  const workspace = options.workspace ?? fs.realpathSync(process.cwd())
+  const session = options.session ?? randomUUID()
+  const ids = sessionPrepareMessage.request.safeParse({ provider: 'bridge', workspace, session })
+  if (!ids.success) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
+  const input = options.input ?? process.stdin
+  const output = options.output ?? process.stdout
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
+  const bridge = new McpBridge({ paths: statePaths(options.stateDir), identity: { workspace, session }, output, log })
+
+  const splitter = new LineSplitter()
+  const handlers: Array<[NodeJS.Signals, () => void]> = []
+  const ended = new Promise<'eof' | 'signal'>((resolve) => {
+    input.on('data', (chunk: Buffer) => {
+      for (const line of splitter.push(chunk)) {
+        if (line.kind === 'line') bridge.line(line.bytes)
+        else bridge.oversized()
+      }
+    })
+    input.once('end', () => resolve('eof'))
+    input.once('close', () => resolve('eof'))
+    input.once('error', () => resolve('eof'))
+    // the client went away: nobody reads the answers
+    output.once('error', () => resolve('signal'))
+    for (const signal of ENDING_SIGNALS) {
+      const handler = () => resolve('signal')
+      handlers.push([signal, handler])
+      process.once(signal, handler)
+    }
+  })
+  void bridge.start()
+  const why = await ended
+  if (why === 'eof') {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([bridge.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_ON_EOF_MS)))])
+    clearTimeout(timer)
+  }
+  await bridge.close()
+  for (const [signal, handler] of handlers) process.off(signal, handler)
+  input.destroy()
+}
