@@ -49,7 +49,7 @@ export function oclifNeeded(env: NodeJS.ProcessEnv = process.env): string | unde
   if (set) return `${set} is set`
   try {
     // oclif asks the user database for the shell when SHELL is unset, and fails when there is no entry
-    if (!env.SHELL) os.userInfo()
+    if (env.SHELL === undefined) os.userInfo()
     if (existsSync(oclifUserPlugins(env))) return 'oclif user plugins may be installed'
   } catch {
     return 'oclif would fail to find the home directory or the shell'
