@@ -7,6 +7,7 @@ import { prepareRuntime, type ClaudeProjection } from 'tutti'
 import { CLAUDE_OFFLINE, claudeBinary } from '../support/agents.js'
 import { ClaudeStream, STREAM_FLAGS, type McpServerStatus } from '../support/claude-stream.js'
 import { eventually } from '../support/eventually.js'
+import { modernClient } from '../support/mcp-clients.js'
 import { promptText, startFakeAnthropic, toolNames, toolResults, toolsOf, type FakeAnthropic } from '../support/fake-model-api/anthropic.js'
 import type { RecordedRequest } from '../support/fake-model-api/server.js'
 import { cliHas, filesContaining, MEMORY_TOOLS, seenConnector, skillDescription, treeArgv } from '../support/model-sees.js'
@@ -29,6 +30,7 @@ const connectorTools = (status: McpServerStatus[]) => status.find((s) => s.name 
 /** Tool search off: every MCP tool goes into the request's tools with its schema, as the model gets it. */
 const ALL_TOOLS_LOADED = { ENABLE_TOOL_SEARCH: 'false' }
 const ALLOW_READ_GRAPH = ['--allowedTools', 'mcp__connector__alpha_read_graph']
+const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills'
 
 const run = (file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
@@ -60,19 +62,30 @@ describe('what the model sees from Claude Code', () => {
     homes.push(home)
     return home
   }
+  /** Whether the connector server serves Skills over MCP (the SEP-2640 extension, issue 13 item 5): asked of the server itself. */
+  const serverHasSkillsExtension = async (): Promise<boolean> => {
+    const probe = await prepareRuntime({ provider: 'tutti-agent', workspace, session: 'skills-probe', stateDir: dir })
+    const client = await modernClient(probe.mcpServers[0]!)
+    try {
+      const capabilities = client.getServerCapabilities() as { extensions?: Record<string, unknown> } | undefined
+      return Boolean(capabilities?.extensions?.[SKILLS_EXTENSION])
+    } finally {
+      await client.close()
+    }
+  }
   const modelEnv = (home: string): NodeJS.ProcessEnv => ({ HOME: home, ...CLAUDE_OFFLINE, ANTHROPIC_BASE_URL: fake.origin, ANTHROPIC_API_KEY: 'sk-ant-fake-model-sees' })
 
   /**
    * The checks every way of starting Claude Code must pass: `start()` gives
    * the running session, `added` is a connector key installed mid-session.
    */
-  function whatTheModelSees(started: () => { claude: ClaudeStream; home: string }, added: string): void {
+  function whatTheModelSees(started: () => { claude: ClaudeStream; home: string }, added: string, skills: 'skill roots' | 'mcp' = 'skill roots'): void {
     afterEach(async () => {
       // a test that failed while a model request was held: the turn is let finish, so the next test has its own
       if (fake.answerUnanswered({ text: 'abandoned by a failed test' }) > 0) await started().claude.nextResult().catch(() => undefined)
     })
 
-    it("at start: the first model request has every mcp__connector__alpha_* tool with the server's schema, and the alpha Skill's name and description", async () => {
+    it(`at start: the first model request has every mcp__connector__alpha_* tool with the server's schema${skills === 'skill roots' ? ", and the alpha Skill's name and description" : ''}`, async () => {
       const { claude } = started()
       claude.send('What can you do here?')
       const first = await fake.next()
@@ -80,11 +93,30 @@ describe('what the model sees from Claude Code', () => {
       const search = toolsOf(first.request).find((t) => t.name === 'mcp__connector__alpha_search_nodes')!
       expect(search.description).toMatch(/search/i)
       expect(search.input_schema).toMatchObject({ type: 'object', properties: { query: { type: 'string' } } })
-      expect(toolNames(first.request)).toContain('Skill')
-      expect(promptText(first.request)).toContain(`- alpha-workflow: ${skillDescription('alpha')}`)
+      if (skills === 'skill roots') {
+        expect(toolNames(first.request)).toContain('Skill')
+        expect(promptText(first.request)).toContain(`- alpha-workflow: ${skillDescription('alpha')}`)
+      }
       first.reply({ text: 'I can use the alpha graph.' })
       expect(await claude.nextResult()).toMatchObject({ subtype: 'success', is_error: false })
     })
+
+    if (skills === 'mcp') {
+      // a static config names no Skill root: Claude Code gets the Skills over MCP (the SEP-2640 skills extension) or not at all
+      it("the alpha Skill's name and description reach the model over MCP (skills extension)", async (ctx) => {
+        if (!(await serverHasSkillsExtension())) ctx.skip()
+        const { claude } = started()
+        claude.send('Which skills do you have?')
+        const next = await fake.next()
+        try {
+          expect(toolNames(next.request)).toContain('Skill')
+          expect(promptText(next.request)).toContain(`alpha-workflow: ${skillDescription('alpha')}`)
+        } finally {
+          next.reply({ text: 'These.' })
+        }
+        expect(await claude.nextResult()).toMatchObject({ subtype: 'success', is_error: false })
+      })
+    }
 
     it(`mid-session: a connector installed while a model request is held is in the next request of that same turn (Claude Code refreshes on list_changed by itself)`, async () => {
       const { claude } = started()
@@ -186,6 +218,6 @@ describe('what the model sees from Claude Code', () => {
       await claude?.stop()
     })
 
-    whatTheModelSees(() => ({ claude, home }), 'delta')
+    whatTheModelSees(() => ({ claude, home }), 'delta', 'mcp')
   })
 })

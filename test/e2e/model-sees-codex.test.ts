@@ -112,6 +112,14 @@ describe('what the model sees from Codex', () => {
     expect(await exited, stderr.join('').slice(-2000)).toBe(0)
   }
 
+  /** A new thread whose `connector` server has started (Codex reports it with mcpServer/startupStatus/updated). */
+  async function startedThread(codex: CodexAppServer): Promise<string> {
+    const threadId = (await codex.request('thread/start', { cwd: workspace })).thread.id as string
+    const ready = await until(() => codex.notifications.some((n) => n.method === 'mcpServer/startupStatus/updated' && n.params?.threadId === threadId && n.params?.name === 'connector' && n.params?.status === 'ready'))
+    expect(ready, codex.stderr.join('').slice(-2000)).toBe(true)
+    return threadId
+  }
+
   /** Turns on one app-server thread: each turn's model request, answered with text, after turn/completed. */
   function threadTurns(codex: () => CodexAppServer, threadId: () => string) {
     return async (text: string): Promise<RecordedRequest> => {
@@ -149,7 +157,7 @@ describe('what the model sees from Codex', () => {
       const turn = threadTurns(() => codex, () => threadId)
       beforeAll(async () => {
         codex = await CodexAppServer.start(env, workspace)
-        threadId = (await codex.request('thread/start', { cwd: workspace })).thread.id
+        threadId = await startedThread(codex)
       })
       afterAll(async () => {
         await watch?.close()
@@ -250,7 +258,7 @@ describe('what the model sees from Codex', () => {
       beforeAll(async () => {
         // info: Codex logs the bridge's list_changed ("MCP server tool list changed"), which the test waits for
         codex = await CodexAppServer.start({ ...env, RUST_LOG: 'info' }, workspace)
-        threadId = (await codex.request('thread/start', { cwd: workspace })).thread.id
+        threadId = await startedThread(codex)
       })
       afterAll(async () => {
         await watch?.close()
