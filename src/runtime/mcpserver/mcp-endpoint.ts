@@ -30,8 +30,9 @@ type Params = { protocolVersion?: unknown; requestId?: unknown }
  * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
  * session token, body size, no batches, `Mcp-Param-*`), then one
  * classification of the request, then the fast path or the SDK's handler,
- * both serving from one tool service. The loopback Host/Origin guard has
- * already run in the daemon app.
+ * both serving from one tool service. It is served on node's own request
+ * (serveNode, the hot path) or through the h3 app (handle); the loopback
+ * Host/Origin guard has already run on either (daemon/http/app.ts).
  */
 export class ConnectorMcpEndpoint {
   private readonly handler: McpHttpHandler
