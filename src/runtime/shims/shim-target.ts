@@ -46,8 +46,9 @@ export function shimTargetSource(paths: StatePaths, pin: ShimPin): string {
   return [
     `#!${process.execPath}`,
     `// ${shimCommand(pin.key)}, generation ${pin.generation}: written by the tutti daemon, do not edit`,
-    "'use strict'",
-    `require(${JSON.stringify(LAUNCHER)}).launch(${JSON.stringify(config)})`,
+    // semicolons: generated code does not lean on automatic semicolon insertion
+    "'use strict';",
+    `require(${JSON.stringify(LAUNCHER)}).launch(${JSON.stringify(config)});`,
     '',
   ].join('\n')
 }
