@@ -2,20 +2,43 @@ import type { IncomingMessage } from 'node:http'
 import { SseParser } from './sse-parser.js'
 
 /**
- * The JSON-RPC messages of one daemon answer, each as soon as it is there:
- * the body of a JSON answer, every event of an event stream. Throws when
- * the answer is cut off (the daemon went away while answering).
+ * The JSON-RPC messages of one daemon answer, each handed to `onMessage` as
+ * soon as it is there: the body of a JSON answer, every event of an event
+ * stream (`onMessage` returning 'stop' ends the reading). Resolves at the
+ * answer's end; rejects when it is cut off (the daemon went away while
+ * answering). Events rather than an async iterator: this is the bridge's
+ * hot path, once per call.
  */
-export async function* answerMessages(response: IncomingMessage, contentType: string): AsyncGenerator<string> {
-  response.setEncoding('utf8')
-  if (contentType.includes('text/event-stream')) {
-    const parser = new SseParser()
-    for await (const text of response as AsyncIterable<string>) yield* parser.push(text)
-    return
-  }
-  let body = ''
-  for await (const text of response as AsyncIterable<string>) body += text
-  if (body.trim() !== '') yield body
+export function readMessages(response: IncomingMessage, contentType: string, onMessage: (payload: string) => void | 'stop'): Promise<void> {
+  return new Promise((resolve, reject) => {
+    response.setEncoding('utf8')
+    const sse = contentType.includes('text/event-stream') ? new SseParser() : undefined
+    let body = ''
+    let stopped = false
+    response.on('data', (text: string) => {
+      if (stopped) return
+      if (!sse) {
+        body += text
+        return
+      }
+      for (const payload of sse.push(text)) {
+        if (onMessage(payload) === 'stop') {
+          stopped = true
+          response.destroy()
+          return resolve()
+        }
+      }
+    })
+    response.once('end', () => {
+      if (stopped) return
+      if (!sse && body.trim() !== '') onMessage(body)
+      resolve()
+    })
+    response.once('error', (err) => reject(err))
+    response.once('close', () => {
+      if (!stopped && !response.complete) reject(new Error('the answer was cut off'))
+    })
+  })
 }
 
 /**

@@ -79,6 +79,9 @@ export class DaemonLink {
       try {
         const client = await daemon()
         const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', { provider: 'bridge', ...this.identity })
+        // answered once the daemon's start-up reconcile published the routes (bounded there): a daemon that
+        // just started serves MCP before that, and a call then would find no tools
+        await client.available()
         const url = new URL(issued.url)
         const link: Link = { port: Number(url.port), path: url.pathname, token: issued.token, daemon: client }
         this.current = link

@@ -1,4 +1,4 @@
-import { answerMessages } from './answer-stream.js'
+import { readMessages } from './answer-stream.js'
 import { errorLine, INTERNAL_ERROR, type ClientMessage } from './client-message.js'
 import type { DaemonHttp, Exchange } from './daemon-http.js'
 import type { DaemonLink, Link } from './daemon-link.js'
@@ -110,18 +110,20 @@ export class Forwarder {
       ex.response.resume()
       return fail(`the tutti daemon answered HTTP ${ex.status} without a JSON-RPC message`)
     }
+    // a stream may carry notifications (progress) before the answer: only the answer itself settles the request
+    const idText = `"id":${JSON.stringify(message.id)}`
     let answered = false
     try {
-      for await (const payload of answerMessages(ex.response, ex.contentType)) {
-        if (signal?.aborted) return
-        answered = true
+      await readMessages(ex.response, ex.contentType, (payload) => {
+        if (signal?.aborted) return 'stop'
+        if (payload.includes(idText) && (payload.includes('"result"') || payload.includes('"error"'))) answered = true
         onMessage(ex.status === 200 ? payload : withId(payload, message.id))
-      }
+      })
     } catch (err) {
-      if (signal?.aborted) return
-      if (!answered) return fail(`the tutti daemon went away while answering (${firstLine(err)}); the call may or may not have run`)
+      if (signal?.aborted || answered) return
+      return fail(`the tutti daemon went away while answering (${firstLine(err)}); the call may or may not have run`)
     }
-    if (!answered) fail(`the tutti daemon answered HTTP ${ex.status} with an empty body`)
+    if (!answered && !signal?.aborted) fail(`the tutti daemon answered HTTP ${ex.status} without an answer to the request`)
   }
 }
 
@@ -139,7 +141,9 @@ function withId(payload: string, id: string | number): string {
 /** The whole answer as one message (a JSON body, or an event stream's single message). */
 async function readAll(ex: Extract<Exchange, { kind: 'answer' }>): Promise<string> {
   let out = ''
-  for await (const payload of answerMessages(ex.response, ex.contentType)) out += payload
+  await readMessages(ex.response, ex.contentType, (payload) => {
+    out += payload
+  })
   return out
 }
 

@@ -1,4 +1,4 @@
-import { answerMessages } from './answer-stream.js'
+import { readMessages } from './answer-stream.js'
 import type { DaemonHttp } from './daemon-http.js'
 import type { DaemonLink, Link } from './daemon-link.js'
 
@@ -72,31 +72,29 @@ export class ListenRelay {
       return this.lost(link)
     }
     let graceful = false
-    try {
-      let first = true
-      for await (const payload of answerMessages(ex.response, ex.contentType)) {
-        if (this.finished) return
-        const parsed = parse(payload)
-        if (first && parsed?.method === 'notifications/subscriptions/acknowledged') {
-          first = false
-          if (reopening) {
-            this.options.onReopened()
-            continue
-          }
-          this.acknowledged = parsed.params?.notifications ?? {}
-        } else if (parsed && parsed.id === this.options.id && 'result' in parsed) {
-          // the daemon ends every stream with a result when it stops; one that honoured nothing ends at once, for good
-          graceful = true
-          if (this.acknowledged && Object.keys(this.acknowledged).length > 0) break
-          this.finish()
-        } else if (parsed && parsed.id === this.options.id && !reopening) {
-          // refused (an error answer): the client's subscription never started
-          this.finish()
-        }
+    let first = true
+    const onMessage = (payload: string): void | 'stop' => {
+      if (this.finished) return 'stop'
+      const parsed = parse(payload)
+      if (first && parsed?.method === 'notifications/subscriptions/acknowledged') {
         first = false
-        this.options.onMessage(payload)
-        if (this.finished) return
+        if (reopening) return this.options.onReopened()
+        this.acknowledged = parsed.params?.notifications ?? {}
+      } else if (parsed && parsed.id === this.options.id && 'result' in parsed) {
+        // the daemon ends every stream with a result when it stops; one that honoured nothing ends at once, for good
+        graceful = true
+        if (this.acknowledged && Object.keys(this.acknowledged).length > 0) return 'stop'
+        this.finish()
+      } else if (parsed && parsed.id === this.options.id && !reopening) {
+        // refused (an error answer): the client's subscription never started
+        this.finish()
       }
+      first = false
+      this.options.onMessage(payload)
+      return this.finished ? 'stop' : undefined
+    }
+    try {
+      await readMessages(ex.response, ex.contentType, onMessage)
     } catch {
       // cut off: the daemon went away
     }
