@@ -11,6 +11,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runBridgeSection } from './lib/bridge-section.js'
 import { runCallSection } from './lib/call-section.js'
 import { runCliSection } from './lib/cli-section.js'
 import { loadConfig } from './lib/config.js'
@@ -97,6 +98,7 @@ async function main() {
     if (cfg.sections.includes('list')) results.list = await runListSection(ctx, progress)
     if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, results.list, progress)
     if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
+    if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)

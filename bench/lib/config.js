@@ -16,7 +16,7 @@
 //   BENCH_FORK_RUNS              daemon fork-to-healthy runs                          5 [2]
 //   BENCH_RECOVERY_RUNS          kill -9 recovery runs                                5 [2]
 //   BENCH_TARGETS                tools/call targets: direct,floor,tutti,mcp-proxy,supergateway,mcp-hub
-//   BENCH_SECTIONS               call,list,start,cli (start needs list: it restarts list's daemon)
+//   BENCH_SECTIONS               call,list,start,cli,bridge (start needs list: it restarts list's daemon)
 //   BENCH_CLIENTS                raw (default) or raw,sdk: sdk adds SDK-client rows for the HTTP targets
 //                                (direct stdio always uses the SDK client: it has no HTTP)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
@@ -37,7 +37,7 @@ function list(name, fallback) {
 
 export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
 export const ALL_CLIENTS = ['sdk', 'raw']
-export const ALL_SECTIONS = ['call', 'list', 'start', 'cli']
+export const ALL_SECTIONS = ['call', 'list', 'start', 'cli', 'bridge']
 
 /**
  * @typedef {ReturnType<typeof loadConfig>} BenchConfig

@@ -100,6 +100,17 @@ export function renderReport(results) {
     if (c.error) failures.push(`cli: ${c.error}`)
     for (const [k, v] of Object.entries(c.errors ?? {})) failures.push(`cli ${k}: ${v}`)
   }
+  if (results.bridge) {
+    const b = results.bridge
+    rows.push([`tutti session bridge: sequential tools/call of echo over stdio vs direct HTTP to the same daemon; medians of ${cfg.rounds} interleaved rounds`])
+    for (const e of b.eras) {
+      rows.push([`  direct HTTP ${eraName(e.era)}`, '', fixed(e.direct, 3), '', '', '', ''])
+      rows.push([`  bridge ${eraName(e.era)}`, '', fixed(e.bridge, 3), fixed(e.bridgeCpuMsPerCall, 3), '', '', ''])
+      rows.push([`  bridge added median latency, ${eraName(e.era)}`, '', '', '', `+${fixed(e.added, 3)} ms`, '', ''])
+    }
+    if (b.eras.length) notes.push(`bridge: added median per round (bridge − direct, ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`)
+    if (b.error) failures.push(`bridge: ${b.error}`)
+  }
   const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')
   rows.push(['machine'], ['  load average (1, 5, 15 min) at start → end', '', '', '', `${la(results.loadavg?.start)} → ${la(results.loadavg?.end)}`, '', ''])
   const goals = rows.filter((r) => r.length > 1 && r[6] && r !== head)
