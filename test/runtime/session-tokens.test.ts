@@ -187,29 +187,36 @@ describe('SessionTokens', () => {
   })
 
   describe('an unreadable sessions.json', () => {
-    const unreadable = (): Array<Record<string, unknown>> => records().filter((r) => r.msg === 'sessions.json unreadable; starting with no sessions')
+    const unreadable = (): Array<Record<string, unknown>> => records().filter((r) => r.msg === 'sessions.json unreadable; moved aside, starting with no sessions')
+    const asides = () => fs.readdirSync(path.dirname(file)).filter((n) => n.startsWith(`${path.basename(file)}.unreadable-`))
 
     it.each([
       ['not JSON', '{"schemaVersion": 1, "sessions": {'],
       ['JSON of another shape', '["tutti"]'],
       ['another schema version', JSON.stringify({ schemaVersion: 2, sessions: {} })],
       ['a record missing a field', JSON.stringify({ schemaVersion: 1, sessions: { ['a'.repeat(64)]: { workspace: '/ws', session: 's', provider: 'codex' } } })],
-    ])('%s: load warns once, honours no token, and leaves the file as it was', async (_label, content) => {
+    ])('%s: load warns once, honours no token, and moves the file aside as it was (the next issue never overwrites it)', async (_label, content) => {
       fs.writeFileSync(file, content, { mode: 0o600 })
       const tokens = await reopen()
       expect(tokens.size).toBe(0)
       expect(tokens.verify(`tutti_${'a'.repeat(43)}`)).toBeUndefined()
       expect(unreadable()).toHaveLength(1)
       expect(unreadable()[0]).toMatchObject({ level: 'warn' })
-      expect(fs.readFileSync(file, 'utf8')).toBe(content)
+      expect(asides()).toHaveLength(1)
+      const token = await tokens.issue('/ws', 's', 'codex')
+      expect(fs.readFileSync(path.join(path.dirname(file), asides()[0]!), 'utf8')).toBe(content)
+      expect(tokens.verify(token)).toBeDefined()
     })
 
-    it('a directory where the file should be: load warns instead of throwing, and issue fails with the error', async () => {
-      fs.mkdirSync(file)
+    it('a write that fails does not break the writes after it, and its token never verifies', async () => {
       const tokens = await reopen()
-      expect(unreadable()).toHaveLength(1)
-      expect(unreadable()[0]!.error).toMatchObject({ code: 'EISDIR' })
-      await expect(tokens.issue('/ws', 's', 'codex')).rejects.toThrow()
+      fs.mkdirSync(file)
+      await expect(tokens.issue('/ws', 'lost', 'codex')).rejects.toThrow()
+      expect(tokens.size).toBe(0)
+      fs.rmdirSync(file)
+      const token = await tokens.issue('/ws', 'kept', 'codex')
+      expect(tokens.verify(token)).toMatchObject({ session: 'kept' })
+      expect(Object.values(JSON.parse(fs.readFileSync(file, 'utf8')).sessions).map((r) => (r as { session: string }).session)).toEqual(['kept'])
     })
   })
 })

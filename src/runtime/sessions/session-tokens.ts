@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { Logger } from '../log/logger.js'
@@ -67,16 +68,28 @@ export class SessionTokens {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * A file that cannot be read as ours (damaged, or another schema) is moved
+   * aside, never overwritten: its sessions are gone for this daemon, but
+   * nothing is lost, and the next write starts a file of our own.
+   */
   async load(): Promise<void> {
+    let raw: unknown
     try {
-      const raw = await readJsonIfExists(this.file)
-      if (raw === undefined) return // no session was ever issued here
-      const parsed = fileSchema.safeParse(raw)
-      if (parsed.success) for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
-      else if (parsed.error) this.log.warn('sessions.json unreadable; starting with no sessions', {})
+      raw = await readJsonIfExists(this.file)
     } catch (err) {
-      this.log.warn('sessions.json unreadable; starting with no sessions', { error: err })
+      return this.setAside('not valid JSON', err)
     }
+    if (raw === undefined) return // no session was ever issued here
+    const parsed = fileSchema.safeParse(raw)
+    if (!parsed.success) return this.setAside(`not a schemaVersion 1 session file (${parsed.error.issues[0]?.path.join('.') || 'root'}: ${parsed.error.issues[0]?.message})`)
+    for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
+  }
+
+  private async setAside(why: string, error?: unknown): Promise<void> {
+    const aside = `${this.file}.unreadable-${Date.now()}`
+    await fs.rename(this.file, aside).catch(() => undefined)
+    this.log.warn('sessions.json unreadable; moved aside, starting with no sessions', { why, movedTo: aside, ...(error ? { error } : {}) })
   }
 
   get size(): number {
@@ -87,8 +100,15 @@ export class SessionTokens {
     const stale = this.take(this.matching((r) => r.workspace === workspace && r.session === session))
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
     this.log.redactor.addSecret(token)
-    this.byHash.set(hashToken(token), { workspace, session, provider, issuedAt: new Date().toISOString() })
-    await this.persist()
+    const hash = hashToken(token)
+    this.byHash.set(hash, { workspace, session, provider, issuedAt: new Date().toISOString() })
+    try {
+      await this.persist()
+    } catch (err) {
+      // a token that was never handed out must not verify
+      this.byHash.delete(hash)
+      throw err
+    }
     if (stale.length) await this.emitRevoked(stale)
     this.log.info('session token issued', { workspace, session, provider, replaced: stale.length })
     return token
@@ -149,8 +169,9 @@ export class SessionTokens {
   }
 
   private persist(): Promise<void> {
-    // serialize writes; each writes the latest state
-    this.persisting = this.persisting.then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
-    return this.persisting
+    // serialize writes; each writes the latest state, whatever became of the one before
+    const write = this.persisting.catch(() => undefined).then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
+    this.persisting = write
+    return write
   }
 }

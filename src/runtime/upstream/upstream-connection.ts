@@ -137,7 +137,8 @@ export class UpstreamConnection implements RouteClient {
   }
 
   async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: RouteCallOptions): Promise<ToolCallResult> {
-    if (this.closedReason) throw this.failure(`the upstream is gone (${this.closedReason})`)
+    // the reason already says how it ended: no second account of the exit
+    if (this.closedReason) throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`)
     this.inFlight++
     try {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
@@ -203,7 +204,7 @@ export class UpstreamConnection implements RouteClient {
   private failure(what: string, cause?: unknown): TuttiError {
     const detail = cause ? `: ${(cause as Error).message}` : ''
     const described = this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? this.describeExit() : ''
-    const exit = described && !detail.includes(described) ? ` (${described})` : ''
+    const exit = described && !detail.includes(described) && !what.includes(described) ? ` (${described})` : ''
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, { cause })
   }
 }
