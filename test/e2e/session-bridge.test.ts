@@ -83,6 +83,27 @@ describe('tutti session bridge', () => {
     })
   }
 
+  it('a call the client cancels is cancelled at the upstream, in both eras', async () => {
+    for (const era of ['legacy', 'modern'] as Era[]) {
+      const { client, stderr } = await bridgeClient(dir, era)
+      try {
+        const before = Number(text(await client.callTool({ name: 'fx_cancellations', arguments: {} })))
+        fs.rmSync(trace, { force: true })
+        const ac = new AbortController()
+        const call = client.callTool({ name: 'fx_slow', arguments: { ms: 60_000 } }, { signal: ac.signal }).catch((e: Error) => e)
+        expect(await until(() => fs.existsSync(trace) && fs.readFileSync(trace, 'utf8').includes('slow'))).toBe(true)
+        ac.abort()
+        expect(await call).toBeInstanceOf(Error)
+        // the upstream counts the calls it saw cancelled: the bridge's HTTP request ending cancelled this one
+        const after = await eventually(async () => Number(text(await client.callTool({ name: 'fx_cancellations', arguments: {} }))), (n) => n > before)
+        expect(after, era).toBe(before + 1)
+      } finally {
+        await client.close()
+        seen.push(stderr())
+      }
+    }
+  })
+
   it('a 2026-07-28 call of an x-mcp-header tool the bridge never saw listed: it learns the declarations and the call goes through', async () => {
     const raw = RawBridge.start(dir)
     try {

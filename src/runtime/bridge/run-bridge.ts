@@ -53,8 +53,8 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
     input.once('end', () => resolve('eof'))
     input.once('close', () => resolve('eof'))
     input.once('error', () => resolve('eof'))
-    // the client went away: nobody reads the answers
-    output.once('error', () => resolve('signal'))
+    // the client went away (EPIPE): nobody reads the answers; `on`, as every later write fails the same way
+    output.on('error', () => resolve('signal'))
     for (const signal of ENDING_SIGNALS) {
       const handler = () => resolve('signal')
       handlers.push([signal, handler])
