@@ -2,16 +2,19 @@
 // same daemon and the same connector (examples/connectors/everything, tool
 // everything_echo) are reached two ways in each round: directly over HTTP
 // with the raw client (the `tutti` row of the call section), and through a
-// bridge process over stdio with the same bytes per line. Per era and round,
-// the sequential median of each; the figure is the median over rounds of
-// (bridge − direct). Each round alternates which of the two goes first.
+// bridge process over stdio with the same bytes per line. In each round the
+// two are called in turn, call by call (alternating which goes first), so a
+// slow spell of the machine hits both of a pair; a round's figure is the
+// median of the pairs' differences (bridge − direct), the section's the
+// median over rounds.
 import { spawn } from 'node:child_process'
 import path from 'node:path'
 import readline from 'node:readline'
 import { LEGACY, MODERN } from './clients.js'
 import { processCpuMs } from './cpu.js'
 import { REPO, TUTTI_BIN } from './context.js'
-import { latencyStats, sequentialLatency } from './measure.js'
+import { performance } from 'node:perf_hooks'
+import { latencyStats } from './measure.js'
 import { medianOf } from './ratios.js'
 import { connectRaw, rawEchoCall } from './raw/client.js'
 import { initializeFields, notificationBody, requestBody, resultOf } from './raw/jsonrpc.js'
@@ -92,18 +95,27 @@ export async function runBridgeSection(ctx, progress) {
     }
     for (let round = 0; round < cfg.rounds; round++) {
       for (const p of pairs) {
-        const measure = async (call) => (await sequentialLatency(call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: `bridge ${p.era}` })).median
-        const order = round % 2 === 0 ? ['direct', 'bridge'] : ['bridge', 'direct']
-        /** @type {Record<string, number>} */
-        const medians = {}
-        let bridgeCpu = NaN
-        for (const which of order) {
-          const before = processCpuMs(p.bridgePid)
-          medians[which] = await measure(p[which])
-          if (which === 'bridge' && before !== undefined) bridgeCpu = ((processCpuMs(p.bridgePid) ?? NaN) - before) / (cfg.warmup + cfg.calls)
+        for (let i = 0; i < cfg.warmup; i++) {
+          await p.direct()
+          await p.bridge()
         }
-        p.rounds.push({ direct: medians.direct, bridge: medians.bridge, added: medians.bridge - medians.direct, bridgeCpuMsPerCall: bridgeCpu })
-        progress(`bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${medians.direct.toFixed(3)} ms, bridge ${medians.bridge.toFixed(3)} ms`)
+        // call by call, alternating which goes first: a slow spell of the machine hits both of a pair
+        const direct = []
+        const bridge = []
+        const cpu0 = processCpuMs(p.bridgePid)
+        for (let i = 0; i < cfg.calls; i++) {
+          const order = i % 2 === 0 ? ['direct', 'bridge'] : ['bridge', 'direct']
+          for (const which of order) {
+            const t0 = performance.now()
+            await p[which]()
+            ;(which === 'direct' ? direct : bridge).push(performance.now() - t0)
+          }
+        }
+        const cpu1 = processCpuMs(p.bridgePid)
+        const added = bridge.map((b, i) => b - direct[i])
+        const r = { direct: medianOf(direct), bridge: medianOf(bridge), added: medianOf(added), bridgeCpuMsPerCall: cpu0 !== undefined && cpu1 !== undefined ? (cpu1 - cpu0) / cfg.calls : NaN }
+        p.rounds.push(r)
+        progress(`bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${r.direct.toFixed(3)} ms, bridge ${r.bridge.toFixed(3)} ms, added (median of pairs) ${r.added.toFixed(3)} ms`)
       }
     }
     for (const p of pairs) {
