@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { statePaths } from '../paths.js'
+import { runsAsMain } from '../proc/main-module.js'
 import { runCachedBundle } from './code-cache.js'
 import type { TuttiDaemon } from './daemon.js'
 import type { runDaemon as runDaemonModule } from './main.js'
@@ -34,5 +35,4 @@ export async function runDaemon(options: { detached?: boolean } = {}): Promise<T
   return daemon
 }
 
-const spawnedAsEntry = process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
-if (spawnedAsEntry) void runDaemon({ detached: true })
+if (runsAsMain(import.meta.url)) void runDaemon({ detached: true })

@@ -1,6 +1,7 @@
 import { format } from 'node:util'
 import type { Logger } from '../log/logger.js'
 import { statePaths } from '../paths.js'
+import { runsAsMain } from '../proc/main-module.js'
 import { TuttiDaemon } from './daemon.js'
 
 /**
@@ -51,5 +52,4 @@ function routeConsoleToLog(log: Logger): void {
   process.on('warning', (warning) => console_.warn('process warning', { name: warning.name, text: warning.message }))
 }
 
-const isEntry = process.argv[1] && import.meta.url.endsWith(process.argv[1].replace(/\\/g, '/'))
-if (isEntry) void runDaemon({ detached: true })
+if (runsAsMain(import.meta.url)) void runDaemon({ detached: true })
