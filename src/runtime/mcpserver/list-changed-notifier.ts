@@ -1,7 +1,8 @@
 /**
- * Coalesces registry changes into one `notifications/tools/list_changed`
- * per burst: several connectors committing within the window produce a
- * single notification on each open listen stream.
+ * Coalesces changes into one list_changed notification per burst (tools
+ * for the registry, resources for the Skills): several connectors
+ * committing within the window produce a single notification on each open
+ * listen stream.
  */
 export class ListChangedNotifier {
   private timer?: NodeJS.Timeout

@@ -19,6 +19,7 @@ import { ListenStreams } from './listen-streams.js'
 import { NodeFront } from './node-front.js'
 import { bearerSession, MAX_MCP_BODY, methodNotAllowed, paramHeaderMismatch, parseMessage, unauthorized } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
+import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
 
 export const MCP_PATH = '/mcp/connector'
@@ -41,14 +42,18 @@ export class ConnectorMcpEndpoint {
   private readonly fastPath: FastPath
   private readonly front: NodeFront
   readonly notifier: ListChangedNotifier
+  /** Skill changes: notifications/resources/list_changed (the skills extension defines no notification of its own). */
+  private readonly skillsNotifier: ListChangedNotifier
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
     private readonly sessions: SessionTokens,
     private readonly log: Logger,
+    /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
+    skills: SkillCatalogue = new SkillCatalogue(log),
   ) {
     const tools = new ToolService(registry, this.cancellation)
-    this.handler = createMcpHandler(createServerFactory(tools), {
+    this.handler = createMcpHandler(createServerFactory(tools, skills), {
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
       // a client's bad request is the client's problem: kept out of the default log level
@@ -59,6 +64,8 @@ export class ConnectorMcpEndpoint {
     this.streams = new ListenStreams(log)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
+    this.skillsNotifier = new ListChangedNotifier(() => this.handler.notify.resourcesChanged())
+    skills.onChange(() => this.skillsNotifier.changed())
     sessions.onRevoked((revoked) => {
       const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
@@ -125,6 +132,7 @@ export class ConnectorMcpEndpoint {
   /** Graceful: open listen streams get their final result, then close. */
   async close(): Promise<void> {
     this.notifier.dispose()
+    this.skillsNotifier.dispose()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }
