@@ -1,16 +1,16 @@
 import type { Writable } from 'node:stream'
 import { MODERN_REVISION } from '../names.js'
+import type { StatePaths } from '../paths.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { asLine } from './answer-stream.js'
 import { errorLine, INTERNAL_ERROR, INVALID_REQUEST, parseClientMessage, type ClientMessage, type RequestId } from './client-message.js'
 import { DaemonHttp } from './daemon-http.js'
 import { DaemonLink, type BridgeIdentity } from './daemon-link.js'
 import { Forwarder } from './forwarder.js'
+import { MAX_LINE_BYTES } from './line-splitter.js'
 import { ListenRelay } from './listen-relay.js'
 import { claimedRevision, McpHeaders, PROTOCOL_VERSION_META } from './mcp-headers.js'
 import { Relink } from './relink.js'
-import { MAX_LINE_BYTES } from './line-splitter.js'
-import type { StatePaths } from '../paths.js'
 
 type Request = Extract<ClientMessage, { kind: 'request' }>
 type Notification = Extract<ClientMessage, { kind: 'notification' }>

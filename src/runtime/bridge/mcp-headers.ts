@@ -70,11 +70,6 @@ export class McpHeaders {
     this.legacyRevision = revision
   }
 
-  /** Whether the bridge knows a tool declares `Mcp-Param-*` headers (a call naming one needs them). */
-  knows(tool: string): boolean {
-    return this.params.has(tool)
-  }
-
   /** A tools/list result (or page) as relayed: only a list that mentions `x-mcp-header` is read. */
   learn(payload: string): void {
     if (!payload.includes('x-mcp-header')) return
