@@ -37,7 +37,9 @@ function pair(a, b, runs, env, cwd) {
     as.push(timeOnce(a[0], a.slice(1), env, cwd))
     bs.push(timeOnce(b[0], b.slice(1), env, cwd))
   }
-  return { a: medianOf(as), b: medianOf(bs), aSamples: as, bSamples: bs }
+  // each run of a beside the run of b that followed it: a slow spell of the machine hits both of a pair
+  const diffs = as.map((x, i) => x - bs[i])
+  return { a: medianOf(as), b: medianOf(bs), diff: medianOf(diffs), aSamples: as, bSamples: bs }
 }
 
 /** The function the CLI uses to spawn the daemon, from the build; or a plain spawn of the entry it names. */
@@ -118,7 +120,7 @@ export async function runCliSection(ctx, progress) {
       const shim = path.join(t.stateDir, 'bin', 'tutti-connector-everything')
       progress(`cli: shim vs direct entrypoint, ${cfg.shimRuns} runs each`)
       const p = pair([shim, '--version'], [process.execPath, entry, '--version'], cfg.shimRuns, env, cwd)
-      return { shimMs: p.a, directMs: p.b, overheadMs: p.a - p.b, shim, entry }
+      return { shimMs: p.a, directMs: p.b, overheadMs: p.diff, shim, entry }
     })
     await step('recovery', async () => {
       const runs = []
