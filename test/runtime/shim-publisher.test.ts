@@ -157,6 +157,19 @@ describe('ShimPublisher', () => {
     expect(targets()).toEqual(['g3.cjs', 'g4.cjs'])
   })
 
+  it('concurrent publishes of two generations of one connector: the newest wins, and neither prunes the other', async () => {
+    for (let g = 1; g <= 40; g += 2) {
+      await Promise.all([publisher.publish(pin(g, 'one')), publisher.publish(pin(g + 1, 'two'))])
+      expect(await publisher.publishedGeneration('fx')).toBe(g + 1)
+    }
+    expect(await shimOutput()).toMatchObject({ entry: 'two' })
+    expect(targets()).toEqual(['g39.cjs', 'g40.cjs'])
+    // an older publish after a newer one leaves the newer shim in place
+    await publisher.publish(pin(12, 'one'))
+    expect(await publisher.publishedGeneration('fx')).toBe(40)
+    expect(lines.join('')).toContain('shim kept: a newer generation is published')
+  })
+
   it('list names each published connector once; removeAny takes a stray shim whatever its generation', async () => {
     await publisher.publish(pin(1))
     await publisher.publish({ ...pin(5), key: 'zeta' })

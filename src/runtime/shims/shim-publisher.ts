@@ -27,11 +27,17 @@ export class ShimPublisher {
     private readonly log: Logger,
   ) {}
 
+  /** Publish `pin`'s shim, unless a newer generation's is already in place (then it stays: newest wins). */
   async publish(pin: ShimPin): Promise<void> {
     const target = shimTargetPath(this.paths, pin)
     await ensurePrivateDir(path.dirname(target))
     await writeFileAtomic(target, shimTargetSource(this.paths, pin), 0o700)
-    await withLock(this.paths.shimLockTarget, async (held) => {
+    const outcome = await withLock(this.paths.shimLockTarget, async (held) => {
+      const onDisk = await this.publishedGeneration(pin.key)
+      if (onDisk !== undefined && onDisk > pin.generation) {
+        await this.pruneTargets(pin.key, onDisk)
+        return onDisk
+      }
       await ensurePrivateDir(this.paths.binDir)
       const staging = path.join(this.paths.root, `.shim-staging-${randomBytes(4).toString('hex')}`)
       await ensurePrivateDir(staging)
@@ -47,9 +53,11 @@ export class ShimPublisher {
       } finally {
         await fs.rm(staging, { recursive: true, force: true })
       }
+      await this.pruneTargets(pin.key, pin.generation)
+      return pin.generation
     })
-    await this.pruneTargets(pin.key, pin.generation)
-    this.log.info('shim published', { connector: pin.key, generation: pin.generation })
+    if (outcome === pin.generation) this.log.info('shim published', { connector: pin.key, generation: pin.generation })
+    else this.log.info('shim kept: a newer generation is published', { connector: pin.key, generation: pin.generation, published: outcome })
   }
 
   /** The generation the shim on disk runs, if any. */
@@ -78,16 +86,18 @@ export class ShimPublisher {
 
   /**
    * Launch targets older than the previous generation are referenced by no
-   * shim; the previous one stays for an invocation that is just starting.
+   * shim; the previous one stays for an invocation that is just starting,
+   * and a newer one belongs to a publish about to take the lock. Runs under
+   * the shim lock, so two publishes never prune each other's targets.
    */
-  private async pruneTargets(key: string, current: number): Promise<void> {
+  private async pruneTargets(key: string, published: number): Promise<void> {
     const dir = this.paths.shimTargetsDir(key)
     const files = (await fs.readdir(dir).catch(() => [] as string[])).flatMap((name) => {
       const m = TARGET_FILE.exec(name)
       return m ? [{ name, generation: Number(m[1]) }] : []
     })
-    const previous = Math.max(-1, ...files.map((f) => f.generation).filter((g) => g < current))
-    for (const f of files) if (f.generation !== current && f.generation !== previous) await fs.rm(path.join(dir, f.name), { force: true })
+    const previous = Math.max(-1, ...files.map((f) => f.generation).filter((g) => g < published))
+    for (const f of files) if (f.generation < previous) await fs.rm(path.join(dir, f.name), { force: true })
   }
 
   /** Every shim on disk, by connector key (for doctor and tests). */
