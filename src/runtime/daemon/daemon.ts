@@ -11,6 +11,7 @@ import { recordGroupsIn } from '../proc/process-group.js'
 import { createLogger, fileSink, type Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
+import { SkillCatalogue } from '../mcpserver/skill-catalogue.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { skillRootsOf } from '../reconcile/connector-snapshot.js'
 import { Reconciler } from '../reconcile/reconciler.js'
@@ -79,7 +80,10 @@ export class TuttiDaemon {
     this.store = new ConnectorStore(options.paths)
     this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
     this.reconciler = new Reconciler(this.store, this.registry, new ShimPublisher(options.paths, this.log.child('shims')), options.paths, this.log.child('reconcile'))
-    this.endpoint = new ConnectorMcpEndpoint(this.registry, this.sessions, this.log.child('mcp'))
+    // the Skills served over MCP are those of the active connectors, as every reconcile leaves them
+    const skills = new SkillCatalogue(this.log.child('skills'))
+    this.reconciler.onReconciled(() => skills.update(skillRootsOf(this.reconciler.snapshots())))
+    this.endpoint = new ConnectorMcpEndpoint(this.registry, this.sessions, this.log.child('mcp'), skills)
   }
 
   get mcpUrl(): string {

@@ -38,6 +38,7 @@ export class Reconciler {
   private readonly toolCache: ToolCache
   /** Release digests per connector that must survive pruning (current and previous). */
   private readonly liveDigests = new Map<string, string[]>()
+  private readonly reconciledListeners = new Set<() => void>()
 
   constructor(
     private readonly store: ConnectorStore,
@@ -60,7 +61,7 @@ export class Reconciler {
     const onDisk = keys ? [] : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) => CONNECTOR_KEY.test(name))
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
     for (const key of targets) this.supersedeStale(key, installed.get(key))
-    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key)))))
+    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key))).finally(() => this.reconciled())))
     if (!keys) await this.removeStrayShims()
     return targets.map((k) => this.snapshotOf(k)).filter((s): s is ConnectorSnapshot => !!s).map(toConnectorState)
   }
@@ -68,6 +69,16 @@ export class Reconciler {
   /** Resolves once none of `keys` is `starting` (a build or restart has an outcome). */
   async settled(keys: readonly string[]): Promise<void> {
     await Promise.all(keys.map((key) => this.runtimes.get(key)?.settled()))
+  }
+
+  /** Called after each connector's reconcile, before `reconcile` resolves: what is active may have changed. */
+  onReconciled(listener: () => void): () => void {
+    this.reconciledListeners.add(listener)
+    return () => this.reconciledListeners.delete(listener)
+  }
+
+  private reconciled(): void {
+    for (const listener of this.reconciledListeners) listener()
   }
 
   /** Every connector the daemon knows, by key. */
