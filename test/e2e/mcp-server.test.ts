@@ -53,7 +53,7 @@ describe('the connector MCP server with real upstreams from npm', () => {
     await client.close()
   })
 
-  it('2025-06-18 raw: initialize (asking 2025-11-25) is answered 2025-06-18; initialized, ping, list, call, empty resources', async () => {
+  it('2025-06-18 raw: initialize (asking 2025-11-25) is answered 2025-06-18; initialized, ping, list, call, the Skill as the one resource', async () => {
     const init = await legacyPost(binding, { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
     expect(init.status).toBe(200)
     expect(init.json.result.protocolVersion).toBe('2025-06-18')
@@ -66,7 +66,8 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(list.json.result.tools.map((t: { name: string }) => t.name)).toContain('everything_echo')
     const call = await legacyPost(binding, { id: 4, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: 'raw' } } }, h)
     expect(call.json.result.content).toEqual([{ type: 'text', text: 'Echo: raw' }])
-    expect((await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources).toEqual([])
+    // the connector's Skill, served over MCP (the skills extension)
+    expect((await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources.map((r: { uri: string }) => r.uri)).toEqual(['skill://everything/everything-tour/SKILL.md'])
     expect((await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result.resourceTemplates).toEqual([])
     expect((await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts).toEqual([])
   })
