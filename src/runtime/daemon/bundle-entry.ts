@@ -14,8 +14,12 @@ import type { runDaemon as runDaemonModule } from './main.js'
  * dist/runtime/daemon/ names no bundle and is never run.
  */
 const BUNDLE_FILE = '__TUTTI_DAEMON_BUNDLE__'
-/** After start, time for its first requests (health, the command that started it) to be compiled into the cache too. */
-const CACHE_SAVE_DELAY_MS = 2_000
+/**
+ * After start, time for the first requests (health, the command that started
+ * the daemon) to be compiled into the cache too; short, because a daemon may
+ * not live long (an idle timeout, a kill) and one that never saves helps none.
+ */
+const CACHE_SAVE_DELAY_MS = 500
 
 const bundle = runCachedBundle<{ runDaemon: typeof runDaemonModule }>(
   fileURLToPath(new URL(BUNDLE_FILE, import.meta.url)),
@@ -25,7 +29,7 @@ const bundle = runCachedBundle<{ runDaemon: typeof runDaemonModule }>(
 
 export async function runDaemon(options: { detached?: boolean } = {}): Promise<TuttiDaemon> {
   const daemon = await bundle.exports.runDaemon(options)
-  daemon.log.info('code cache', { use: bundle.cache })
+  daemon.log.info('code cache', { use: bundle.cache, bundle: path.basename(BUNDLE_FILE) })
   const save = (): void =>
     void bundle.saveCache().then(
       (saved) => saved && daemon.log.info('code cache written'),
