@@ -31,6 +31,12 @@ import { listenLoopback, type LoopbackListener } from './http/listen.js'
 const LISTENER_CLOSE_MS = 3_000
 /** Beyond the lock's stale period: time for the lock library to notice it. */
 const SINGLETON_WAIT_MARGIN_MS = 2_000
+/**
+ * An MCP request that reaches a daemon still in its start-up reconcile waits
+ * for it (a restarted daemon would otherwise answer "unknown tool" for a
+ * route it is about to publish); lazy by cache, that is well under a second.
+ */
+const MCP_WAITS_FOR_RECONCILE_MS = 5_000
 /** How often a starting daemon looks at a lock that may be going stale. */
 const SINGLETON_RETRY_MS = 250
 
@@ -64,6 +70,7 @@ export class TuttiDaemon {
   private releaseLock?: () => Promise<void>
   private stopping?: Promise<void>
   private markReconciled!: () => void
+  private isReconciled = false
   /** Settles after the start-up reconcile (requests that arrive earlier wait for it). */
   private readonly reconciled = new Promise<void>((resolve) => {
     this.markReconciled = resolve
@@ -125,8 +132,13 @@ export class TuttiDaemon {
       requestStop: (reason, opts) => void this.stop(reason, opts),
     }
     const app = createDaemonApp(ctx, this.controlToken, {
-      mount: (a) => a.all(MCP_PATH, (event) => this.endpoint.handle(event.req)),
-      front: (req, res, headers, toH3) => this.endpoint.serveNode(req, res, headers, toH3),
+      mount: (a) =>
+        a.all(MCP_PATH, async (event) => {
+          if (!this.isReconciled) await Promise.race([this.reconciled, new Promise((r) => setTimeout(r, MCP_WAITS_FOR_RECONCILE_MS).unref())])
+          return this.endpoint.handle(event.req)
+        }),
+      // until the start-up reconcile is done, the h3 path takes every request (it waits for it)
+      front: (req, res, headers, toH3) => this.isReconciled && this.endpoint.serveNode(req, res, headers, toH3),
       activity: (delta) => {
         this.activeRequests += delta
         this.lastActivity = Date.now()
@@ -151,6 +163,7 @@ export class TuttiDaemon {
       (states) => this.log.info('initial reconcile done', { connectors: states.length, ms: Date.now() - started }),
       (err: unknown) => this.log.error('initial reconcile failed', { error: err }),
     )
+    this.isReconciled = true
     this.markReconciled()
   }
 
