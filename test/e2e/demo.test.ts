@@ -29,7 +29,7 @@ it('the README demo (npm run demo) runs the main job end to end and leaves no da
     ),
   )
   expect(code, stdout).toBe(0)
-  expect(stdout).toMatch(/Notes \(notes\)\s+mcp\s+MCP server "connector", tools notes_\*\s+ready/)
+  expect(stdout).toMatch(/Notes \(notes\)\s+mcp\s+MCP server "connector", tools notes_\*\s+\d+ tools, [\d.]+ kB\s+ready/)
   expect(stdout).toMatch(/tools\/call everything_echo → Echo: hello over 2026-07-28/)
   expect(stdout).toMatch(/tools\/call everything_echo → Echo: hello over 2025-06-18/)
   expect(stdout).toMatch(/\$ tutti-connector-everything sum 1 2 39\n42/)

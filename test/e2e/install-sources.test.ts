@@ -180,7 +180,7 @@ describe('install from npm, server.json and plugin packages', () => {
     it('several MCP servers without --server list the choices', async () => {
       await refused([pluginPackage('claude', 'two-kit', { servers: 2 })], /2 MCP servers \(main, extra-1\); choose one with --server NAME/)
       const both = serverJson({ name: 'io.example/both', description: 'd', version: '1.0.0', packages: [{ registryType: 'npm', identifier: '@modelcontextprotocol/server-memory', version: '2026.8.31', transport: { type: 'stdio' } }], remotes: [{ type: 'streamable-http', url: 'https://example.com/mcp' }] })
-      await refused([both], /server\.json has 2 MCP servers \(npm, remote\)/)
+      await refused([both], /server\.json has 2 MCP servers \(npm, streamable-http\)/)
     })
     it('a runtime that is not on PATH is named', async () => {
       const py = serverJson({ name: 'io.example/weather-mcp', description: 'd', version: '0.5.0', packages: [{ registryType: 'pypi', identifier: 'weather-mcp-server', version: '0.5.0', runtimeHint: 'uvx', transport: { type: 'stdio' } }] })

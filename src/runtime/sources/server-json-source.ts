@@ -14,7 +14,7 @@ import { deriveKey } from './source-key.js'
  * runtime (uvx, docker, dnx) when it is on the installing PATH, and a
  * Streamable HTTP remote becomes an http connector.
  */
-type Entry = { kind: 'package'; at: string; entry: ServerJsonPackage } | { kind: 'remote'; at: string; entry: ServerJsonRemote }
+type Entry = { kind: 'packages'; at: string; entry: ServerJsonPackage } | { kind: 'remotes'; at: string; entry: ServerJsonRemote }
 
 /** How each registry's packages are run when server.json gives no runtimeHint. */
 const DEFAULT_RUNTIME: Record<string, string> = { npm: 'npx', pypi: 'uvx', oci: 'docker', nuget: 'dnx' }
@@ -39,7 +39,7 @@ export async function readServerJson(file: string): Promise<ServerJson> {
   return result.data
 }
 
-/** Every server the document offers, by a short name for `--server`: its registry type, or "remote" (numbered when repeated). */
+/** Every server the document offers, by a short name for `--server`: its registry type, or a remote's transport type (numbered when repeated). */
 function entries(doc: ServerJson): Map<string, Entry> {
   const out = new Map<string, Entry>()
   const add = (base: string, e: Entry) => {
@@ -47,8 +47,8 @@ function entries(doc: ServerJson): Map<string, Entry> {
     for (let n = 2; out.has(name); n++) name = `${base}-${n}`
     out.set(name, e)
   }
-  doc.packages?.forEach((p, i) => add(p.registryType, { kind: 'package', at: `packages.${i}`, entry: p }))
-  doc.remotes?.forEach((r, i) => add('remote', { kind: 'remote', at: `remotes.${i}`, entry: r }))
+  doc.packages?.forEach((p, i) => add(p.registryType, { kind: 'packages', at: `packages.${i}`, entry: p }))
+  doc.remotes?.forEach((r, i) => add(r.type, { kind: 'remotes', at: `remotes.${i}`, entry: r }))
   return out
 }
 
@@ -59,7 +59,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   const inputs = new ServerJsonInputs()
   const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
   const skipped: string[] = []
-  if (chosen.kind === 'remote') {
+  if (chosen.kind === 'remotes') {
     const remote = chosen.entry
     if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
     if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for servers tutti starts; ${chosen.at} is a remote server`)

@@ -1,7 +1,7 @@
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 
-/** Words that say "this is an MCP server" and nothing about which: `@scope/server-memory` is "memory". */
+/** Words that say "this is an MCP server" and nothing about which: `@scope/server-weather` is "weather". */
 const NOISE = [/^mcp-server-/, /^server-/, /^mcp-/, /-mcp-server$/, /-server-mcp$/, /-mcp$/, /-server$/]
 
 /**
