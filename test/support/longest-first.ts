@@ -5,32 +5,49 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  * Runs the longest files first, so that two workers finish together instead
  * of one waiting out a long file started last. vitest orders by the durations
  * it cached from the last run, but a fresh clone (CI) has no cache and would
- * order by file size; there the seconds below decide (one file alone on a
- * 2-core machine, measured; only their order matters). A file missing from
+ * order by file size; there the seconds below decide (each file's time in a
+ * fresh clone's `.ci/run` on a quiet 2-core machine; only their order matters). A file missing from
  * the table counts as mid-length.
  */
 const SECONDS: Record<string, number> = {
-  'test/e2e/hardening-releases.test.ts': 50,
-  'test/e2e/conformance.test.ts': 43,
-  'test/e2e/self-contained-releases.test.ts': 41,
-  'test/e2e/hardening-daemon.test.ts': 40,
-  'test/e2e/agents.test.ts': 37,
-  'test/e2e/packaging.test.ts': 35,
-  'test/e2e/daemon-lifecycle.test.ts': 35,
-  'test/e2e/connector-lifecycle.test.ts': 33,
-  'test/e2e/projections.test.ts': 30,
-  'test/e2e/mcp-server.test.ts': 28,
-  'test/e2e/lazy.test.ts': 27,
-  'test/e2e/upstream-faults.test.ts': 25,
-  'test/e2e/readme-agent-steps.test.ts': 25,
-  'test/e2e/shims.test.ts': 23,
-  'test/e2e/demo.test.ts': 23,
-  'test/e2e/users-machine.test.ts': 21,
-  'test/e2e/sessions.test.ts': 19,
-  'test/e2e/doctor.test.ts': 18,
-  'test/e2e/bad-manifests.test.ts': 18,
-  'test/e2e/command-not-found.test.ts': 16,
-  'test/e2e/hardening-http.test.ts': 15,
+  'test/e2e/install-sources.test.ts': 93,
+  'test/e2e/hardening-daemon.test.ts': 38,
+  'test/e2e/self-contained-releases.test.ts': 37,
+  'test/e2e/hardening-releases.test.ts': 32,
+  'test/e2e/available-entry.test.ts': 32,
+  'test/e2e/packaging.test.ts': 29,
+  'test/e2e/session-bridge.test.ts': 28,
+  'test/e2e/connector-lifecycle.test.ts': 22,
+  'test/e2e/daemon-lifecycle.test.ts': 22,
+  'test/e2e/doctor.test.ts': 21,
+  'test/e2e/session-exec.test.ts': 21,
+  'test/e2e/conformance.test.ts': 20,
+  'test/e2e/demo.test.ts': 20,
+  'test/e2e/users-machine.test.ts': 20,
+  'test/e2e/upstream-faults.test.ts': 18,
+  'test/e2e/agents.test.ts': 17,
+  'test/e2e/shims.test.ts': 16,
+  'test/e2e/readme-agent-steps.test.ts': 15,
+  'test/e2e/sessions.test.ts': 15,
+  'test/e2e/lazy-by-cache.test.ts': 14,
+  'test/e2e/projections.test.ts': 14,
+  'test/e2e/mcp-server.test.ts': 13,
+  'test/e2e/hardening-http.test.ts': 12,
+  'test/e2e/model-sees-codex.test.ts': 12,
+  'test/e2e/model-sees-claude.test.ts': 12,
+  'test/e2e/upstream-kinds.test.ts': 12,
+  'test/e2e/lazy.test.ts': 10,
+  'test/e2e/skills-over-mcp.test.ts': 9,
+  'test/e2e/control-schemas.test.ts': 9,
+  'test/e2e/restart-race.test.ts': 6,
+  'test/e2e/generic-owner-path.test.ts': 5,
+  'test/e2e/command-not-found.test.ts': 5,
+  'test/e2e/bad-manifests.test.ts': 5,
+  'test/e2e/public-surface.test.ts': 4,
+  'test/e2e/reaper.test.ts': 4,
+  'test/e2e/mcp-guard.test.ts': 3,
+  'test/e2e/tools-call-paths.test.ts': 3,
+  'test/e2e/control-api.test.ts': 1,
 }
 const UNKNOWN_E2E = 15
 const UNKNOWN_UNIT = 2
