@@ -11,9 +11,9 @@ export default defineConfig({
     // the root's global setup runs once for the whole run, whichever projects are selected;
     // the reaper last, so that its teardown runs first
     globalSetup: ['./test/support/prepared-examples.ts', './test/support/global-teardown.ts'],
-    // e2e files spawn real daemons, upstream servers, npm and agents, and wait on them about a third of
-    // the time (a 2-worker run kept 1.5 of 2 cores busy): three files at once fill the two cores
-    maxWorkers: 3,
+    // e2e files spawn real daemons, upstream servers, npm and agents; two cores run two files at once
+    // (three were measured: 347 s against 361 s quiet, not worth the extra contention on a loaded machine)
+    maxWorkers: 2,
     // the longest files first, so that the two workers finish together (a fresh clone has no timing cache)
     sequence: { sequencer: LongestFirst },
     reporters: ['default', './test/support/closing-line-reporter.ts'],
