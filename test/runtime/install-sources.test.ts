@@ -4,6 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseManifest } from '../../src/runtime/manifest/load.js'
 import { PluginServerMapper } from '../../src/runtime/sources/plugin-mcp-config.js'
+import { detectPlugin, pluginSource } from '../../src/runtime/sources/plugin-source.js'
 import { ServerJsonInputs } from '../../src/runtime/sources/server-json-inputs.js'
 import { serverJsonSource } from '../../src/runtime/sources/server-json-source.js'
 import { deriveKey } from '../../src/runtime/sources/source-key.js'
@@ -113,5 +114,36 @@ describe('server.json documents', () => {
     await expect(serverJsonSource(cargo, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/registryType "cargo" is not supported/)
     const none = writeJson({ name: 'io.example/c', description: 'd', version: '1' })
     await expect(serverJsonSource(none, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/names no packages and no remotes/)
+  })
+})
+
+describe('plugin packages that cannot be mapped', () => {
+  const plugin = (files: Record<string, unknown>) => {
+    const dir = tmp()
+    for (const [rel, content] of Object.entries(files)) {
+      fs.mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true })
+      fs.writeFileSync(path.join(dir, rel), typeof content === 'string' ? content : JSON.stringify(content))
+    }
+    return dir
+  }
+  const map = async (dir: string, server?: string) => pluginSource(dir, (await detectPlugin(dir))!, { env: process.env, scratchDir: async () => tmp(), ...(server ? { server } : {}) })
+
+  it('an SSE server, an mcpServers path outside the plugin or missing, a server entry of no known shape', async () => {
+    await expect(map(plugin({ '.claude-plugin/plugin.json': { name: 'p' }, '.mcp.json': { mcpServers: { s: { type: 'sse', url: 'https://x/sse' } } } }))).rejects.toThrow(/mcpServers\.s: the SSE transport is not supported/)
+    await expect(map(plugin({ '.codex-plugin/plugin.json': { name: 'p', mcpServers: '../elsewhere.json' } }))).rejects.toThrow(/mcpServers: "\.\.\/elsewhere\.json" is outside the plugin/)
+    await expect(map(plugin({ '.codex-plugin/plugin.json': { name: 'p', mcpServers: './servers.json' } }))).rejects.toThrow(/mcpServers: servers\.json does not exist/)
+    await expect(map(plugin({ 'plugin.json': { name: 'p' }, 'mcp.json': { mcpServers: { s: { args: ['x'] } } } }))).rejects.toThrow(/mcp\.json: mcpServers\.s: /)
+  })
+  it('--server names one of several, and an unknown name lists them', async () => {
+    const dir = plugin({ '.claude-plugin/plugin.json': { name: 'p' }, '.mcp.json': { mcpServers: { a: { command: 'node', args: ['a.js'] }, b: { command: 'node', args: ['b.js'] } } } })
+    expect((await map(dir, 'b')).manifest.mcp).toMatchObject({ command: 'node', args: ['b.js'] })
+    await expect(map(dir, 'c')).rejects.toThrow(/has no MCP server "c"; its servers: a, b/)
+  })
+  it('without servers, a plugin of Skills alone; --server for it is refused', async () => {
+    const dir = plugin({ '.claude-plugin/plugin.json': { name: 'docs-only' }, 'skills/guide/SKILL.md': '---\nname: guide\ndescription: d\n---\n' })
+    const source = await map(dir)
+    expect(source.manifest).toMatchObject({ key: 'docs-only', skills: 'skills' })
+    expect(source.manifest).not.toHaveProperty('mcp')
+    await expect(map(dir, 'x')).rejects.toThrow(/--server x: this Claude Code plugin has no MCP servers/)
   })
 })

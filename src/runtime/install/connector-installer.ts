@@ -38,10 +38,10 @@ export interface SourceSummary {
   skipped: string[]
 }
 
-/** `install --dry-run`: the manifest the release would have, validated, with nothing written. */
+/** `install --dry-run`: the manifest the release would have (as generated, or the release's own), validated, with nothing written. */
 export interface DryRunOutcome {
   dryRun: true
-  manifest: ConnectorManifest
+  manifest: ConnectorManifest | Record<string, unknown>
   generated: boolean
   source?: SourceSummary
 }
@@ -119,7 +119,7 @@ export class ConnectorInstaller {
       scratch.push(prepared.cleanup)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
-      return { dryRun: true, manifest: (prepared.generated?.manifest as ConnectorManifest | undefined) ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: { kind: prepared.generated.kind, skipped: prepared.generated.skipped } } : {}) }
+      return { dryRun: true, manifest: prepared.generated?.manifest ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: { kind: prepared.generated.kind, skipped: prepared.generated.skipped } } : {}) }
     } finally {
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }

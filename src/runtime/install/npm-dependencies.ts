@@ -1,9 +1,9 @@
-import { spawn } from 'node:child_process'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 import semver from 'semver'
 import which from 'which'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { runCommand } from '../proc/run-command.js'
 
 /**
  * A release is self-contained: the production dependencies its package.json
@@ -73,22 +73,10 @@ export async function installDependencies(dir: string, check: DependencyCheck, o
   args.push('--omit=dev', '--no-audit', '--no-fund', '--loglevel=error')
   if (!options.scripts) args.push('--ignore-scripts')
   const started = Date.now()
-  const { code, stderr } = await run(npm, args, dir, options.env)
+  const { code, stderr } = await runCommand(npm, args, { cwd: dir, env: options.env })
   if (code !== 0) {
     const tail = stderr.trim().split('\n').slice(-NPM_ERROR_LINES).join('\n')
     throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, `npm ${args[0]} failed for connector "${options.key}" (exit ${code}); nothing was installed:\n${tail}`)
   }
   return { ms: Date.now() - started, command: `npm ${args.join(' ')}` }
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'ignore', 'pipe'] })
-    let stderr = ''
-    child.stderr!.on('data', (chunk: Buffer) => {
-      stderr = (stderr + chunk.toString('utf8')).slice(-16 * 1024)
-    })
-    child.once('error', (err) => resolve({ code: 127, stderr: err.message }))
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stderr }))
-  })
 }

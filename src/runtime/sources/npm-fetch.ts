@@ -1,7 +1,7 @@
-import { spawn } from 'node:child_process'
 import path from 'node:path'
 import which from 'which'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { runCommand } from '../proc/run-command.js'
 
 /** npm's last lines say why a fetch failed. */
 const NPM_ERROR_LINES = 8
@@ -15,7 +15,7 @@ export async function fetchNpmPackage(spec: string, dir: string, env: NodeJS.Pro
   if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*(@[^\s]+)?$/i.test(spec)) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `npm:${spec}: not an npm package name with an optional @version or @range`)
   const npm = await which('npm', { path: env.PATH ?? '', nothrow: true })
   if (!npm) throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `npm:${spec} needs npm, and npm is not on this shell's PATH`)
-  const { code, stdout, stderr } = await run(npm, ['pack', spec, '--json', '--ignore-scripts', '--pack-destination', dir, '--loglevel=error'], dir, env)
+  const { code, stdout, stderr } = await runCommand(npm, ['pack', spec, '--json', '--ignore-scripts', '--pack-destination', dir, '--loglevel=error'], { cwd: dir, env, captureStdout: true })
   if (code !== 0) {
     const tail = stderr.trim().split('\n').slice(-NPM_ERROR_LINES).join('\n')
     const missing = /E404|404 Not Found|No matching version|ETARGET/.test(stderr)
@@ -31,16 +31,4 @@ export async function fetchNpmPackage(spec: string, dir: string, env: NodeJS.Pro
   if (typeof filename !== 'string' || !filename) throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, `npm:${spec}: npm pack did not say which file it wrote`)
   // scoped packages are written as scope-name-version.tgz in the destination
   return path.join(dir, path.basename(filename.replace(/^@/, '').replace(/\//g, '-')))
-}
-
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout!.on('data', (chunk: Buffer) => void (stdout += chunk.toString('utf8')))
-    child.stderr!.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString('utf8')).slice(-16 * 1024)))
-    child.once('error', (err) => resolve({ code: 127, stdout, stderr: err.message }))
-    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }))
-  })
 }

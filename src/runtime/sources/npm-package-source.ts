@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { GeneratedSource, SourceOptions } from './generated-source.js'
+import { readSourceJson } from './source-json.js'
 import { deriveKey } from './source-key.js'
 
 /**
@@ -17,14 +18,8 @@ export interface NpmPackageJson {
 }
 
 export async function readPackageJson(root: string): Promise<NpmPackageJson | undefined> {
-  const text = await fs.readFile(path.join(root, 'package.json'), 'utf8').catch(() => undefined)
-  if (text === undefined) return undefined
-  try {
-    const value = JSON.parse(text) as unknown
-    return value && typeof value === 'object' ? (value as NpmPackageJson) : undefined
-  } catch {
-    throw new TuttiError(ErrorCodes.MANIFEST_INVALID, 'package.json: not valid JSON')
-  }
+  const value = await readSourceJson(path.join(root, 'package.json'), 'package.json', { optional: true })
+  return value && typeof value === 'object' ? (value as NpmPackageJson) : undefined
 }
 
 /** The package's bins as name → release path. */

@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
 import { pluginMcpFileSchema, pluginServerSchema, PluginServerMapper } from './plugin-mcp-config.js'
+import { readSourceJson } from './source-json.js'
 import { deriveKey } from './source-key.js'
 
 /**
@@ -42,16 +43,7 @@ function invalid(file: string, message: string): TuttiError {
   return new TuttiError(ErrorCodes.MANIFEST_INVALID, `${file}: ${message}`)
 }
 
-async function readJson(root: string, rel: string): Promise<unknown> {
-  const text = await fs.readFile(path.join(root, rel), 'utf8').catch(() => {
-    throw invalid(rel, 'cannot be read')
-  })
-  try {
-    return JSON.parse(text) as unknown
-  } catch {
-    throw invalid(rel, 'not valid JSON')
-  }
-}
+const readJson = (root: string, rel: string): Promise<unknown> => readSourceJson(path.join(root, rel), rel)
 
 function parse<T>(schema: z.ZodType<T>, value: unknown, file: string): T {
   const result = schema.safeParse(value)

@@ -5,6 +5,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { ServerJsonInputs } from './server-json-inputs.js'
+import { readSourceJson } from './source-json.js'
 import { serverJsonSchema, type ServerJson, type ServerJsonPackage, type ServerJsonRemote } from './server-json-schema.js'
 import { deriveKey } from './source-key.js'
 
@@ -22,15 +23,7 @@ const DEFAULT_RUNTIME: Record<string, string> = { npm: 'npx', pypi: 'uvx', oci: 
 const invalid = (message: string) => new TuttiError(ErrorCodes.MANIFEST_INVALID, `server.json: ${message}`)
 
 export async function readServerJson(file: string): Promise<ServerJson> {
-  const text = await fs.readFile(file, 'utf8').catch((err: NodeJS.ErrnoException) => {
-    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${file}: ${err.code === 'ENOENT' ? 'no such file' : 'cannot be read'}`)
-  })
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch {
-    throw invalid('not valid JSON')
-  }
+  const data = await readSourceJson(file, file.endsWith('server.json') ? 'server.json' : file)
   const result = serverJsonSchema.safeParse(data)
   if (!result.success) {
     const issue = result.error.issues[0]!
