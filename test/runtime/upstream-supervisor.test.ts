@@ -120,6 +120,25 @@ describe('UpstreamSupervisor', () => {
     expect(supervisor.starts).toBe(2)
   })
 
+  it('lazy: each call moves the idle period on without a timer of its own; a call still running holds the stop off', async () => {
+    const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+    dialer.fallback = [tool('a')]
+    await supervisor.callTool('a', {}, {})
+    const scheduled = vi.spyOn(globalThis, 'setTimeout')
+    for (let i = 0; i < 50; i++) await supervisor.callTool('a', {}, {})
+    // the hot path schedules nothing: the one idle timer reads when the last call ended
+    expect(scheduled).not.toHaveBeenCalled()
+    scheduled.mockRestore()
+    await vi.advanceTimersByTimeAsync(600)
+    await supervisor.callTool('a', {}, {})
+    // 1,000 ms after the first call, but only 400 ms after the last: still running
+    await vi.advanceTimersByTimeAsync(400)
+    expect(supervisor.state).toBe('running')
+    await vi.advanceTimersByTimeAsync(600)
+    expect(supervisor.state).toBe('stopped')
+    expect(dialer.specs).toHaveLength(1)
+  })
+
   it('lazy: a failed start fails the call with the reason and schedules nothing', async () => {
     const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
     dialer.script.push(new Error('command "/x" not found'))

@@ -52,6 +52,8 @@ export class UpstreamSupervisor implements RouteClient {
   private connecting?: AbortController
   private restartTimer?: NodeJS.Timeout
   private idleTimer?: NodeJS.Timeout
+  /** When the last call ended (or the upstream started): the idle clock, read only when the idle timer fires. */
+  private lastUse = 0
   private changeTimer?: NodeJS.Timeout
   private inFlight = 0
   private upSince = 0
@@ -101,12 +103,14 @@ export class UpstreamSupervisor implements RouteClient {
 
   async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
     this.inFlight++
-    clearTimeout(this.idleTimer)
     try {
       const conn = this.connection && !this.connection.closed ? this.connection : await this.whenNeeded()
       return await conn.callTool(upstreamName, args, options)
     } finally {
-      if (--this.inFlight === 0) this.armIdle()
+      if (--this.inFlight === 0) {
+        this.lastUse = Date.now()
+        this.armIdle()
+      }
     }
   }
 
@@ -122,6 +126,7 @@ export class UpstreamSupervisor implements RouteClient {
   async dispose(drainMs?: number): Promise<void> {
     this.abandonConnect()
     clearTimeout(this.idleTimer)
+    this.idleTimer = undefined
     clearTimeout(this.changeTimer)
     this.restartTimer = undefined
     this.nextRetryAt = undefined
@@ -177,6 +182,7 @@ export class UpstreamSupervisor implements RouteClient {
     const previous = this.connection
     this.connection = conn
     this.upSince = Date.now()
+    this.lastUse = this.upSince
     this.starts++
     this.nextRetryAt = undefined
     conn.onClosed((why) => this.onExit(conn, why))
@@ -250,10 +256,26 @@ export class UpstreamSupervisor implements RouteClient {
     return this.nextRetryAt
   }
 
+  /**
+   * One idle timer per idle period, not one per call: a call only moves
+   * `lastUse`, and a timer that fires early sleeps for the rest.
+   */
   private armIdle(): void {
-    clearTimeout(this.idleTimer)
-    if (this.activation.kind !== 'lazy' || !this.connection || this.activation.idleMs <= 0) return
-    this.idleTimer = setTimeout(() => void this.stopIdle(), this.activation.idleMs)
+    if (this.idleTimer || this.activation.kind !== 'lazy' || !this.connection || this.activation.idleMs <= 0) return
+    if (!this.lastUse) this.lastUse = Date.now()
+    this.scheduleIdleCheck(this.activation.idleMs)
+  }
+
+  private scheduleIdleCheck(ms: number): void {
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined
+      const idleMs = (this.activation as { idleMs: number }).idleMs
+      // calls in flight re-arm it when the last one ends
+      if (!this.connection || this.inFlight > 0) return
+      const idleFor = Date.now() - this.lastUse
+      if (idleFor < idleMs) this.scheduleIdleCheck(idleMs - idleFor)
+      else void this.stopIdle()
+    }, ms)
     this.idleTimer.unref()
   }
 
