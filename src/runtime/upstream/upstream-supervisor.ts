@@ -54,6 +54,7 @@ export class UpstreamSupervisor implements RouteClient {
   private idleTimer?: NodeJS.Timeout
   /** When the last call ended (or the upstream started): the idle clock, read only when the idle timer fires. */
   private lastUse = 0
+  private stoppingIdle?: Promise<void> // an idle upstream being closed
   private changeTimer?: NodeJS.Timeout
   private inFlight = 0
   private upSince = 0
@@ -104,7 +105,7 @@ export class UpstreamSupervisor implements RouteClient {
   async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
     this.inFlight++
     try {
-      const conn = this.connection && !this.connection.closed ? this.connection : await this.whenNeeded()
+      const conn = this.connection && !this.connection.closed && !this.stoppingIdle ? this.connection : await this.whenNeeded()
       return await conn.callTool(upstreamName, args, options)
     } finally {
       if (--this.inFlight === 0) {
@@ -143,6 +144,7 @@ export class UpstreamSupervisor implements RouteClient {
     }
     this.starting ??= (async () => {
       try {
+        await this.stoppingIdle
         const conn = await this.open()
         await this.adopt(conn, true)
         return conn
@@ -256,10 +258,7 @@ export class UpstreamSupervisor implements RouteClient {
     return this.nextRetryAt
   }
 
-  /**
-   * One idle timer per idle period, not one per call: a call only moves
-   * `lastUse`, and a timer that fires early sleeps for the rest.
-   */
+  /** One idle timer per idle period, not one per call: a call only moves `lastUse`; an early timer sleeps on. */
   private armIdle(): void {
     if (this.idleTimer || this.activation.kind !== 'lazy' || !this.connection || this.activation.idleMs <= 0) return
     if (!this.lastUse) this.lastUse = Date.now()
@@ -279,11 +278,19 @@ export class UpstreamSupervisor implements RouteClient {
     this.idleTimer.unref()
   }
 
+  /**
+   * The idle upstream is closed before the supervisor reports it stopped:
+   * until then it is still running (its process may take the close grace),
+   * and a call that comes meanwhile waits for the close, then starts anew.
+   */
   private async stopIdle(): Promise<void> {
     const conn = this.connection
-    if (!conn || this.inFlight > 0) return
-    this.connection = undefined
-    await conn.close()
+    if (!conn || this.inFlight > 0 || this.stoppingIdle) return
+    this.stoppingIdle = conn.close().then(() => {
+      if (this.connection === conn) this.connection = undefined
+      this.stoppingIdle = undefined
+    })
+    await this.stoppingIdle
     this.events.stopped('idle')
   }
 }
