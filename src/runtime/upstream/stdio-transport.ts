@@ -3,6 +3,7 @@ import { accessSync, constants } from 'node:fs'
 import path from 'node:path'
 import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
 import { spawnInGroup, stopGroup } from '../proc/process-group.js'
+import { StdinBatch } from './stdin-batch.js'
 import { StdioMessageReader } from './stdio-message-reader.js'
 
 export interface StdioTransportOptions {
@@ -34,6 +35,7 @@ export class ProcessGroupStdioTransport implements Transport {
   answerLocally?: (message: JSONRPCMessage) => JSONRPCMessage | undefined
 
   private child?: ChildProcess
+  private batch?: StdinBatch
   private readonly reader: StdioMessageReader
   private stderr = ''
   private closed = false
@@ -74,6 +76,7 @@ export class ProcessGroupStdioTransport implements Transport {
     return new Promise((resolve, reject) => {
       const child = spawnInGroup(this.options.command, this.options.args, { cwd: this.options.cwd, env: this.options.env })
       this.child = child
+      this.batch = new StdinBatch(child.stdin!)
       child.once('error', (err: NodeJS.ErrnoException) => {
         const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'is not executable' : `could not be started (${err.message})`
         this.exitInfo = `command "${this.options.command}" ${why}`
@@ -119,8 +122,10 @@ export class ProcessGroupStdioTransport implements Transport {
       queueMicrotask(() => this.onmessage?.(local))
       return Promise.resolve()
     }
+    // behind every line queued before it, and written now: the SDK's own messages are few
+    this.batch!.push(serializeMessage(message))
     return new Promise((resolve) => {
-      if (stdin.write(serializeMessage(message))) resolve()
+      if (this.batch!.flush()) resolve()
       else stdin.once('drain', resolve)
     })
   }
@@ -129,13 +134,14 @@ export class ProcessGroupStdioTransport implements Transport {
   writeLine(line: string): boolean {
     const stdin = this.child?.stdin
     if (!stdin || this.closed || stdin.destroyed) return false
-    stdin.write(line)
+    this.batch!.push(line)
     return true
   }
 
   async close(): Promise<void> {
     const child = this.child
     if (child?.pid !== undefined) {
+      this.batch?.flush()
       child.stdin?.end()
       await stopGroup(child.pid, this.options.closeGraceMs)
     }
