@@ -1,8 +1,9 @@
 // Section "call": tools/call of server-everything `echo` through every
 // target, interleaved. Every target is started first and stays up; then, in
 // each of BENCH_ROUNDS rounds, every (target, era, client) "slot" is measured
-// once (warm-up, sequential latency, then throughput with N in flight and the
-// gateway's CPU), in an order rotated by one each round. A slow spell on the
+// once (warm-up, sequential latency; then throughput with N in flight and the
+// gateway's CPU, in bursts interleaved over the slots), in an order rotated by
+// one each round and reversed every other round. A slow spell on the
 // machine then hits every target in some round instead of one target in all
 // of them, and ratios are taken between slots of the same round (ratios.js).
 import { echoCall, findTool } from './clients.js'
@@ -119,14 +120,19 @@ export async function runCallSection(ctx, progress) {
         }
       }
     }
+    // every row warmed the same way before round 1, which otherwise measured the JIT of whichever row came first
+    for (const l of live) await warmUp(cfg, l, progress)
     /** @type {string[][]} the order of every round, for the report */
     const order = []
     for (let r = 0; r < cfg.rounds; r++) {
       const shift = live.length ? r % live.length : 0
-      const turn = [...live.slice(shift), ...live.slice(0, shift)]
+      const rotated = [...live.slice(shift), ...live.slice(0, shift)]
+      // reversed every other round: a row that shares a gateway with the next one (tutti's two eras) would
+      // otherwise always run right after it, on a warm gateway and upstream, and the other never
+      const turn = r % 2 ? rotated.reverse() : rotated
       order.push(turn.map((l) => l.slot.key))
       progress(`round ${r + 1}/${cfg.rounds}: ${turn.map((l) => l.slot.key).join(' → ')}`)
-      for (const l of turn) l.slot.rounds[r] = await measureRound(ctx, l, r, progress)
+      await measureRound(ctx, turn, r, progress)
     }
     return { slots, order }
   } finally {
@@ -169,29 +175,81 @@ async function connectSlot(ctx, slot, variant, driver, progress) {
   }
 }
 
-/**
- * One round of one slot. A slot that failed once is not measured again (its connection is suspect).
- * @returns {Promise<RoundResult>}
- */
-async function measureRound(ctx, l, round, progress) {
-  const { cfg } = ctx
-  const { slot, call } = l
-  if (slot.error) return { error: 'skipped after an earlier failure' }
+/** One untimed throughput run of a slot; a failure fails the slot, as a round would. */
+async function warmUp(cfg, l, progress) {
+  if (cfg.warmupBurst === 0) return
   try {
-    const latency = await sequentialLatency(call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
-    const pid = l.gatewayPid?.()
-    const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
-    const tp = await throughput(call, { total: cfg.concurrentCalls, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'concurrent' })
-    const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
-    /** @type {RoundResult} */
-    const res = { median: latency.median, p99: latency.p99, callsPerSec: tp.callsPerSec, clientCpuPct: tp.clientCpuPct }
-    if (cpu0 !== undefined && cpu1 !== undefined) res.gatewayCpuMsPerCall = (cpu1 - cpu0) / cfg.concurrentCalls
-    const cpu = res.gatewayCpuMsPerCall === undefined ? '' : `, ${res.gatewayCpuMsPerCall.toFixed(3)} ms CPU/call`
-    progress(`  r${round + 1} ${slot.key}: median ${latency.median.toFixed(3)} ms, ${tp.callsPerSec.toFixed(0)} calls/s${cpu}`)
-    return res
+    const tp = await throughput(l.call, { total: cfg.warmupBurst, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'warm-up burst' })
+    progress(`  warm-up ${l.slot.key}: ${tp.callsPerSec.toFixed(0)} calls/s (not counted)`)
   } catch (err) {
-    slot.error = `round ${round + 1}: ${message(err)}`
-    progress(`  r${round + 1} ${slot.key}: FAILED ${slot.error}`)
-    return { error: slot.error }
+    l.slot.error = `warm-up: ${message(err)}`
+    progress(`  warm-up ${l.slot.key}: FAILED ${l.slot.error}`)
+  }
+}
+
+/**
+ * One round of every live slot: each one's sequential latency in turn, then
+ * the throughput run of each split into `cfg.bursts` bursts, interleaved
+ * slot by slot (the order reversed every other burst). A slow spell of the
+ * machine inside a round then falls on every slot's bursts alike, which is
+ * what a ratio between two slots of the round needs: calls/s is a slot's
+ * calls over the time of its own bursts.
+ * @returns {Promise<void>}
+ */
+async function measureRound(ctx, turn, round, progress) {
+  const { cfg } = ctx
+  /** @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs: number, gatewayCpuMs?: number }>} */
+  const parts = new Map()
+  for (const l of turn) {
+    const part = await attemptSlot(l, round, progress, async () => {
+      if (cfg.roundWarmup > 0) await throughput(l.call, { total: cfg.roundWarmup, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'round warm-up' })
+      const latency = await sequentialLatency(l.call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
+      return { latency, calls: 0, elapsedMs: 0, clientCpuMs: 0, gatewayCpuMs: l.gatewayPid?.() === undefined ? undefined : 0 }
+    })
+    if (part) parts.set(l, part)
+  }
+  const burst = Math.max(1, Math.ceil(cfg.concurrentCalls / cfg.bursts))
+  for (let b = 0; b < cfg.bursts; b++) {
+    for (const l of b % 2 ? [...turn].reverse() : turn) {
+      const part = parts.get(l)
+      if (!part || l.slot.error) continue
+      const ok = await attemptSlot(l, round, progress, async () => {
+        const pid = l.gatewayPid?.()
+        const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
+        const tp = await throughput(l.call, { total: burst, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'concurrent' })
+        const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
+        part.calls += burst
+        part.elapsedMs += tp.elapsedMs
+        part.clientCpuMs += (tp.clientCpuPct * tp.elapsedMs) / 100
+        if (part.gatewayCpuMs !== undefined) part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
+        return true
+      })
+      if (!ok) parts.delete(l)
+    }
+  }
+  for (const l of turn) {
+    const part = parts.get(l)
+    if (!part) {
+      l.slot.rounds[round] = { error: l.slot.error ?? 'skipped after an earlier failure' }
+      continue
+    }
+    /** @type {RoundResult} */
+    const res = { median: part.latency.median, p99: part.latency.p99, callsPerSec: (part.calls / part.elapsedMs) * 1000, clientCpuPct: (part.clientCpuMs / part.elapsedMs) * 100 }
+    if (part.gatewayCpuMs !== undefined) res.gatewayCpuMsPerCall = part.gatewayCpuMs / part.calls
+    const cpu = res.gatewayCpuMsPerCall === undefined ? '' : `, ${res.gatewayCpuMsPerCall.toFixed(3)} ms CPU/call`
+    progress(`  r${round + 1} ${l.slot.key}: median ${part.latency.median.toFixed(3)} ms, ${res.callsPerSec.toFixed(0)} calls/s${cpu}`)
+    l.slot.rounds[round] = res
+  }
+}
+
+/** Run one measurement of a slot; a slot that failed once is not measured again (its connection is suspect). */
+async function attemptSlot(l, round, progress, run) {
+  if (l.slot.error) return undefined
+  try {
+    return await run()
+  } catch (err) {
+    l.slot.error = `round ${round + 1}: ${message(err)}`
+    progress(`  r${round + 1} ${l.slot.key}: FAILED ${l.slot.error}`)
+    return undefined
   }
 }

@@ -2,8 +2,12 @@
 //
 //   BENCH_ROUNDS                 interleaved rounds of the tools/call targets      7 [2]
 //   BENCH_CALLS                  timed sequential tools/call per target per round  200 [50]
-//   BENCH_WARMUP                 untimed calls before them, per round              30 [10]
-//   BENCH_CONCURRENT_CALLS       tools/call in each throughput run               3000 [300]
+//   BENCH_ROUND_WARMUP           untimed calls with N in flight, per row and round 500 [100]
+//   BENCH_WARMUP                 untimed sequential calls after them                30 [10]
+//   BENCH_CONCURRENT_CALLS       tools/call in each throughput run               6000 [300]
+//   BENCH_BURSTS                 bursts it is split into, interleaved over rows    6 [2]
+//   BENCH_WARMUP_BURST           untimed tools/call with N in flight per row,     3000 [300]
+//                                before round 1 (JIT of client, gateway, upstream)
 //   BENCH_CONCURRENCY            calls in flight in the throughput run             16 [16]
 //   BENCH_LIST_CALLS             timed tools/list per era per round                 15 [5]
 //   BENCH_LIST_WARMUP            untimed tools/list per era before the rounds        5 [2]
@@ -50,7 +54,10 @@ export function loadConfig() {
     rounds: Math.max(1, int('BENCH_ROUNDS', q(7, 2))),
     calls: Math.max(1, int('BENCH_CALLS', q(200, 50))),
     warmup: int('BENCH_WARMUP', q(30, 10)),
-    concurrentCalls: Math.max(1, int('BENCH_CONCURRENT_CALLS', q(3000, 300))),
+    roundWarmup: int('BENCH_ROUND_WARMUP', q(500, 100)),
+    concurrentCalls: Math.max(1, int('BENCH_CONCURRENT_CALLS', q(6000, 300))),
+    bursts: Math.max(1, int('BENCH_BURSTS', q(6, 2))),
+    warmupBurst: int('BENCH_WARMUP_BURST', q(3000, 300)),
     concurrency: Math.max(1, int('BENCH_CONCURRENCY', 16)),
     listCalls: Math.max(1, int('BENCH_LIST_CALLS', q(15, 5))),
     listWarmup: int('BENCH_LIST_WARMUP', q(5, 2)),

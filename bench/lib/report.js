@@ -73,7 +73,7 @@ export function renderReport(results) {
     notes.push(`  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`)
     const bp = ratios.bestPeer
     if (bp) notes.push(`best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(bp.roundsBest).map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`).join(', ')}`)
-    notes.push(`each round measures every row once (${cfg.warmup} warm-up, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight), in an order rotated by one per round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream)`)
+    notes.push(`every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream)`)
   }
   if (results.list) {
     const l = results.list
