@@ -1,8 +1,9 @@
-import { Client, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client'
+import { Client, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
+import { httpTransport } from './http-transport.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -73,7 +74,7 @@ export class UpstreamConnection implements RouteClient {
     const transport: Transport =
       spec.kind === 'stdio'
         ? new ProcessGroupStdioTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs })
-        : new StreamableHTTPClientTransport(new URL(spec.url), { requestInit: { headers: spec.headers }, redirectPolicy: 'same-origin' })
+        : httpTransport(spec)
     const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
     const conn = new UpstreamConnection(spec, client, transport)
     client.onclose = () => {
