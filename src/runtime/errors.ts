@@ -13,6 +13,8 @@ export const ErrorCodes = {
   CREDENTIAL_INVALID: 'CREDENTIAL_INVALID',
   ARGUMENT_INVALID: 'ARGUMENT_INVALID',
   COMMAND_NOT_FOUND: 'COMMAND_NOT_FOUND',
+  /** An OAuth sign-in that could not complete: no metadata, no redirect in time, a state or iss mismatch, a token endpoint error. */
+  OAUTH_SIGN_IN_FAILED: 'OAUTH_SIGN_IN_FAILED',
   // failures
   DAEMON_START_FAILED: 'DAEMON_START_FAILED',
   DAEMON_UNREACHABLE: 'DAEMON_UNREACHABLE',
@@ -23,6 +25,8 @@ export const ErrorCodes = {
   UPSTREAM_FAILED: 'UPSTREAM_FAILED',
   DEPENDENCIES_FAILED: 'DEPENDENCIES_FAILED',
   CONNECTOR_NOT_READY: 'CONNECTOR_NOT_READY',
+  /** The daemon holds no usable OAuth grant for a connector: the user signs in again with `connect`. */
+  OAUTH_NEEDS_AUTH: 'OAUTH_NEEDS_AUTH',
   LOCK_TIMEOUT: 'LOCK_TIMEOUT',
   LOCK_COMPROMISED: 'LOCK_COMPROMISED',
   INTERNAL: 'INTERNAL',
@@ -43,6 +47,7 @@ const INPUT_CODES = new Set<string>([
   ErrorCodes.CREDENTIAL_INVALID,
   ErrorCodes.ARGUMENT_INVALID,
   ErrorCodes.COMMAND_NOT_FOUND,
+  ErrorCodes.OAUTH_SIGN_IN_FAILED,
 ])
 
 export class TuttiError extends Error {

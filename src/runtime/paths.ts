@@ -32,6 +32,8 @@ export interface StatePaths {
   readonly stateLockTarget: string
   readonly installedJson: string
   readonly credentialsJson: string
+  /** OAuth grants of remote connectors: client registrations and tokens (0600, written under the state lock; oauth/grant-store.ts). */
+  readonly oauthGrantsJson: string
   readonly sessionsJson: string
   readonly connectorsDir: string
   /** The only directory put on agents' PATH: tutti-connector-<key> shims. */
@@ -72,6 +74,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     stateLockTarget: path.join(root, 'state'),
     installedJson: path.join(root, 'installed.json'),
     credentialsJson: path.join(root, 'credentials.json'),
+    oauthGrantsJson: path.join(root, 'oauth-grants.json'),
     sessionsJson: path.join(root, 'sessions.json'),
     connectorsDir,
     binDir,

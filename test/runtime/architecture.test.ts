@@ -51,6 +51,7 @@ const LAYERS: Record<string, number> = {
   release: 3, registry: 3,
   skills: 4, protocol: 4,
   manifest: 5,
+  oauth: 5.5,
   store: 6, upstream: 6, shims: 6,
   sources: 6.5,
   install: 7,

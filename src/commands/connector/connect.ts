@@ -3,6 +3,7 @@ import { TuttiCommand } from '../../cli/base-command.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
+import { SIGN_IN_WAIT_MS } from '../../runtime/oauth/sign-in-timeout.js'
 
 function parsePairs(flag: string, pairs: readonly string[], into: Record<string, string>): void {
   for (const pair of pairs) {
@@ -14,19 +15,22 @@ function parsePairs(flag: string, pairs: readonly string[], into: Record<string,
 
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
-  static override summary = "Store a connector's credentials (never printed) and settings, and resolve its command again"
+  static override summary = "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve its command again"
   static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
     env: Flags.string({ description: 'NAME=VALUE of a declared auth variable', multiple: true, default: [] }),
     'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
     set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
+    browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
+    'sign-in-timeout': Flags.integer({ description: 'OAuth connectors: seconds to wait for the browser to come back', default: SIGN_IN_WAIT_MS / 1000, min: 1, max: 3600 }),
     ...outcomeFlags,
   }
   static override examples = [
     'GITHUB_TOKEN=... <%= config.bin %> connector connect github --from-env GITHUB_TOKEN',
     '<%= config.bin %> connector connect weather --env WEATHER_API_KEY=abc123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
+    '<%= config.bin %> connector connect linear --browser firefox',
   ]
 
   async run() {
@@ -40,7 +44,9 @@ export default class ConnectorConnect extends TuttiCommand {
       if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from-env ${name}: the variable is not set in this environment`)
       credentials[name] = value
     }
-    const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, ...outcomeWait(flags) })
+    // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
+    const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}) }
+    const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, signIn, ...outcomeWait(flags) })
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result
   }

@@ -5,7 +5,8 @@ import type { DryRunOutcome, InstallOutcome } from '../install/connector-install
 import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
-import type { ConnectorStore } from '../store/connector-store.js'
+import type { RevocationOutcome } from '../oauth/revocation.js'
+import type { ConnectorStore, InstalledRelease } from '../store/connector-store.js'
 import { ensureDaemon } from './ensure-daemon.js'
 
 /** How long install and connect wait for a connector's outcome by default: an npx-started server can take a while. */
@@ -38,6 +39,8 @@ const sourceRequest = (r: InstallRequest) => ({
 export interface ConnectRequest extends OutcomeWait {
   credentials: Record<string, string>
   settings: Record<string, string>
+  /** OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`) and where its human lines go (stderr). */
+  signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void }
 }
 
 export type DataDisposition = 'kept' | 'purged' | 'none'
@@ -86,6 +89,7 @@ export class Connectors {
   async uninstall(key: string, options: { purge: boolean }): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {
     assertConnectorKey(key)
     await (await this.store()).uninstall(key)
+    await this.forgetGrant(key, 'uninstall')
     await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
     const dataDir = this.paths.dataDir(key)
     const exists = await fs.stat(dataDir).then(() => true, () => false)
@@ -105,16 +109,47 @@ export class Connectors {
     // the connecting shell resolves the command again: a fixed PATH is picked up here
     const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
     const result = await store.connect(key, { credentials: request.credentials, settings: request.settings, runtime })
+    if (current.release.manifest.auth.kind === 'oauth') await this.signIn(await store.get(key), request)
     const state = await this.reconcile(key, request)
     expectOutcome(`connected ${key}`, state, request)
     return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
   }
 
-  async disconnect(key: string): Promise<{ key: string; disconnected: boolean; state?: ConnectorState }> {
+  async disconnect(key: string): Promise<{ key: string; disconnected: boolean; revocation?: RevocationOutcome; state?: ConnectorState }> {
     assertConnectorKey(key)
     const result = await (await this.store()).disconnect(key)
+    const { forgot, revocation } = await this.forgetGrant(key, 'disconnect')
     const state = await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
-    return { key, disconnected: result.removed, ...(state ? { state } : {}) }
+    return { key, disconnected: result.removed || forgot, ...(revocation ? { revocation } : {}), ...(state ? { state } : {}) }
+  }
+
+  /** OAuth: the browser sign-in, against the server URL and headers the daemon will use (oauth/sign-in.ts). */
+  private async signIn(current: InstalledRelease, request: ConnectRequest): Promise<void> {
+    const { manifest } = current.release
+    const { upstreamSpec } = await import('../upstream/upstream-spec.js')
+    const record = { environment: current.installed.environment ?? {}, ...(current.installed.settings ? { settings: current.installed.settings } : {}) }
+    const spec = upstreamSpec(current.release, record, current.credentials, this.paths.dataDir(manifest.key))
+    if (spec?.kind !== 'http' || manifest.auth.kind !== 'oauth') return
+    const { OAuthSignIn, SIGN_IN_WAIT_MS } = await import('../oauth/sign-in.js')
+    const { clientId, scopes } = manifest.auth
+    const target = { key: manifest.key, serverUrl: spec.url, headers: spec.headers, ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}) }
+    const print = request.signIn?.print ?? ((line: string) => process.stderr.write(`${line}\n`))
+    await new OAuthSignIn(this.paths, target).run({ env: this.env, timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS, print, ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}) })
+  }
+
+  /**
+   * Forget a connector's OAuth grant. `disconnect` revokes the tokens first
+   * (RFC 7009, where offered) and keeps the client registration for the next
+   * sign-in; `uninstall` forgets everything.
+   */
+  private async forgetGrant(key: string, why: 'disconnect' | 'uninstall'): Promise<{ forgot: boolean; revocation?: RevocationOutcome }> {
+    const { OAuthGrantStore } = await import('../oauth/grant-store.js')
+    const grants = new OAuthGrantStore(this.paths)
+    const grant = await grants.get(key)
+    if (!grant) return { forgot: false }
+    const revocation = why === 'disconnect' && grant.tokens ? await (await import('../oauth/revocation.js')).revokeGrant(grant) : undefined
+    await grants.update(key, (g) => (g && why === 'disconnect' ? { serverUrl: g.serverUrl, ...(g.client ? { client: g.client } : {}) } : undefined))
+    return { forgot: !!grant.tokens || why === 'uninstall', ...(revocation ? { revocation } : {}) }
   }
 
   private async reconcile(key: string, wait: OutcomeWait): Promise<ConnectorState | undefined> {

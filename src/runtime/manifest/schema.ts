@@ -87,7 +87,9 @@ const npmOptions = z.strictObject({ scripts: z.boolean().default(false) })
 const auth = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('none') }),
   z.strictObject({ kind: z.literal('env'), variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32) }),
-], { error: 'must be {"kind":"none"} or {"kind":"env","variables":[...]}' })
+  // OAuth 2.1 sign-in (`connect`) for a remote server: a pre-registered client id comes before CIMD and dynamic registration
+  z.strictObject({ kind: z.literal('oauth'), clientId: z.string().min(1, 'must not be empty').max(1024).optional(), scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one OAuth scope token')).max(64).optional() }),
+], { error: 'must be {"kind":"none"}, {"kind":"env","variables":[...]} or {"kind":"oauth"}' })
 
 export const manifestSchema = z
   .strictObject({
@@ -155,6 +157,9 @@ export const manifestSchema = z
     } else if (m.mcp?.transport === 'http') {
       checkRefs(m.mcp.url, ['mcp', 'url'])
       for (const [k, v] of Object.entries(m.mcp.headers)) checkRefs(v, ['mcp', 'headers', k])
+    }
+    if (m.auth.kind === 'oauth' && m.mcp?.transport !== 'http') {
+      ctx.addIssue({ code: 'custom', path: ['auth', 'kind'], message: '"oauth" signs in to a remote server: it needs mcp.transport "http"' })
     }
     if (!m.mcp && !m.cli && !m.skills) {
       ctx.addIssue({ code: 'custom', path: [], message: 'a connector must bring at least one of "mcp", "cli" or "skills"' })

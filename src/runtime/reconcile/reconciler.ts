@@ -3,6 +3,7 @@ import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
 import { missingCredentials, resolveSettings } from '../manifest/schema.js'
+import { grantReadiness, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -12,7 +13,7 @@ import { pruneReleases } from '../store/release-store.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
-import { overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
+import { freeze, overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
 import { inactiveSnapshot } from './inactive-snapshot.js'
 import { ShimKeeper } from './shim-keeper.js'
 import { toConnectorState } from './snapshot-views.js'
@@ -39,6 +40,9 @@ export class Reconciler {
   /** Release digests per connector that must survive pruning (current and previous). */
   private readonly liveDigests = new Map<string, string[]>()
   private readonly reconciledListeners = new Set<() => void>()
+  private readonly grants: OAuthGrantStore
+  /** OAuth connectors whose grant needs the user: active (CLI, Skills), with no MCP route, and this reason. */
+  private readonly needsSignIn = new Map<string, string>()
 
   constructor(
     private readonly store: ConnectorStore,
@@ -52,6 +56,7 @@ export class Reconciler {
     this.queue = new KeyedWorkQueue(BUILD_CONCURRENCY, log)
     this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
     this.toolCache = new ToolCache(paths, log)
+    this.grants = new OAuthGrantStore(paths)
   }
 
   async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
@@ -60,8 +65,9 @@ export class Reconciler {
     // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
     const onDisk = keys ? [] : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) => CONNECTOR_KEY.test(name))
     const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
-    for (const key of targets) this.supersedeStale(key, installed.get(key))
-    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key))).finally(() => this.reconciled())))
+    const grants = await this.grants.all()
+    for (const key of targets) this.supersedeStale(key, installed.get(key), grants[key])
+    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key), grants[key])).finally(() => this.reconciled())))
     if (!keys) await this.removeStrayShims()
     return targets.map((k) => this.snapshotOf(k)).filter((s): s is ConnectorSnapshot => !!s).map(toConnectorState)
   }
@@ -88,14 +94,17 @@ export class Reconciler {
   }
 
   snapshotOf(key: string): ConnectorSnapshot | undefined {
-    return this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key)
+    const snapshot = this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key)
+    const signIn = this.needsSignIn.get(key)
+    return signIn && snapshot?.mcp ? freeze({ ...snapshot, mcp: { ...snapshot.mcp, status: 'needs-auth', reason: signIn } }) : snapshot
   }
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()))
   }
 
-  private async reconcileOne(key: string, entry: ListedConnector | undefined): Promise<void> {
+  private async reconcileOne(key: string, entry: ListedConnector | undefined, grant: OAuthGrant | undefined): Promise<void> {
+    this.needsSignIn.delete(key)
     if (!entry) {
       // a shim left by a daemon that died before removing it (the launcher refuses to run it anyway)
       const stale = await this.shims.publishedGeneration(key)
@@ -113,7 +122,8 @@ export class Reconciler {
     }
     // every stored credential is a known secret, also of a connector that is not active yet
     for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
-    const desired = this.desiredOf(key, entry)
+    const desired = this.desiredOf(key, entry, grant)
+    if ('needsSignIn' in desired && desired.needsSignIn) this.needsSignIn.set(key, desired.needsSignIn)
     if ('inactive' in desired) {
       await this.deactivate(key, desired.inactive)
       return
@@ -130,7 +140,7 @@ export class Reconciler {
   }
 
   /** What the state on disk asks of one installed connector: a desired runtime, or why it is inactive. */
-  private desiredOf(key: string, entry: ListedConnector): DesiredConnector | { inactive: ConnectorSnapshot } {
+  private desiredOf(key: string, entry: ListedConnector, grant: OAuthGrant | undefined): (DesiredConnector & { needsSignIn?: string }) | { inactive: ConnectorSnapshot } {
     const { digest } = entry.installed
     if (!entry.release) return { inactive: inactiveSnapshot(entry, 'failed', `the installed release cannot be read (reinstall it): ${entry.loadError}`, this.registry.fence(key)) }
     const missing = missingCredentials(entry.release.manifest, entry.credentials)
@@ -143,14 +153,27 @@ export class Reconciler {
     const record: UpstreamRecord = { environment: environment ?? recordEnvironment(process.env) }
     if (command) record.command = command
     if (settings) record.settings = settings
-    return { release: entry.release, digest, spec: upstreamSpec(entry.release, record, entry.credentials, dataDir), settings: resolveSettings(entry.release.manifest, settings, dataDir) }
+    const spec = upstreamSpec(entry.release, record, entry.credentials, dataDir)
+    const desired = { release: entry.release, digest, spec, settings: resolveSettings(entry.release.manifest, settings, dataDir) }
+    const { auth } = entry.release.manifest
+    if (auth.kind !== 'oauth' || spec?.kind !== 'http') return desired
+    // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`
+    const readiness = grantReadiness(grant, spec.url, key)
+    if (!readiness.ready) return { ...desired, spec: undefined, needsSignIn: readiness.reason }
+    spec.oauth = { stateRoot: this.paths.root, ...(auth.clientId ? { clientId: auth.clientId } : {}), ...(auth.scopes ? { scopes: auth.scopes } : {}), needsAuth: () => this.signInNeeded(key) }
+    return desired
+  }
+
+  /** The daemon's auth provider found the grant unusable (and marked it): the connector loses its upstream until `connect`. */
+  private signInNeeded(key: string): void {
+    this.reconcile([key]).catch((err: Error) => this.log.error('reconcile after an OAuth grant needed the user failed', { connector: key, error: err.message }))
   }
 
   /** A runtime whose build is still connecting is told to give up when the disk no longer wants that build. */
-  private supersedeStale(key: string, entry: ListedConnector | undefined): void {
+  private supersedeStale(key: string, entry: ListedConnector | undefined, grant: OAuthGrant | undefined): void {
     const rt = this.runtimes.get(key)
     if (!rt?.hash) return
-    const desired = entry ? this.desiredOf(key, entry) : undefined
+    const desired = entry ? this.desiredOf(key, entry, grant) : undefined
     if (!desired || 'inactive' in desired || specHash(desired) !== rt.hash) rt.supersede()
   }
 

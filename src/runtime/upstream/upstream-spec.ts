@@ -1,11 +1,12 @@
 import path from 'node:path'
 import type { LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, DATA_DIR_VAR, expandVariables, RELEASE_ROOT_VAR, resolveSettings } from '../manifest/schema.js'
+import type { UpstreamOAuth } from '../oauth/upstream-grant.js'
 
 /** Everything needed to dial one connector's upstream, resolved from its release and credentials. */
 export type UpstreamSpec =
   | { kind: 'stdio'; key: string; command: string; args: string[]; cwd: string; env: Record<string, string> }
-  | { kind: 'http'; key: string; url: string; headers: Record<string, string> }
+  | { kind: 'http'; key: string; url: string; headers: Record<string, string>; oauth?: UpstreamOAuth }
 
 /** What the install recorded for the upstream (see install/recorded-environment.ts). */
 export interface UpstreamRecord {

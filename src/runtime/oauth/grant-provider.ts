@@ -1,0 +1,197 @@
+import {
+  auth,
+  isStrictScopeSuperset,
+  type OAuthClientMetadata,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+  type StoredOAuthClientInformation,
+  type StoredOAuthTokens,
+} from '@modelcontextprotocol/client'
+import { randomBytes } from 'node:crypto'
+import { ErrorCodes, TuttiError } from '../errors.js'
+import type { OAuthGrantStore } from './grant-store.js'
+
+/** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
+export const REFRESH_BEFORE_EXPIRY_MS = 60_000
+
+/** The client tutti registers as (RFC 7591) and describes in a metadata document. */
+export const CLIENT_NAME = 'tutti'
+
+export interface GrantTarget {
+  key: string
+  /** The MCP server (the protected resource). */
+  serverUrl: string
+  /** Manifest `auth.clientId`: a pre-registered client comes first. */
+  clientId?: string
+  /** Manifest `auth.scopes`: asked for when neither the challenge nor the resource metadata names any. */
+  scopes?: string[]
+}
+
+/**
+ * `connect`: the user's sign-in. No stored token is sent or refreshed (the
+ * server's 401 starts a fresh authorization), and the authorization URL is
+ * handed to the flow rather than opened here.
+ */
+export interface SignInMode {
+  kind: 'sign-in'
+  redirectUrl: string
+  state: string
+  /** A Client ID Metadata Document URL (CIMD), used when the authorization server supports them. */
+  clientMetadataUrl?: string
+  authorizationUrl(url: URL): void
+}
+
+/** The daemon: tokens are sent and refreshed; what only the user can fix marks the grant and tells the reconciler. */
+export interface DaemonMode {
+  kind: 'daemon'
+  needsAuth(): void
+}
+
+/**
+ * The SDK's OAuthClientProvider over the grant store: the SDK runs
+ * discovery, registration, PKCE, the token requests, `iss` and step-up;
+ * this keeps what it learns in oauth-grants.json and decides what a
+ * redirect means where no browser can be opened.
+ */
+export class GrantProvider implements OAuthClientProvider {
+  private verifier?: string
+  private discovery?: OAuthDiscoveryState
+  private refreshing?: Promise<void>
+  /** The SDK dropped the tokens because the authorization server refused them (invalid_grant, invalid_client). */
+  private refused = false
+
+  constructor(
+    private readonly store: OAuthGrantStore,
+    private readonly target: GrantTarget,
+    private readonly mode: SignInMode | DaemonMode,
+  ) {}
+
+  get redirectUrl(): string {
+    // the daemon never completes a redirect, but the SDK needs one to know the flow is interactive
+    return this.mode.kind === 'sign-in' ? this.mode.redirectUrl : 'http://127.0.0.1/oauth/callback'
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.mode.kind === 'sign-in' ? this.mode.clientMetadataUrl : undefined
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    return {
+      client_name: CLIENT_NAME,
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+      ...(this.target.scopes?.length ? { scope: this.target.scopes.join(' ') } : {}),
+    }
+  }
+
+  state(): string {
+    return this.mode.kind === 'sign-in' ? this.mode.state : randomBytes(16).toString('base64url')
+  }
+
+  async clientInformation(): Promise<StoredOAuthClientInformation | undefined> {
+    const stored = (await this.store.get(this.target.key))?.client as StoredOAuthClientInformation | undefined
+    if (this.target.clientId) return stored?.client_id === this.target.clientId ? stored : { client_id: this.target.clientId }
+    return stored
+  }
+
+  async saveClientInformation(client: StoredOAuthClientInformation): Promise<void> {
+    await this.store.update(this.target.key, (g) => ({ ...(g ?? { serverUrl: this.target.serverUrl }), client }))
+  }
+
+  /** With `ctx` the SDK's own read; without, the transport's read for a request, where an expiring token is refreshed first. */
+  async tokens(ctx?: { issuer: string }): Promise<StoredOAuthTokens | undefined> {
+    if (this.mode.kind === 'sign-in') return undefined
+    let grant = await this.store.get(this.target.key)
+    if (!ctx && grant?.tokens && expiresSoon(grant.tokens.expires_in as number | undefined, grant.obtainedAt)) {
+      await this.refreshOnce()
+      grant = await this.store.get(this.target.key)
+    }
+    return grant?.tokens as StoredOAuthTokens | undefined
+  }
+
+  async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
+    const { serverUrl } = this.target
+    await this.store.update(this.target.key, (g) => ({ serverUrl, ...(g?.client ? { client: g.client } : {}), tokens, obtainedAt: Date.now() }))
+    this.refused = false
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (this.mode.kind === 'sign-in') return this.mode.authorizationUrl(url)
+    const grant = await this.store.get(this.target.key)
+    const scope = url.searchParams.get('scope') ?? undefined
+    let needs: { reason: string; scope?: string }
+    if (this.refused) needs = { reason: 'the authorization server refused the stored grant (it expired or was revoked)' }
+    else if (!grant?.tokens) needs = { reason: 'not signed in' }
+    else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined)) needs = { reason: `the server asks for more scope than was granted (${scope})`, scope }
+    else if (!grant.tokens.refresh_token) needs = { reason: 'the access token expired and the authorization server issued no refresh token' }
+    else throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not answer as expected); the next call tries again`)
+    await this.store.update(this.target.key, (g) => (g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs }))
+    this.mode.needsAuth()
+    throw new TuttiError(ErrorCodes.OAUTH_NEEDS_AUTH, `connector "${this.target.key}" needs a new sign-in: ${needs.reason}; run \`tutti connector connect ${this.target.key}\``)
+  }
+
+  saveCodeVerifier(verifier: string): void {
+    this.verifier = verifier
+  }
+
+  codeVerifier(): string {
+    if (!this.verifier) throw new TuttiError(ErrorCodes.INTERNAL, 'no PKCE code verifier: the sign-in was not started by this process')
+    return this.verifier
+  }
+
+  saveDiscoveryState(state: OAuthDiscoveryState): void {
+    if (this.mode.kind === 'sign-in' && !state.authorizationServerMetadata) {
+      throw new TuttiError(
+        ErrorCodes.OAUTH_SIGN_IN_FAILED,
+        `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata (no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID metadata), so there is nothing to sign in to`,
+      )
+    }
+    this.discovery = state
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return this.discovery
+  }
+
+  /** What this sign-in found (the flow reads the resource metadata URL for a wider second request). */
+  get discovered(): OAuthDiscoveryState | undefined {
+    return this.discovery
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    if (scope === 'verifier') this.verifier = undefined
+    if (scope === 'discovery' || scope === 'all') this.discovery = undefined
+    if (scope === 'verifier' || scope === 'discovery') return
+    if (scope !== 'client') this.refused = true
+    await this.store.update(this.target.key, (g) => {
+      if (!g) return g
+      const next = { ...g }
+      if (scope !== 'client') delete next.tokens
+      if (scope !== 'tokens') delete next.client
+      return next
+    })
+  }
+
+  /** One refresh at a time, through the SDK's auth(); a refusal the user must fix propagates, anything else leaves the 401 path to retry. */
+  private refreshOnce(): Promise<void> {
+    this.refreshing ??= auth(this, { serverUrl: this.target.serverUrl })
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          if (err instanceof TuttiError && err.code === ErrorCodes.OAUTH_NEEDS_AUTH) throw err
+        },
+      )
+      .finally(() => {
+        this.refreshing = undefined
+      })
+    return this.refreshing
+  }
+}
+
+function expiresSoon(expiresIn: number | undefined, obtainedAt: number | undefined): boolean {
+  if (expiresIn === undefined || obtainedAt === undefined) return false
+  const lifetime = expiresIn * 1000
+  return Date.now() >= obtainedAt + lifetime - Math.min(REFRESH_BEFORE_EXPIRY_MS, lifetime / 2)
+}
