@@ -4,6 +4,7 @@ import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
+import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -62,6 +63,8 @@ export class UpstreamConnection implements RouteClient {
   private readonly changeListeners = new Set<() => void>()
   /** tools/call without the SDK client's request machinery: stdio upstreams of the 2025 era. */
   private direct?: DirectCalls
+  /** Remote upstreams: the listed tools that declare `x-mcp-header` params, for the SDK to send as `Mcp-Param-*`. */
+  private readonly paramHeaderTools = new ParamHeaderTools()
 
   private constructor(
     readonly spec: UpstreamSpec,
@@ -132,7 +135,10 @@ export class UpstreamConnection implements RouteClient {
       tools.push(...(result.tools as UpstreamTool[]))
       if (tools.length > UPSTREAM_LIMITS.maxTools) throw this.failure(`more than ${UPSTREAM_LIMITS.maxTools} tools`)
       cursor = result.nextCursor
-      if (!cursor) return tools
+      if (!cursor) {
+        if (this.spec.kind === 'http') this.paramHeaderTools.listed(tools)
+        return tools
+      }
     }
     throw this.failure(`tools/list did not end within ${UPSTREAM_LIMITS.maxToolPages} pages`)
   }
@@ -144,7 +150,8 @@ export class UpstreamConnection implements RouteClient {
     try {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
       if (this.direct) return await this.direct.call(params, options)
-      return (await this.client.callTool(params, { signal: options.signal, timeout: UPSTREAM_LIMITS.callTimeoutMs })) as ToolCallResult
+      const toolDefinition = this.paramHeaderTools.definition(upstreamName)
+      return (await this.client.callTool(params, { signal: options.signal, timeout: UPSTREAM_LIMITS.callTimeoutMs, ...(toolDefinition ? { toolDefinition } : {}) })) as ToolCallResult
     } finally {
       if (--this.inFlight === 0) this.drained?.()
     }
