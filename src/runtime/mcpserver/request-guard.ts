@@ -13,10 +13,12 @@ import { checkParamHeaders } from './param-headers.js'
  */
 export const MAX_MCP_BODY = HTTP_LIMITS.mcpBodyBytes
 
-/** The session (its token's hash) of an `Authorization: Bearer` token that verifies, else undefined. */
+/** The session (its token's hash) of an `Authorization: Bearer` token that verifies, else undefined; a verified one is counted as seen. */
 export function bearerSession(sessions: SessionTokens, headers: HeaderLookup): string | undefined {
   const auth = headers.get('authorization')
-  return sessions.verify(auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined)?.hash
+  const hash = sessions.verify(auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined)?.hash
+  if (hash) sessions.activity.seen(hash)
+  return hash
 }
 
 export function unauthorized(headers: HeaderLookup): Response {

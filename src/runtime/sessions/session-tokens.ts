@@ -3,6 +3,7 @@ import fs from 'node:fs/promises'
 import { z } from 'zod'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { Logger } from '../log/logger.js'
+import { SessionActivity, type SessionActivityView } from './session-activity.js'
 
 /**
  * Per-agent-session bearer tokens for the local `connector` MCP server
@@ -62,6 +63,8 @@ export class SessionTokens {
   private readonly verified = new Map<string, Verified>()
   private readonly revokeListeners = new Set<(revoked: RevokedSession[]) => void | Promise<void>>()
   private persisting: Promise<void> = Promise.resolve()
+  /** Which live sessions the connector server was reached with (request-guard.ts counts). */
+  readonly activity = new SessionActivity()
 
   constructor(
     private readonly file: string,
@@ -94,6 +97,11 @@ export class SessionTokens {
 
   get size(): number {
     return this.byHash.size
+  }
+
+  /** Every live session with its requests so far, for `daemon status`. */
+  activityView(): SessionActivityView[] {
+    return this.activity.view(this.byHash)
   }
 
   async issue(workspace: string, session: string, provider: string): Promise<string> {
@@ -161,6 +169,7 @@ export class SessionTokens {
       for (const [token, v] of this.verified) if (v.answer.hash === hash) this.verified.delete(token)
       out.push({ hash, workspace: record.workspace, session: record.session })
     }
+    this.activity.forget(hashes)
     return out
   }
 

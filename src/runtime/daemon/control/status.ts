@@ -14,6 +14,7 @@ export async function handleStatus(ctx: DaemonContext): Promise<ResponseOf<typeo
     startedAt: ctx.startedAt.toISOString(),
     uptimeMs: Date.now() - ctx.startedAt.getTime(),
     sessions: ctx.sessions.size,
+    sessionActivity: ctx.sessions.activityView(),
     connectors: ctx.reconciler.snapshots().map(toConnectorState),
   }
 }
