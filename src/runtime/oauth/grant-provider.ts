@@ -164,12 +164,16 @@ export class GrantProvider implements OAuthClientProvider {
     if (scope === 'verifier') this.verifier = undefined
     if (scope === 'discovery' || scope === 'all') this.discovery = undefined
     if (scope === 'verifier' || scope === 'discovery') return
-    if (scope !== 'client') this.refused = true
+    // a sign-in never used the stored tokens, so a refusal it meets is not theirs: the daemon keeps using them
+    const dropTokens = scope !== 'client' && this.mode.kind === 'daemon'
+    const dropClient = scope !== 'tokens'
+    if (dropTokens) this.refused = true
+    if (!dropTokens && !dropClient) return
     await this.store.update(this.target.key, (g) => {
       if (!g) return g
       const next = { ...g }
-      if (scope !== 'client') delete next.tokens
-      if (scope !== 'tokens') delete next.client
+      if (dropTokens) delete next.tokens
+      if (dropClient) delete next.client
       return next
     })
   }

@@ -6,7 +6,7 @@ import type { StatePaths } from '../paths.js'
 import { browserCommand, openBrowser } from './browser-opener.js'
 import { GrantProvider, type GrantTarget } from './grant-provider.js'
 import { OAuthGrantStore } from './grant-store.js'
-import { LoopbackRedirect } from './loopback-redirect.js'
+import { LoopbackRedirect, REDIRECT_PATH } from './loopback-redirect.js'
 
 export { SIGN_IN_WAIT_MS } from './sign-in-timeout.js'
 
@@ -39,7 +39,7 @@ export class OAuthSignIn {
   async run(request: SignInRequest): Promise<void> {
     const store = new OAuthGrantStore(this.paths)
     const previous = await store.get(this.target.key)
-    const redirect = await LoopbackRedirect.listen()
+    const redirect = await LoopbackRedirect.listen(registeredPort(previous?.client?.redirect_uris))
     const state = randomBytes(16).toString('base64url')
     let authorizationUrl: URL | undefined
     const provider = new GrantProvider(store, this.target, {
@@ -104,5 +104,17 @@ export class OAuthSignIn {
     const message = (err as Error).message ?? String(err)
     if (err instanceof TypeError) return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": could not reach ${this.target.serverUrl} or its authorization server: ${(err.cause as Error | undefined)?.message ?? message}`)
     return this.refused(`the sign-in failed: ${message}`)
+  }
+}
+
+/** The loopback port of the redirect URI the stored client was registered with, if any. */
+function registeredPort(uris: unknown): number | undefined {
+  const first = Array.isArray(uris) ? uris.find((u): u is string => typeof u === 'string') : undefined
+  if (!first) return undefined
+  try {
+    const url = new URL(first)
+    return url.hostname === '127.0.0.1' && url.pathname === REDIRECT_PATH && url.port ? Number(url.port) : undefined
+  } catch {
+    return undefined
   }
 }

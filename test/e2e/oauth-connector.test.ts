@@ -1,0 +1,216 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { makeConnector, skill } from '../support/connector-fixture.js'
+import { eventually } from '../support/eventually.js'
+import { faultConnector } from '../support/fixture-connector.js'
+import { modernClient, type Binding } from '../support/mcp-clients.js'
+import { cleanupState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
+
+const FIXTURE = path.join(REPO, 'test/fixtures/oauth/server.mjs')
+const BROWSER = path.join(REPO, 'test/fixtures/oauth/follow-browser.mjs')
+
+interface FixtureUrls {
+  as: string
+  mcp: string
+}
+
+function startFixture(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; urls: FixtureUrls }> {
+  const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  return new Promise((resolve) => child.stdout!.on('data', (d: Buffer) => resolve({ child, urls: JSON.parse(/listening (.*)/.exec(d.toString())![1]!) })))
+}
+
+function oauthConnector(key: string, url: string): string {
+  return makeConnector(
+    { schemaVersion: 1, key, name: `Remote ${key}`, version: '1.0.0', auth: { kind: 'oauth' }, mcp: { transport: 'http', url }, cli: { entrypoint: 'bin/cli.js' }, skills: 'skills' },
+    { 'bin/cli.js': { mode: 0o755, content: '#!/usr/bin/env node\nconsole.log("remote cli works")\n' }, 'skills/remote-notes/SKILL.md': skill('remote-notes', 'Notes on the remote server') },
+  )
+}
+
+describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
+  let dir: string
+  let fixture: ChildProcess
+  let bare: ChildProcess
+  let urls: FixtureUrls
+  let bareUrls: FixtureUrls
+  let binding: Binding
+  const browserLog = path.join(os.tmpdir(), `tutti-oauth-browser-${process.pid}.log`)
+  /** Every CLI output of this file: the last test looks for token values in it. */
+  const outputs: string[] = []
+  const run = async (args: string[]): Promise<RunResult> => {
+    const res = await tutti(dir, args, { env: { FOLLOW_BROWSER_LOG: browserLog } })
+    outputs.push(res.stdout, res.stderr)
+    return res
+  }
+  const connect = (key: string, ...extra: string[]) => run(['connector', 'connect', key, '--browser', BROWSER, '--json', ...extra])
+  const asControl = async (change: object) => (await fetch(`${urls.as}/control`, { method: 'POST', body: JSON.stringify(change) })).json()
+  const stats = async (): Promise<any> => (await fetch(`${urls.as}/control`)).json()
+  /** What `connector available` says of one connector: its MCP interface's status and reason, its CLI's status, its Skills. */
+  const available = async (key: string): Promise<any> => {
+    const res = await run(['connector', 'available', '--json'])
+    const c = JSON.parse(res.stdout).connectors.find((x: { key: string }) => x.key === key)
+    if (!c) return undefined
+    const mcp = c.interfaces.find((i: { kind: string }) => i.kind === 'mcp')
+    return { status: mcp?.status, reason: mcp?.reason, cli: c.interfaces.find((i: { kind: string }) => i.kind === 'cli')?.status, skills: c.skills.map((k: { name: string }) => k.name) }
+  }
+  const call = async (name: string, args: Record<string, unknown> = {}) => {
+    const client = await modernClient(binding)
+    try {
+      return await client.callTool({ name, arguments: args })
+    } finally {
+      await client.close()
+    }
+  }
+
+  beforeAll(async () => {
+    ;({ child: fixture, urls } = await startFixture())
+    ;({ child: bare, urls: bareUrls } = await startFixture({ FIXTURE_OAUTH_NO_METADATA: '1' }))
+    dir = tempStateDir('oauth')
+    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'oauth'])).mcpServers[0]
+    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'other' })])
+  })
+  afterAll(async () => {
+    fixture?.kill()
+    bare?.kill()
+    fs.rmSync(browserLog, { force: true })
+    await cleanupState(dir)
+  })
+
+  it('an oauth connector is installed needs-auth, its CLI and Skills usable, and rejected on stdio naming auth.kind', async () => {
+    const installed = await run(['connector', 'install', oauthConnector('remote', urls.mcp), '--json'])
+    expect(installed.code).toBe(0)
+    expect(await available('remote')).toEqual({ status: 'needs-auth', reason: 'not signed in (tutti connector connect remote)', cli: 'ready', skills: ['remote-notes'] })
+    const bad = await run(['connector', 'install', makeConnector({ schemaVersion: 1, key: 'badauth', name: 'B', version: '1', auth: { kind: 'oauth' }, mcp: { transport: 'stdio', command: 'node' } }), '--json'])
+    expect(bad.code).toBe(2)
+    expect(JSON.parse(bad.stdout).error.message).toMatch(/auth\.kind.*mcp\.transport "http"/)
+  })
+
+  it('connect signs in through the browser command, and a call reaches the protected server with the token', async () => {
+    const res = await connect('remote')
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready', tools: 2 })
+    // the URL is printed on stderr even with --json, and the browser got exactly it
+    const printed = /Open this URL to sign in to remote:\n {2}(\S+)/.exec(res.stderr)?.[1]
+    expect(printed).toMatch(new RegExp(`^${urls.as}/authorize\\?`))
+    expect(fs.readFileSync(browserLog, 'utf8').split('\n')[0]).toBe(printed)
+    const s = await stats()
+    expect(s.grants.authorization_code).toBe(1)
+    expect(s.lastAuthorize).toMatchObject({ code_challenge_method: 'S256', resource: urls.mcp, scope: 'mcp:basic', redirect_uri: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/oauth\/callback$/) })
+    expect(fs.statSync(path.join(dir, 'oauth-grants.json')).mode & 0o777).toBe(0o600)
+    expect((await call('remote_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+    expect((await stats()).seenByMcp.at(-1)).toBe(s.issued[0])
+    expect(await available('remote')).toMatchObject({ status: 'ready' })
+  })
+
+  it('a 401 refreshes the token and the call goes through', async () => {
+    const before = await stats()
+    await asControl({ expireAccess: true })
+    expect((await call('remote_whoami')).isError).toBeFalsy()
+    const after = await stats()
+    expect(after.unauthorized).toBeGreaterThan(before.unauthorized)
+    expect(after.grants.refresh_token).toBe(before.grants.refresh_token + 1)
+    expect(after.seenByMcp.at(-1)).toBe(after.issued.at(-2))
+  })
+
+  it('a token about to expire is refreshed before it is sent', async () => {
+    // the next token says it expires at once (the server still takes it): every request refreshes first
+    await asControl({ advertisedLifetime: 0, expireAccess: true })
+    await call('remote_whoami')
+    const before = await stats()
+    expect((await call('remote_whoami')).isError).toBeFalsy()
+    const after = await stats()
+    expect(after.grants.refresh_token).toBeGreaterThan(before.grants.refresh_token)
+    expect(after.unauthorized).toBe(before.unauthorized)
+    await asControl({ advertisedLifetime: null })
+  })
+
+  it('a refresh the server refuses makes it needs-auth with the reason; the other connector, its CLI and Skills keep working', async () => {
+    await asControl({ failRefresh: true, expireAccess: true })
+    const client = await modernClient(binding)
+    const failed = await client.callTool({ name: 'remote_whoami', arguments: {} }).then(
+      (r) => JSON.stringify(r),
+      (err: Error) => err.message,
+    )
+    await client.close()
+    expect(failed).toMatch(/needs a new sign-in.*tutti connector connect remote/)
+    const state = await eventually(() => available('remote'), (c) => c?.status === 'needs-auth')
+    expect(state).toEqual({ status: 'needs-auth', reason: expect.stringMatching(/refused the stored grant.*tutti connector connect remote/), cli: 'ready', skills: ['remote-notes'] })
+    expect((await call('other_echo', { message: 'still here' })).content).toEqual([{ type: 'text', text: 'still here' }])
+    const shim = await new Promise<string>((resolve) => {
+      const child = spawn(path.join(dir, 'bin', 'tutti-connector-remote'), [], { env: { ...process.env, TUTTI_STATE_DIR: dir } })
+      let out = ''
+      child.stdout.on('data', (d: Buffer) => (out += d.toString()))
+      child.on('close', () => resolve(out))
+    })
+    expect(shim).toContain('remote cli works')
+  })
+
+  it('connect signs in again and the connector is ready', async () => {
+    await asControl({ failRefresh: false })
+    const res = await connect('remote')
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready' })
+    expect((await call('remote_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+  })
+
+  it('a sign-in that cannot complete exits 2 naming what failed, and the grant in use is kept', async () => {
+    const noMetadata = await run(['connector', 'install', oauthConnector('bare', bareUrls.mcp), '--json'])
+    expect(noMetadata.code).toBe(0)
+    const bareConnect = await connect('bare')
+    expect(bareConnect.code).toBe(2)
+    expect(JSON.parse(bareConnect.stdout).error).toMatchObject({ code: 'OAUTH_SIGN_IN_FAILED', message: expect.stringMatching(/mcp\.url http:\/\/127\.0\.0\.1:\d+\/mcp offers no OAuth metadata/) })
+
+    await asControl({ redirect: false })
+    const timeout = await connect('remote', '--sign-in-timeout', '1')
+    expect(timeout.code).toBe(2)
+    expect(JSON.parse(timeout.stdout).error.message).toMatch(new RegExp(`no authorization response reached http://127\\.0\\.0\\.1:\\d+/oauth/callback within 1 s.*open ${urls.as}/authorize\\?\\S+ in a browser`))
+
+    const cases: Array<[object, RegExp]> = [
+      [{ redirect: true, state: 'wrong' }, /state does not match/],
+      [{ state: 'echo', iss: 'wrong' }, /issuer check failed/],
+      [{ iss: 'correct', tokenError: 'invalid_grant' }, /authorization server refused \(invalid_grant\)/],
+    ]
+    for (const [change, message] of cases) {
+      await asControl(change)
+      const res = await connect('remote')
+      expect(res.code, res.stdout).toBe(2)
+      expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'OAUTH_SIGN_IN_FAILED', message: expect.stringMatching(message) })
+    }
+    await asControl({ tokenError: null })
+    // none of them touched the grant the daemon uses
+    expect((await call('remote_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+    expect(await available('remote')).toMatchObject({ status: 'ready' })
+  })
+
+  it('disconnect revokes the tokens at the authorization server and forgets them', async () => {
+    const held = (await stats()).issued.slice(-2)
+    const res = await run(['connector', 'disconnect', 'remote', '--json'])
+    expect(res.code, res.stdout).toBe(0)
+    expect(JSON.parse(res.stdout)).toMatchObject({ disconnected: true, revocation: { revoked: true, endpoint: `${urls.as}/revoke` } })
+    expect((await stats()).revoked).toEqual(expect.arrayContaining(held))
+    expect(await available('remote')).toMatchObject({ status: 'needs-auth', reason: expect.stringContaining('not signed in') })
+    const grants = JSON.parse(fs.readFileSync(path.join(dir, 'oauth-grants.json'), 'utf8'))
+    expect(grants.connectors.remote.tokens).toBeUndefined()
+  })
+
+  it('no token value is in any other state file, the daemon log, the browser command or any CLI output', async () => {
+    const tokens: string[] = (await stats()).issued
+    expect(tokens.length).toBeGreaterThanOrEqual(6)
+    const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
+    texts.push(['browser argv', fs.readFileSync(browserLog, 'utf8')])
+    const walk = (d: string): void => {
+      for (const name of fs.readdirSync(d)) {
+        const p = path.join(d, name)
+        const st = fs.lstatSync(p)
+        if (st.isDirectory()) walk(p)
+        else if (st.isFile() && p !== path.join(dir, 'oauth-grants.json')) texts.push([p, fs.readFileSync(p, 'latin1')])
+      }
+    }
+    walk(dir)
+    expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
+    const leaks = texts.flatMap(([where, text]) => tokens.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
+    expect(leaks).toEqual([])
+  })
+})
