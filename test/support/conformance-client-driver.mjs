@@ -1,0 +1,154 @@
+#!/usr/bin/env node
+// The client command the MCP conformance suite runs for its client scenarios
+// (`conformance client --command "node conformance-client-driver.mjs"`): the
+// suite appends its mock server's URL and names the scenario in
+// MCP_CONFORMANCE_SCENARIO. What is tested is tutti's upstream client, so the
+// driver does what a user does: writes a remote connector manifest for that
+// URL, installs it with the built CLI into a fresh state dir (its own daemon),
+// connects it (an OAuth sign-in follows the authorization URL through
+// --browser), lists and calls the scenario's tools through the daemon's
+// `connector` MCP server with a session token, and stops the daemon.
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+
+const HERE = path.dirname(fileURLToPath(import.meta.url))
+const BIN = path.join(HERE, '..', '..', 'bin', 'run.js')
+const BROWSER = path.join(HERE, 'conformance-browser.mjs')
+const KEY = 'conf'
+/** A Client ID Metadata Document URL, as a published tutti would name one (the suite's mock authorization server takes any https URL). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+
+const serverUrl = process.argv.at(-1)
+const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
+const context = process.env.MCP_CONFORMANCE_CONTEXT ? JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT) : {}
+const isAuth = scenario.startsWith('auth/')
+
+// named after the test run (when there is one), so that its teardown reaps a daemon this process could not stop
+const run = process.env.TUTTI_TEST_RUN
+const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'))
+// the release and the browser script live outside the state dir, as a user's download would
+const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-release-'))
+const releaseDir = path.join(workDir, 'release')
+const began = Date.now()
+const log = (line) => process.stderr.write(`[driver +${Date.now() - began} ms] ${line}\n`)
+
+function tutti(args, extraEnv = {}) {
+  return new Promise((resolve) => {
+    const env = { ...process.env, TUTTI_STATE_DIR: stateDir, NODE_OPTIONS: '', ...extraEnv }
+    execFile(process.execPath, [BIN, ...args, '--json'], { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
+      log(`tutti ${args.join(' ')} -> ${code}\n${stdout}${stderr}`)
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
+
+async function tuttiJson(args, extraEnv) {
+  const res = await tutti(args, extraEnv)
+  if (res.code !== 0) throw new Error(`tutti ${args.join(' ')} exited ${res.code}`)
+  return JSON.parse(res.stdout)
+}
+
+function manifest() {
+  const auth = isAuth ? { kind: 'oauth', ...(context.client_id ? { clientId: context.client_id } : {}) } : { kind: 'none' }
+  return { schemaVersion: 1, key: KEY, name: 'Conformance mock', version: '1.0.0', auth, mcp: { transport: 'http', url: serverUrl } }
+}
+
+/** What tutti says when only a new sign-in helps (an expired grant without a refresh token, a step-up, a new authorization server). */
+const NEEDS_SIGN_IN = /needs a new sign-in|not signed in/
+/** Sign-ins in all: the first, and one more when tutti asks for it, as a user would; bounded, so a server that never grants ends the run. */
+const MAX_SIGN_INS = 2
+let signIns = 0
+
+/** `tutti connector connect` with the sign-in followed through the browser script; again when tutti says only a new sign-in helps. */
+async function connect() {
+  const browser = path.join(workDir, 'browser.sh')
+  fs.writeFileSync(browser, `#!/bin/sh\nexec "${process.execPath}" "${BROWSER}" "$1"\n`, { mode: 0o755 })
+  for (;;) {
+    signIns++
+    const res = await tutti(['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20'], { TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL })
+    if (res.code === 0) return
+    if (signIns >= MAX_SIGN_INS || !NEEDS_SIGN_IN.test(res.stdout)) throw new Error('connect failed')
+  }
+}
+
+/** The local name tutti gives an upstream tool (registry/tool-naming.ts, for names this short). */
+const local = (upstream) => `${KEY}_${upstream.replace(/[^A-Za-z0-9_-]/g, '_')}`
+
+/** The calls each scenario asks for, made against the tools tutti lists for the connector. */
+async function exercise(client) {
+  const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith(`${KEY}_`))
+  log(`connector tools: ${tools.map((t) => t.name).join(', ') || '(none)'}`)
+  const call = async (name, args) => {
+    let result
+    try {
+      result = await client.callTool({ name, arguments: args })
+    } catch (err) {
+      if (!isAuth || !NEEDS_SIGN_IN.test(err.message) || signIns >= MAX_SIGN_INS) throw err
+      log(`${name} -> ${err.message}; signing in again`)
+      await connect()
+      result = await client.callTool({ name, arguments: args })
+    }
+    log(`${name} -> ${JSON.stringify(result).slice(0, 500)}`)
+    return result
+  }
+  switch (scenario) {
+    case 'tools_call':
+      return call(local('add_numbers'), { a: 5, b: 3 })
+    case 'http-custom-headers':
+      for (const c of context.toolCalls ?? []) await call(local(c.name), c.arguments)
+      return
+    case 'http-invalid-tool-headers':
+      // only the valid tool should be listed; calling whatever is listed shows that none of the others reach the server
+      for (const t of tools) await call(t.name, { region: 'us-west1' }).catch((err) => log(`${t.name} rejected: ${err.message}`))
+      return
+    case 'json-schema-2020-12-preservation': {
+      const focal = tools.find((t) => t.name === local('json_schema_2020_12_tool'))
+      if (!focal) throw new Error('json_schema_2020_12_tool is not listed')
+      return call(local('json_schema_echo'), { schema: focal.inputSchema })
+    }
+    case 'sse-retry':
+      return call(local('test_reconnection'), {})
+    case 'json-schema-ref-no-deref':
+    case 'request-metadata':
+      return
+    default:
+      // http-standard-headers and auth/*: every listed tool once
+      for (const t of tools) await call(t.name, {})
+  }
+}
+
+async function main() {
+  fs.mkdirSync(releaseDir)
+  fs.writeFileSync(path.join(releaseDir, 'tutti-connector.json'), JSON.stringify(manifest(), null, 2))
+  const installed = await tutti(['connector', 'install', releaseDir])
+  // an OAuth connector installs as needing a sign-in; anything else must be ready
+  if (!isAuth && installed.code !== 0) throw new Error('install failed')
+  if (isAuth) await connect()
+  const binding = (await tuttiJson(['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'conformance', '--session', 'driver'])).mcpServers[0]
+  const client = new Client({ name: 'conformance-driver', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
+  await client.connect(new StreamableHTTPClientTransport(new URL(binding.url), { requestInit: { headers: binding.headers } }))
+  try {
+    await exercise(client)
+  } finally {
+    await client.close()
+  }
+}
+
+let failed = false
+try {
+  await main()
+} catch (err) {
+  failed = true
+  log(`failed: ${err.stack ?? err}`)
+} finally {
+  await tutti(['daemon', 'stop'])
+  const daemonLog = path.join(stateDir, 'daemon.log')
+  if (fs.existsSync(daemonLog)) log(`daemon.log:\n${fs.readFileSync(daemonLog, 'utf8').split('\n').slice(-60).join('\n')}`)
+  if (!process.env.TUTTI_TEST_KEEP_STATE) for (const dir of [stateDir, workDir]) fs.rmSync(dir, { recursive: true, force: true })
+}
+process.exit(failed ? 1 : 0)
