@@ -5,10 +5,10 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AcpClient } from '../support/acp-client.js'
 import { CLAUDE_OFFLINE } from '../support/agents.js'
-import { eventually } from '../support/eventually.js'
+import { eventually, until } from '../support/eventually.js'
 import { startFakeAnthropic, toolNames, toolResults, toolsOf, type FakeAnthropic } from '../support/fake-model-api/anthropic.js'
 import { filesContaining, MEMORY_TOOLS, seenConnector, treeArgv } from '../support/model-sees.js'
-import { cleanupState, control, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, control, isAlive, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 /**
  * ACP with a real agent from npm: @zed-industries/claude-agent-acp, Zed's ACP
@@ -191,6 +191,8 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
     it("argv: the running tree shows no token, but the agent starts Claude Code with it: the SDK passes the session's MCP servers, headers included, as `--mcp-config <json>` (KNOWN LEAK of claude-agent-acp 0.23.1, visible in ps until Claude Code sets its title)", () => {
       const argv = treeArgv(started.agent.pid)
       expect(argv.some((a) => a.includes('claude-agent-acp'))).toBe(true)
+      // Claude Code below it, under the title it gave itself
+      expect(argv.some((a) => /^claude\s*$/.test(a))).toBe(true)
       for (const a of argv) expect(a).not.toMatch(TOKEN_SHAPE)
       // the one Claude Code process of the session went through the probe: the argv it was started with
       const starts = probed(started.probeFile)
@@ -198,11 +200,27 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       expect(starts[0]!.argc).toBeGreaterThan(10)
       // The must-hold "no token in argv" does not hold for this agent: the Claude Agent SDK (0.2.83, pinned by the
       // agent) puts every MCP server the editor gives in session/new, headers and all, on Claude Code's command line.
-      // tutti hands the token over ACP's stdio only; no ACP field keeps it off that command line. When the agent,
-      // or what tutti prepares for it, stops doing this, this fails: then expect no match at all.
+      // tutti hands the token over ACP's stdio only, and ACP has no field that keeps a header off that command line
+      // (the agent's own `_meta.claudeCode.options.env` could carry it instead, for Claude Code to expand a
+      // `${TUTTI_CONNECTOR_TOKEN}` header from). When the agent, or what tutti prepares for it, stops doing this,
+      // this fails: then expect no match at all.
       expect(starts[0]!.matches).toEqual([{ index: expect.any(Number), after: '--mcp-config' }])
     })
+
+    it('session/close ends the Claude Code process that held the token, and the agent exits at the end of its input', async () => {
+      await closesCleanly(started)
+    })
   })
+
+  /** The editor is done: the session's Claude Code ends with its session/close, the agent at the end of its input. */
+  async function closesCleanly(started: StartedAgent): Promise<void> {
+    const [claudeCode] = probed(started.probeFile)
+    expect(claudeCode && isAlive(claudeCode.pid)).toBe(true)
+    expect(started.agent.openSessions.size).toBe(1)
+    await started.agent.stop()
+    expect(started.agent.exit).toEqual({ code: 0, signal: null })
+    expect(await until(() => !isAlive(claudeCode!.pid))).toBe(true)
+  }
 
   describe('an agent whose initialize lacks mcpCapabilities.http: a plain session', () => {
     let started: StartedAgent
@@ -238,6 +256,7 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       expect(await prompt).toMatchObject({ stopReason: 'end_turn' })
       // nothing of a token to leak: Claude Code was started without an MCP server
       expect(probed(started.probeFile)).toEqual([expect.objectContaining({ matches: [] })])
+      await closesCleanly(started)
     })
   })
 })

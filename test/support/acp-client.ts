@@ -29,6 +29,8 @@ export class AcpClient {
   /** Every `session/update` notification, in order. */
   readonly updates: Array<{ sessionId: string; update: { sessionUpdate: string; [k: string]: unknown } }> = []
   readonly permissions: PermissionAsked[] = []
+  /** Sessions that session/new opened and session/close has not closed: `stop()` closes them first. */
+  readonly openSessions = new Set<string>()
   readonly pid: number
 
   private constructor(private readonly child: ChildProcess) {
@@ -52,6 +54,11 @@ export class AcpClient {
     return this.child.exitCode !== null || this.child.signalCode !== null
   }
 
+  /** How the agent ended: its exit code, or the signal that ended it; undefined while it runs. */
+  get exit(): { code: number | null; signal: NodeJS.Signals | null } | undefined {
+    return this.exited ? { code: this.child.exitCode, signal: this.child.signalCode } : undefined
+  }
+
   /** `initialize`: the whole JSON-RPC response, as an agent host would hand it to `tutti session prepare`. */
   async initialize(): Promise<{ jsonrpc: '2.0'; id: number; result: any }> {
     const params = {
@@ -64,8 +71,11 @@ export class AcpClient {
   }
 
   /** A request; resolves with its result, rejects with its error. */
-  async request(method: string, params: unknown, ms = EVENTUALLY_MS): Promise<any> {
-    return (await this.exchange(method, params, ms)).result
+  async request(method: string, params: any, ms = EVENTUALLY_MS): Promise<any> {
+    const { result } = await this.exchange(method, params, ms)
+    if (method === 'session/new' && typeof result?.sessionId === 'string') this.openSessions.add(result.sessionId)
+    if (method === 'session/close') this.openSessions.delete(params?.sessionId)
+    return result
   }
 
   /** The `session/update`s of one session so far, of one kind. */
@@ -92,15 +102,18 @@ export class AcpClient {
     }
   }
 
-  /** End the agent's input, as an editor closing the connection does; SIGKILL (our own child) if it does not go. */
+  /**
+   * What an editor does when it is done: `session/close` for each open
+   * session (an agent keeps running while a session's own process lives),
+   * then the end of the agent's input. SIGKILL (our own child) if it does
+   * not go; a session's process would then be left behind.
+   */
   async stop(ms = 10_000): Promise<void> {
     if (this.exited) return
+    for (const sessionId of [...this.openSessions]) await this.request('session/close', { sessionId }, ms).catch(() => undefined)
     this.child.stdin!.end()
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.child.kill('SIGKILL')
-        resolve()
-      }, ms)
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), ms)
       this.child.once('exit', () => {
         clearTimeout(timer)
         resolve()
