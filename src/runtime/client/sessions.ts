@@ -59,7 +59,7 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
   const available: AvailableResult = await daemon.available()
   const mcpServers: MCPServerBinding[] = [{ name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
   let projection: ProviderProjection
-  if (options.provider === 'acp') projection = projectAcp(mcpServers)
+  if (options.provider === 'acp') projection = projectAcp(mcpServers, issued.token, options.agentInitialize)
   else {
     const dir = await freshSessionDir(paths, options.workspace, options.session)
     projection = options.provider === 'claude' ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token) : await projectCodex(dir, mcpServers, issued.skillRoots, env)

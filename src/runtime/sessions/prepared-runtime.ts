@@ -41,6 +41,12 @@ export interface AcpProjection {
   kind: 'acp'
   /** `session/new` / `session/load` entries; empty when the agent cannot take HTTP MCP servers. */
   mcpServers: Array<{ type: 'http'; name: string; url: string; headers: Array<{ name: string; value: string }> }>
+  /**
+   * The `_meta` a host passes to `session/new` / `session/load` with those
+   * servers, when present: for a Claude Agent SDK agent it holds the token
+   * in Claude Code's env, and the header only names the variable.
+   */
+  sessionMeta?: { claudeCode: { options: { env: Record<string, string> } } }
   /** Whether connector context is attached, and if not, why. */
   connectors: { attached: boolean; reason?: string }
 }

@@ -1,4 +1,17 @@
-import type { AcpProjection, MCPServerBinding } from '../prepared-runtime.js'
+import { TOKEN_ENV, type AcpProjection, type MCPServerBinding } from '../prepared-runtime.js'
+
+/** What tutti reads of an ACP initialize result; every field may be absent or of any type. */
+interface InitializeResult {
+  agentCapabilities?: { mcpCapabilities?: { http?: unknown }; _meta?: { claudeCode?: unknown } }
+  agentInfo?: { name?: unknown }
+}
+
+/** An initialize response, as a host hands it over: the bare result or the whole JSON-RPC response. */
+function initializeResult(initializeResponse: unknown): InitializeResult | undefined {
+  const root = initializeResponse as { result?: unknown } | undefined
+  const result = root && typeof root === 'object' && 'result' in root ? root.result : root
+  return result && typeof result === 'object' ? (result as InitializeResult) : undefined
+}
 
 /**
  * ACP agents take MCP servers in `session/new` / `session/load`. Only an
@@ -7,19 +20,44 @@ import type { AcpProjection, MCPServerBinding } from '../prepared-runtime.js'
  * server; anything else (false, missing, unreadable) gets a plain session.
  */
 export function acpSupportsHttp(initializeResponse: unknown): { ok: true } | { ok: false; reason: string } {
-  const root = initializeResponse as { result?: unknown } | undefined
-  // accept the bare result or a whole JSON-RPC response
-  const result = (root && typeof root === 'object' && 'result' in root ? root.result : root) as { agentCapabilities?: { mcpCapabilities?: { http?: unknown } } } | undefined
-  if (!result || typeof result !== 'object') return { ok: false, reason: 'the agent initialize response is missing or not an object' }
+  const result = initializeResult(initializeResponse)
+  if (!result) return { ok: false, reason: 'the agent initialize response is missing or not an object' }
   const http = result.agentCapabilities?.mcpCapabilities?.http
   if (http === true) return { ok: true }
   return { ok: false, reason: http === false ? 'the agent declares mcpCapabilities.http = false' : 'the agent does not declare mcpCapabilities.http' }
 }
 
-export function projectAcp(servers: readonly MCPServerBinding[]): AcpProjection {
+/** The ACP adapters around the Claude Agent SDK, by the name their initialize gives (`agentInfo.name`). */
+const CLAUDE_SDK_AGENTS = new Set(['@zed-industries/claude-agent-acp', '@zed-industries/claude-code-acp'])
+
+/**
+ * An agent that runs Claude Code through the Claude Agent SDK. The SDK puts
+ * the session's MCP servers, headers and all, on Claude Code's command line
+ * (`--mcp-config <json>`, visible in `ps`), but such an agent also takes SDK
+ * options in `session/new`'s `_meta.claudeCode.options`, `env` included. It
+ * declares that namespace in `agentCapabilities._meta.claudeCode`
+ * (claude-agent-acp 0.23.1 does), or is known by name.
+ */
+export function takesClaudeSdkEnv(initializeResponse: unknown): boolean {
+  const result = initializeResult(initializeResponse)
+  const declared = result?.agentCapabilities?._meta?.claudeCode
+  const name = result?.agentInfo?.name
+  return (declared !== null && typeof declared === 'object') || (typeof name === 'string' && CLAUDE_SDK_AGENTS.has(name))
+}
+
+/**
+ * The connector server in ACP's shape. For a Claude SDK agent the token
+ * travels in `sessionMeta` (Claude Code's environment) and the header names
+ * it as `${TUTTI_CONNECTOR_TOKEN}`, which Claude Code expands: no token on
+ * its command line. Any other agent gets the literal header.
+ */
+export function projectAcp(servers: readonly MCPServerBinding[], token: string, initializeResponse: unknown): AcpProjection {
+  const viaEnv = takesClaudeSdkEnv(initializeResponse)
+  const headerValue = (value: string): string => (viaEnv ? value.split(token).join(`\${${TOKEN_ENV}}`) : value)
   return {
     kind: 'acp',
-    mcpServers: servers.map((s) => ({ type: 'http', name: s.name, url: s.url, headers: Object.entries(s.headers).map(([name, value]) => ({ name, value })) })),
+    mcpServers: servers.map((s) => ({ type: 'http', name: s.name, url: s.url, headers: Object.entries(s.headers).map(([name, value]) => ({ name, value: headerValue(value) })) })),
+    ...(viaEnv ? { sessionMeta: { claudeCode: { options: { env: { [TOKEN_ENV]: token } } } } } : {}),
     connectors: { attached: true },
   }
 }
