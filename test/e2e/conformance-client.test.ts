@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { REPO } from '../support/tutti.js'
 
 // The official MCP conformance suite's client scenarios (0.2.0-alpha.12, Node 22, in tools/conformance)
@@ -169,6 +169,10 @@ describe('MCP conformance suite, client scenarios, against the upstream client',
     const listed = await new Promise<string>((resolve, reject) => execFile(NODE22, [SUITE, 'list'], (err, stdout) => (err ? reject(err) : resolve(stdout))))
     const clientScenarios = new Set([...listed.slice(listed.indexOf('Client scenarios')).matchAll(/^ {2}- (\S+)/gm)].map((m) => m[1]))
     expect([...CORE, ...AUTH].map(([s]) => s).filter((s) => !clientScenarios.has(s))).toEqual([])
+  })
+  // the suite's results (checks, the driver's account); each driver removes its own state dir
+  afterAll(() => {
+    if (!process.env.TUTTI_TEST_KEEP_STATE) fs.rmSync(out, { recursive: true, force: true })
   })
 
   it.concurrent.each(cases)(
