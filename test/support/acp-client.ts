@@ -17,9 +17,8 @@ export interface PermissionAsked {
  * newline-delimited JSON-RPC 2.0, requests both ways. It plays an editor
  * that lets the agent run what it asks (`session/request_permission` is
  * answered with the allow-once option) and offers no file system or
- * terminal of its own. Nothing the agent sends is kept verbatim but the
- * `session/update` notifications and the permission requests, which carry
- * no MCP configuration.
+ * terminal of its own. `transcript` keeps every line either side wrote,
+ * so a test can say which messages carried a secret.
  */
 export class AcpClient {
   private nextId = 1
@@ -29,13 +28,18 @@ export class AcpClient {
   /** Every `session/update` notification, in order. */
   readonly updates: Array<{ sessionId: string; update: { sessionUpdate: string; [k: string]: unknown } }> = []
   readonly permissions: PermissionAsked[] = []
+  /** Every line on the agent's stdin and stdout, in order, as written. */
+  readonly transcript: Array<{ from: 'client' | 'agent'; line: string }> = []
   /** Sessions that session/new opened and session/close has not closed: `stop()` closes them first. */
   readonly openSessions = new Set<string>()
   readonly pid: number
 
   private constructor(private readonly child: ChildProcess) {
     this.pid = child.pid!
-    readline.createInterface({ input: child.stdout! }).on('line', (line) => this.onLine(line))
+    readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+      this.transcript.push({ from: 'agent', line })
+      this.onLine(line)
+    })
     child.stderr!.on('data', (d: Buffer) => this.stderr.push(d.toString()))
     child.on('exit', () => {
       for (const [id, p] of this.pending) {
@@ -148,7 +152,10 @@ export class AcpClient {
   }
 
   private write(message: unknown): void {
-    if (!this.exited) this.child.stdin!.write(`${JSON.stringify(message)}\n`)
+    if (this.exited) return
+    const line = JSON.stringify(message)
+    this.transcript.push({ from: 'client', line })
+    this.child.stdin!.write(`${line}\n`)
   }
 
   private onLine(line: string): void {
