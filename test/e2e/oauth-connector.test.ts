@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -7,7 +8,7 @@ import { makeConnector, skill } from '../support/connector-fixture.js'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
+import { cleanupState, connectorState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
 
 const FIXTURE = path.join(REPO, 'test/fixtures/oauth/server.mjs')
 const BROWSER = path.join(REPO, 'test/fixtures/oauth/follow-browser.mjs')
@@ -22,9 +23,9 @@ function startFixture(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProces
   return new Promise((resolve) => child.stdout!.on('data', (d: Buffer) => resolve({ child, urls: JSON.parse(/listening (.*)/.exec(d.toString())![1]!) })))
 }
 
-function oauthConnector(key: string, url: string): string {
+function oauthConnector(key: string, url: string, auth: Record<string, unknown> = { kind: 'oauth' }): string {
   return makeConnector(
-    { schemaVersion: 1, key, name: `Remote ${key}`, version: '1.0.0', auth: { kind: 'oauth' }, mcp: { transport: 'http', url }, cli: { entrypoint: 'bin/cli.js' }, skills: 'skills' },
+    { schemaVersion: 1, key, name: `Remote ${key}`, version: '1.0.0', auth, mcp: { transport: 'http', url }, cli: { entrypoint: 'bin/cli.js' }, skills: 'skills' },
     { 'bin/cli.js': { mode: 0o755, content: '#!/usr/bin/env node\nconsole.log("remote cli works")\n' }, 'skills/remote-notes/SKILL.md': skill('remote-notes', 'Notes on the remote server') },
   )
 }
@@ -63,6 +64,12 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
       await client.close()
     }
   }
+  /** A call that is expected to fail: what its caller reads (an error result or a thrown MCP error). */
+  const callFailure = (name: string) =>
+    call(name).then(
+      (r) => JSON.stringify(r),
+      (err: Error) => err.message,
+    )
 
   beforeAll(async () => {
     ;({ child: fixture, urls } = await startFixture())
@@ -126,7 +133,8 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     await asControl({ advertisedLifetime: null })
   })
 
-  it('a refresh the server refuses makes it needs-auth with the reason; the other connector, its CLI and Skills keep working', async () => {
+  it('a refresh the server refuses makes it needs-auth with the reason and closes its upstream; the other connector, its CLI and Skills keep working', async () => {
+    expect((await connectorState(dir, 'remote')).upstream).toBe('running')
     await asControl({ failRefresh: true, expireAccess: true })
     const client = await modernClient(binding)
     const failed = await client.callTool({ name: 'remote_whoami', arguments: {} }).then(
@@ -137,6 +145,11 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(failed).toMatch(/needs a new sign-in.*tutti connector connect remote/)
     const state = await eventually(() => available('remote'), (c) => c?.status === 'needs-auth')
     expect(state).toEqual({ status: 'needs-auth', reason: expect.stringMatching(/refused the stored grant.*tutti connector connect remote/), cli: 'ready', skills: ['remote-notes'] })
+    // the route is withdrawn and the connection it used is closed, not kept until the next sign-in
+    expect((await eventually(() => connectorState(dir, 'remote'), (c) => c?.upstream !== 'running')).upstream).toBe('none')
+    const seen = (await stats()).seenByMcp.length
+    expect(await callFailure('remote_whoami')).toMatch(/remote_whoami/)
+    expect((await stats()).seenByMcp.length).toBe(seen)
     expect((await call('other_echo', { message: 'still here' })).content).toEqual([{ type: 'text', text: 'still here' }])
     const shim = await new Promise<string>((resolve) => {
       const child = spawn(path.join(dir, 'bin', 'tutti-connector-remote'), [], { env: { ...process.env, TUTTI_STATE_DIR: dir } })
@@ -153,6 +166,46 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(res.code, res.stdout + res.stderr).toBe(0)
     expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready' })
     expect((await call('remote_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+  })
+
+  it('a 403 insufficient_scope steps up once; no browser in the daemon, so it is needs-auth naming the scope; connect asks for it, and write succeeds', async () => {
+    const before = await stats()
+    expect(await callFailure('remote_write')).toMatch(/needs a new sign-in: the server asks for scope that was not granted: mcp:write; run `tutti connector connect remote`/)
+    const after = await stats()
+    // bounded: the server saw one 403, and the authorization server neither a token request nor an authorization
+    expect(after.forbidden - before.forbidden).toBe(1)
+    expect(after.grants).toEqual(before.grants)
+    expect(after.authorizations).toBe(before.authorizations)
+    const state = await eventually(() => available('remote'), (c) => c?.status === 'needs-auth')
+    expect(state).toMatchObject({ status: 'needs-auth', reason: 'the server asks for scope that was not granted: mcp:write (tutti connector connect remote)', cli: 'ready' })
+    expect((await eventually(() => connectorState(dir, 'remote'), (c) => c?.upstream !== 'running')).upstream).toBe('none')
+    expect((await call('other_echo', { message: 'unaffected' })).content).toEqual([{ type: 'text', text: 'unaffected' }])
+
+    const res = await connect('remote')
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    const signedIn = await stats()
+    // one authorization, and it asked for the wider scope (the challenge of a fresh sign-in names only mcp:basic)
+    expect(signedIn.authorizations).toBe(after.authorizations + 1)
+    expect(signedIn.lastAuthorize.scope.split(' ').sort()).toEqual(['mcp:basic', 'mcp:write'])
+    expect((await call('remote_write')).content).toEqual([{ type: 'text', text: 'written' }])
+    expect((await call('remote_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+  })
+
+  it('a server that refuses write whatever the scope: one refresh per call, then a clear error, never a loop; the connector stays ready', async () => {
+    await asControl({ writeForbidden: true })
+    for (let round = 0; round < 2; round++) {
+      const before = await stats()
+      expect(await callFailure('remote_write')).toMatch(/403 insufficient_scope after step-up re-authorization/)
+      const after = await stats()
+      // the token already holds the scope asked for: one re-authorization (a refresh), one retry, and the error
+      expect(after.grants.refresh_token - before.grants.refresh_token).toBe(1)
+      expect(after.grants.authorization_code).toBe(before.grants.authorization_code)
+      expect(after.authorizations).toBe(before.authorizations)
+      expect(after.forbidden - before.forbidden).toBe(2)
+    }
+    await asControl({ writeForbidden: false })
+    expect(await available('remote')).toMatchObject({ status: 'ready' })
+    expect((await call('remote_write')).content).toEqual([{ type: 'text', text: 'written' }])
   })
 
   it('a sign-in that cannot complete exits 2 naming what failed, and the grant in use is kept', async () => {
@@ -211,6 +264,123 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     walk(dir)
     expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
     const leaks = texts.flatMap(([where, text]) => tokens.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
+    expect(leaks).toEqual([])
+  })
+})
+
+describe('OAuth connectors: a pre-registered confidential client (--client-id, --client-secret-from-env)', () => {
+  const BASIC = { client_id: 'tutti-preregistered', client_secret: `basic-${randomBytes(18).toString('base64url')}`, token_endpoint_auth_method: 'client_secret_basic' }
+  const POST = { client_id: 'tutti-post', client_secret: `post-${randomBytes(18).toString('base64url')}`, token_endpoint_auth_method: 'client_secret_post' }
+  let dir: string
+  let basicAs: ChildProcess
+  let postAs: ChildProcess
+  let basicUrls: FixtureUrls
+  let postUrls: FixtureUrls
+  let binding: Binding
+  const outputs: string[] = []
+  const run = async (args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> => {
+    const res = await tutti(dir, args, { env })
+    outputs.push(res.stdout, res.stderr)
+    return res
+  }
+  const connect = (key: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) => run(['connector', 'connect', key, '--browser', BROWSER, '--json', ...extra], env)
+  const stats = async (urls: FixtureUrls): Promise<any> => (await fetch(`${urls.as}/control`)).json()
+  const grants = () => JSON.parse(fs.readFileSync(path.join(dir, 'oauth-grants.json'), 'utf8')).connectors
+  const whoami = async (key: string) => {
+    const client = await modernClient(binding)
+    try {
+      return (await client.callTool({ name: `${key}_whoami`, arguments: {} })).content
+    } finally {
+      await client.close()
+    }
+  }
+
+  beforeAll(async () => {
+    ;({ child: basicAs, urls: basicUrls } = await startFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(BASIC) }))
+    ;({ child: postAs, urls: postUrls } = await startFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(POST) }))
+    dir = tempStateDir('oauth-client')
+    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'oauth-client'])).mcpServers[0]
+    expect((await run(['connector', 'install', oauthConnector('vault', basicUrls.mcp), '--json'])).code).toBe(0)
+  })
+  afterAll(async () => {
+    basicAs?.kill()
+    postAs?.kill()
+    await cleanupState(dir)
+  })
+
+  it('bad client flags exit 2 naming the flag, and a refused secret stores nothing', async () => {
+    const noId = await connect('vault', ['--client-secret-from-env', 'VAULT_SECRET'], { VAULT_SECRET: BASIC.client_secret })
+    expect(noId.code).toBe(2)
+    expect(JSON.parse(noId.stdout).error).toMatchObject({ code: 'ARGUMENT_INVALID', message: expect.stringMatching(/^--client-secret-from-env: .*names none: give its id with --client-id \(or auth\.clientId in the manifest\)/) })
+    const unset = await connect('vault', ['--client-id', BASIC.client_id, '--client-secret-from-env', 'NOT_SET_ANYWHERE'])
+    expect(unset.code).toBe(2)
+    expect(JSON.parse(unset.stdout).error.message).toBe('--client-secret-from-env NOT_SET_ANYWHERE: the variable is not set in this environment')
+    expect((await run(['connector', 'install', faultConnector({ key: 'plain' }), '--json'])).code).toBe(0)
+    const notOauth = await connect('plain', ['--client-id', 'x'])
+    expect(notOauth.code).toBe(2)
+    expect(JSON.parse(notOauth.stdout).error.message).toBe('--client-id: connector "plain" does not sign in with OAuth (its auth.kind is "none")')
+
+    const wrong = await connect('vault', ['--client-id', BASIC.client_id, '--client-secret-from-env', 'VAULT_SECRET'], { VAULT_SECRET: 'not-the-secret' })
+    expect(wrong.code).toBe(2)
+    expect(JSON.parse(wrong.stdout).error).toMatchObject({ code: 'OAUTH_SIGN_IN_FAILED', message: expect.stringMatching(/authorization server refused \(invalid_client\)/) })
+    expect(fs.existsSync(path.join(dir, 'oauth-grants.json')) ? grants().vault?.preRegistered : undefined).toBeUndefined()
+    const s = await stats(basicUrls)
+    expect(s.registrations).toBe(0)
+    expect(s.grants.authorization_code).toBe(0)
+  })
+
+  it('signs in with client_secret_basic; the daemon refreshes with it, a later connect reuses it, disconnect revokes with it and forgets it', async () => {
+    const before = (await stats(basicUrls)).clientAuth.length
+    const res = await connect('vault', ['--client-id', BASIC.client_id, '--client-secret-from-env', 'VAULT_SECRET'], { VAULT_SECRET: BASIC.client_secret })
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready' })
+    expect(await whoami('vault')).toEqual([{ type: 'text', text: 'authorized as ada' }])
+    expect(fs.statSync(path.join(dir, 'oauth-grants.json')).mode & 0o777).toBe(0o600)
+    expect(grants().vault.preRegistered).toEqual({ client_id: BASIC.client_id, client_secret: BASIC.client_secret })
+
+    // the daemon's refresh on a 401 authenticates the same way
+    await fetch(`${basicUrls.as}/control`, { method: 'POST', body: JSON.stringify({ expireAccess: true }) })
+    expect(await whoami('vault')).toEqual([{ type: 'text', text: 'authorized as ada' }])
+    // a later sign-in without the flags uses the stored client
+    const again = await connect('vault')
+    expect(again.code, again.stdout + again.stderr).toBe(0)
+    const s = await stats(basicUrls)
+    expect(s.grants).toEqual({ authorization_code: 2, refresh_token: 1 })
+    expect(s.registrations).toBe(0)
+    expect(s.clientAuth.slice(before)).toEqual(Array(3).fill({ endpoint: 'token', method: 'client_secret_basic', clientId: BASIC.client_id }))
+
+    const held = s.issued.slice(-2)
+    const off = await run(['connector', 'disconnect', 'vault', '--json'])
+    expect(off.code, off.stdout).toBe(0)
+    expect(JSON.parse(off.stdout)).toMatchObject({ disconnected: true, revocation: { revoked: true } })
+    const revoked = await stats(basicUrls)
+    expect(revoked.revoked).toEqual(expect.arrayContaining(held))
+    expect(revoked.clientAuth.slice(before + 3)).toEqual(Array(2).fill({ endpoint: 'revoke', method: 'client_secret_basic', clientId: BASIC.client_id }))
+    expect(grants().vault).toEqual({ serverUrl: basicUrls.mcp })
+  })
+
+  it("uses client_secret_post when that is all the authorization server offers, with the manifest's clientId", async () => {
+    expect((await run(['connector', 'install', oauthConnector('vaultpost', postUrls.mcp, { kind: 'oauth', clientId: POST.client_id }), '--json'])).code).toBe(0)
+    const res = await connect('vaultpost', ['--client-secret-from-env', 'POST_SECRET'], { POST_SECRET: POST.client_secret })
+    expect(res.code, res.stdout + res.stderr).toBe(0)
+    expect(await whoami('vaultpost')).toEqual([{ type: 'text', text: 'authorized as ada' }])
+    expect((await stats(postUrls)).clientAuth).toEqual([{ endpoint: 'token', method: 'client_secret_post', clientId: POST.client_id }])
+  })
+
+  it('no client secret or token value is in any other state file, the daemon log or any CLI output', async () => {
+    const secrets = [BASIC.client_secret, POST.client_secret, ...(await stats(basicUrls)).issued, ...(await stats(postUrls)).issued]
+    const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
+    const walk = (d: string): void => {
+      for (const name of fs.readdirSync(d)) {
+        const p = path.join(d, name)
+        const st = fs.lstatSync(p)
+        if (st.isDirectory()) walk(p)
+        else if (st.isFile() && p !== path.join(dir, 'oauth-grants.json')) texts.push([p, fs.readFileSync(p, 'latin1')])
+      }
+    }
+    walk(dir)
+    expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
+    const leaks = texts.flatMap(([where, text]) => secrets.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
     expect(leaks).toEqual([])
   })
 })

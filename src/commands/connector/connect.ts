@@ -13,6 +13,14 @@ function parsePairs(flag: string, pairs: readonly string[], into: Record<string,
   }
 }
 
+/** `--client-secret-from-env NAME`: the secret is read here, so it is never in argv. */
+function clientSecret(name: string | undefined): { clientSecret?: string } {
+  if (name === undefined) return {}
+  const value = process.env[name]
+  if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--client-secret-from-env ${name}: the variable is not set in this environment`)
+  return { clientSecret: value }
+}
+
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
   static override summary = "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve its command again"
@@ -23,6 +31,8 @@ export default class ConnectorConnect extends TuttiCommand {
     'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
     set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
     browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
+    'client-id': Flags.string({ description: 'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the manifest\'s auth.clientId)' }),
+    'client-secret-from-env': Flags.string({ description: "OAuth connectors: read that pre-registered client's secret from this variable (kept 0600 with the tokens, never printed)", helpValue: 'NAME' }),
     'sign-in-timeout': Flags.integer({ description: 'OAuth connectors: seconds to wait for the browser to come back', default: SIGN_IN_WAIT_MS / 1000, min: 1, max: 3600 }),
     ...outcomeFlags,
   }
@@ -31,6 +41,7 @@ export default class ConnectorConnect extends TuttiCommand {
     '<%= config.bin %> connector connect weather --env WEATHER_API_KEY=abc123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
+    'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
   ]
 
   async run() {
@@ -44,8 +55,9 @@ export default class ConnectorConnect extends TuttiCommand {
       if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from-env ${name}: the variable is not set in this environment`)
       credentials[name] = value
     }
+    const client = { ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}), ...clientSecret(flags['client-secret-from-env']) }
     // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
-    const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}) }
+    const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}), client }
     const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, signIn, ...outcomeWait(flags) })
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result

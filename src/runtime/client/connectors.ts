@@ -6,6 +6,7 @@ import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { RevocationOutcome } from '../oauth/revocation.js'
+import { preRegisteredClient, type ClientFlags, type PreRegisteredClient } from '../oauth/pre-registered-client.js'
 import type { ConnectorStore, InstalledRelease } from '../store/connector-store.js'
 import { ensureDaemon } from './ensure-daemon.js'
 
@@ -39,8 +40,8 @@ const sourceRequest = (r: InstallRequest) => ({
 export interface ConnectRequest extends OutcomeWait {
   credentials: Record<string, string>
   settings: Record<string, string>
-  /** OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`) and where its human lines go (stderr). */
-  signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void }
+  /** OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`, `--client-id`, `--client-secret-from-env`'s value) and where its human lines go (stderr). */
+  signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void; client?: ClientFlags }
 }
 
 export type DataDisposition = 'kept' | 'purged' | 'none'
@@ -106,10 +107,12 @@ export class Connectors {
     assertConnectorKey(key)
     const store = await this.store()
     const current = await store.get(key)
+    // bad client flags are refused before anything is stored
+    const preRegistered = preRegisteredClient(key, current.release.manifest.auth, request.signIn?.client)
     // the connecting shell resolves the command again: a fixed PATH is picked up here
     const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
     const result = await store.connect(key, { credentials: request.credentials, settings: request.settings, runtime })
-    if (current.release.manifest.auth.kind === 'oauth') await this.signIn(await store.get(key), request)
+    if (current.release.manifest.auth.kind === 'oauth') await this.signIn(await store.get(key), request, preRegistered)
     const state = await this.reconcile(key, request)
     expectOutcome(`connected ${key}`, state, request)
     return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
@@ -124,7 +127,7 @@ export class Connectors {
   }
 
   /** OAuth: the browser sign-in, against the server URL and headers the daemon will use (oauth/sign-in.ts). */
-  private async signIn(current: InstalledRelease, request: ConnectRequest): Promise<void> {
+  private async signIn(current: InstalledRelease, request: ConnectRequest, preRegistered: PreRegisteredClient | undefined): Promise<void> {
     const { manifest } = current.release
     const { upstreamSpec } = await import('../upstream/upstream-spec.js')
     const record = { environment: current.installed.environment ?? {}, ...(current.installed.settings ? { settings: current.installed.settings } : {}) }
@@ -132,7 +135,7 @@ export class Connectors {
     if (spec?.kind !== 'http' || manifest.auth.kind !== 'oauth') return
     const { OAuthSignIn, SIGN_IN_WAIT_MS } = await import('../oauth/sign-in.js')
     const { clientId, scopes } = manifest.auth
-    const target = { key: manifest.key, serverUrl: spec.url, headers: spec.headers, ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}) }
+    const target = { key: manifest.key, serverUrl: spec.url, headers: spec.headers, ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}), ...(preRegistered ? { preRegistered } : {}) }
     const print = request.signIn?.print ?? ((line: string) => process.stderr.write(`${line}\n`))
     await new OAuthSignIn(this.paths, target).run({ env: this.env, timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS, print, ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}) })
   }

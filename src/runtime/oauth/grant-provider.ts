@@ -9,7 +9,8 @@ import {
 } from '@modelcontextprotocol/client'
 import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import type { OAuthGrantStore } from './grant-store.js'
+import type { OAuthGrant, OAuthGrantStore } from './grant-store.js'
+import type { PreRegisteredClient } from './pre-registered-client.js'
 
 /** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
 export const REFRESH_BEFORE_EXPIRY_MS = 60_000
@@ -25,6 +26,8 @@ export interface GrantTarget {
   clientId?: string
   /** Manifest `auth.scopes`: asked for when neither the challenge nor the resource metadata names any. */
   scopes?: string[]
+  /** A sign-in: the client `--client-id`/`--client-secret-from-env` named; stored with the tokens, it beats `clientId` from then on. */
+  preRegistered?: PreRegisteredClient
 }
 
 /**
@@ -59,6 +62,10 @@ export class GrantProvider implements OAuthClientProvider {
   private refreshing?: Promise<void>
   /** The SDK dropped the tokens because the authorization server refused them (invalid_grant, invalid_client). */
   private refused = false
+  /** The SDK dropped the client because the authorization server refused it (invalid_client, unauthorized_client). */
+  private clientRefused = false
+  /** The issuer the SDK stamped on the pre-registered client: kept in memory, the stored client is the user's word. */
+  private preRegisteredIssuer?: string
 
   constructor(
     private readonly store: OAuthGrantStore,
@@ -90,13 +97,23 @@ export class GrantProvider implements OAuthClientProvider {
     return this.mode.kind === 'sign-in' ? this.mode.state : randomBytes(16).toString('base64url')
   }
 
+  /** The client, first come first: connect's flags, the pre-registered client stored with them, the manifest's clientId, the stored registration (CIMD or dynamic). */
   async clientInformation(): Promise<StoredOAuthClientInformation | undefined> {
-    const stored = (await this.store.get(this.target.key))?.client as StoredOAuthClientInformation | undefined
+    const grant = await this.store.get(this.target.key)
+    const pre = this.preRegistered(grant)
+    // with a secret, the SDK authenticates at the token endpoint with client_secret_basic or _post, as the metadata offers
+    if (pre) return { ...pre, ...(this.preRegisteredIssuer ? { issuer: this.preRegisteredIssuer } : {}) }
+    const stored = grant?.client as StoredOAuthClientInformation | undefined
     if (this.target.clientId) return stored?.client_id === this.target.clientId ? stored : { client_id: this.target.clientId }
     return stored
   }
 
   async saveClientInformation(client: StoredOAuthClientInformation): Promise<void> {
+    const pre = this.preRegistered(await this.store.get(this.target.key))
+    if (pre && client.client_id === pre.client_id) {
+      this.preRegisteredIssuer = (client as { issuer?: string }).issuer
+      return
+    }
     await this.store.update(this.target.key, (g) => ({ ...(g ?? { serverUrl: this.target.serverUrl }), client }))
   }
 
@@ -113,8 +130,13 @@ export class GrantProvider implements OAuthClientProvider {
 
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
     const { serverUrl } = this.target
-    await this.store.update(this.target.key, (g) => ({ serverUrl, ...(g?.client ? { client: g.client } : {}), tokens, obtainedAt: Date.now() }))
+    await this.store.update(this.target.key, (g) => {
+      // the pre-registered client (and its secret) is kept only once a sign-in with it succeeded
+      const preRegistered = (this.mode.kind === 'sign-in' ? this.target.preRegistered : undefined) ?? g?.preRegistered
+      return { serverUrl, ...(g?.client ? { client: g.client } : {}), ...(preRegistered ? { preRegistered } : {}), tokens, obtainedAt: Date.now() }
+    })
     this.refused = false
+    this.clientRefused = false
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -122,9 +144,10 @@ export class GrantProvider implements OAuthClientProvider {
     const grant = await this.store.get(this.target.key)
     const scope = url.searchParams.get('scope') ?? undefined
     let needs: { reason: string; scope?: string }
-    if (this.refused) needs = { reason: 'the authorization server refused the stored grant (it expired or was revoked)' }
+    if (this.clientRefused && this.preRegistered(grant)?.client_secret) needs = { reason: "the authorization server refused the client's credentials (invalid_client): sign in with its current secret (--client-secret-from-env)" }
+    else if (this.refused) needs = { reason: 'the authorization server refused the stored grant (it expired or was revoked)' }
     else if (!grant?.tokens) needs = { reason: 'not signed in' }
-    else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined)) needs = { reason: `the server asks for more scope than was granted (${scope})`, scope }
+    else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined)) needs = { reason: `the server asks for scope that was not granted: ${missingScopes(scope, grant.tokens.scope)}`, scope }
     else if (!grant.tokens.refresh_token) needs = { reason: 'the access token expired and the authorization server issued no refresh token' }
     else throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not answer as expected); the next call tries again`)
     await this.store.update(this.target.key, (g) => (g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs }))
@@ -168,6 +191,7 @@ export class GrantProvider implements OAuthClientProvider {
     const dropTokens = scope !== 'client' && this.mode.kind === 'daemon'
     const dropClient = scope !== 'tokens'
     if (dropTokens) this.refused = true
+    if (scope === 'client' && this.mode.kind === 'daemon') this.clientRefused = true
     if (!dropTokens && !dropClient) return
     await this.store.update(this.target.key, (g) => {
       if (!g) return g
@@ -176,6 +200,11 @@ export class GrantProvider implements OAuthClientProvider {
       if (dropClient) delete next.client
       return next
     })
+  }
+
+  /** connect's flags (a sign-in) beat what the last successful one stored. */
+  private preRegistered(grant: OAuthGrant | undefined): PreRegisteredClient | undefined {
+    return this.target.preRegistered ?? grant?.preRegistered
   }
 
   /** One refresh at a time, through the SDK's auth(); a refusal the user must fix propagates, anything else leaves the 401 path to retry. */
@@ -192,6 +221,12 @@ export class GrantProvider implements OAuthClientProvider {
       })
     return this.refreshing
   }
+}
+
+/** The scope tokens asked for beyond the granted ones, comma-separated (a space-separated list reads like "Basic <token>" to the log redactor). */
+function missingScopes(asked: string, granted: unknown): string {
+  const held = new Set(typeof granted === 'string' ? granted.split(' ') : [])
+  return asked.split(' ').filter((s) => s && !held.has(s)).join(', ')
 }
 
 function expiresSoon(expiresIn: number | undefined, obtainedAt: number | undefined): boolean {

@@ -6,7 +6,8 @@ import type { StatePaths } from '../paths.js'
 
 /**
  * oauth-grants.json: per connector, what an OAuth sign-in left behind (the
- * client registration, the tokens and when they were obtained) and, once
+ * client registration or the pre-registered client and its secret, the
+ * tokens and when they were obtained) and, once
  * the daemon found the grant unusable, why. One file beside
  * credentials.json, 0600, written atomically under the same state lock.
  * Its values never leave the process except as the Authorization header to
@@ -17,6 +18,8 @@ const grantSchema = z.object({
   /** The MCP server URL signed in to: a release with another URL needs a new sign-in. */
   serverUrl: z.string(),
   client: z.looseObject({ client_id: z.string() }).optional(),
+  /** The pre-registered client `connect --client-id/--client-secret-from-env` named (its secret, if confidential): beats the manifest's clientId until `disconnect`. */
+  preRegistered: z.object({ client_id: z.string(), client_secret: z.string().optional() }).optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string() }).optional(),
   /** ms since the epoch: `expires_in` counts from here. */
   obtainedAt: z.number().optional(),

@@ -26,7 +26,8 @@ export async function revokeGrant(grant: OAuthGrant): Promise<RevocationOutcome>
   }
   if (!endpoint) return { revoked: false, reason: 'the authorization server offers no revocation endpoint' }
   const url = assertSecureTokenEndpoint(endpoint)
-  const client = grant.client as OAuthClientInformationMixed | undefined
+  // the client the tokens were issued to: a pre-registered one (with its secret) comes first, as in the sign-in
+  const client = (grant.preRegistered ?? grant.client) as OAuthClientInformationMixed | undefined
   const tokens = [
     ...(typeof grant.tokens.refresh_token === 'string' ? [{ token: grant.tokens.refresh_token, hint: 'refresh_token' }] : []),
     { token: grant.tokens.access_token, hint: 'access_token' },

@@ -122,11 +122,13 @@ export class ConnectorRuntime {
     this.generation = generation
     this.toolCount = route.tools.length
     this.toolBytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
-    if (client instanceof UpstreamSupervisor && client !== this.serving) {
+    // a table without an upstream (an OAuth grant that needs the user, an mcp section gone) retires the serving one too
+    const next = client instanceof UpstreamSupervisor ? client : undefined
+    if (next !== this.serving) {
       const retired = this.serving
-      this.serving = client
-      if (this.pending === client) this.pending = undefined
-      if (retired) void bestEffort(retired.dispose(RETIRE_DRAIN_MS), this.log, 'retiring the previous upstream', { connector: this.key })
+      this.serving = next
+      if (next && this.pending === next) this.pending = undefined
+      if (retired) void bestEffort(retired.dispose(next ? RETIRE_DRAIN_MS : DEACTIVATE_DRAIN_MS), this.log, 'retiring the previous upstream', { connector: this.key })
     }
     this.setStatus('ready')
     this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, visibleChange: changed, pid: this.serving?.pid })
