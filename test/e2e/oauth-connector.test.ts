@@ -151,6 +151,9 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(await callFailure('remote_whoami')).toMatch(/remote_whoami/)
     expect((await stats()).seenByMcp.length).toBe(seen)
     expect((await call('other_echo', { message: 'still here' })).content).toEqual([{ type: 'text', text: 'still here' }])
+    // doctor's fix is the sign-in, not an --env credential
+    const doctor = JSON.parse((await run(['daemon', 'doctor', '--json'])).stdout)
+    expect(doctor.findings).toContainEqual(expect.objectContaining({ check: 'health', connector: 'remote', fix: 'run `tutti connector connect remote`' }))
     const shim = await new Promise<string>((resolve) => {
       const child = spawn(path.join(dir, 'bin', 'tutti-connector-remote'), [], { env: { ...process.env, TUTTI_STATE_DIR: dir } })
       let out = ''

@@ -26,7 +26,10 @@ export function checkHealth(connectors: readonly DoctorConnector[]): Finding[] {
   for (const c of connectors) {
     const reason = c.reason ? `: ${c.reason}` : ''
     if (c.status === 'needs-auth') {
-      out.push({ check: 'health', connector: c.key, problem: `needs-auth${reason}`, fix: `store its credentials: \`tutti connector connect ${c.key} --env NAME=VALUE\` (or --from-env NAME)` })
+      // the reason names the command that helps (an OAuth sign-in takes no --env)
+      const named = c.reason ? /\((tutti connector connect [^)]+)\)/.exec(c.reason)?.[1] : undefined
+      const fix = named ? `run \`${named}\`` : `store its credentials: \`tutti connector connect ${c.key} --env NAME=VALUE\` (or --from-env NAME)`
+      out.push({ check: 'health', connector: c.key, problem: `needs-auth${reason}`, fix })
     } else if (c.status === 'failed' || (c.status === 'starting' && c.reason && c.reason !== 'starting')) {
       out.push({ check: 'health', connector: c.key, problem: `${c.status}${reason}`, fix: `fix the cause, then retry with \`tutti connector connect ${c.key}\` (it resolves the command again); details in \`tutti daemon status\` and daemon.log` })
     }
