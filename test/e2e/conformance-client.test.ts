@@ -102,16 +102,10 @@ const NOT_APPLICABLE: Record<string, { names: string[]; why: string }> = {
 
 /**
  * Known gaps: checks that fail today, by scenario, with the reason. The test asserts exactly these fail,
- * so a fix turns it red until the entry is removed here.
+ * so a fix turns it red until the entry is removed here. None today (auth/pre-registration was one until
+ * `connect --client-id --client-secret-from-env` gave a confidential client its secret).
  */
-const KNOWN_GAPS: Record<string, { ids: string[]; why: string }> = {
-  'auth/pre-registration': {
-    ids: ['pre-registration-auth'],
-    why:
-      'the suite pre-registers a confidential client (client_id + client_secret, token endpoint client_secret_basic); ' +
-      'an oauth manifest has a clientId only and tutti has no place for a client secret, so it redeems the code as a public client and the token endpoint answers invalid_client',
-  },
-}
+const KNOWN_GAPS: Record<string, { ids: string[]; why: string }> = {}
 
 /** Scenarios whose sign-in tutti must refuse: `connect` exits 2 (bad input) with the reason. */
 const REFUSED = new Set(['auth/resource-mismatch', 'auth/iss-supported-missing', 'auth/iss-wrong-issuer', 'auth/iss-unexpected', 'auth/metadata-issuer-mismatch'])

@@ -70,7 +70,10 @@ async function connect() {
   fs.writeFileSync(browser, `#!/bin/sh\nexec "${process.execPath}" "${BROWSER}" "$1"\n`, { mode: 0o755 })
   for (;;) {
     signIns++
-    const res = await tutti(['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20'], { TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL })
+    // a confidential pre-registered client (auth/pre-registration): its secret through the environment, as a user gives it
+    const client = context.client_secret ? ['--client-id', String(context.client_id), '--client-secret-from-env', 'CONFORMANCE_CLIENT_SECRET'] : []
+    const env = { TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL, ...(context.client_secret ? { CONFORMANCE_CLIENT_SECRET: String(context.client_secret) } : {}) }
+    const res = await tutti(['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20', ...client], env)
     if (res.code === 0) return
     if (signIns >= MAX_SIGN_INS || !NEEDS_SIGN_IN.test(res.stdout)) throw new Error('connect failed')
   }
