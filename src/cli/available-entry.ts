@@ -79,7 +79,7 @@ export async function answerAvailable(argv: readonly string[]): Promise<boolean>
     return false
   }
   process.stdout.on('error', ignoreClosedStdout)
-  const redactor = new OutputRedactor(() => paths.credentialsJson)
+  const redactor = new OutputRedactor(() => ({ credentials: paths.credentialsJson, grants: paths.oauthGrantsJson }))
   try {
     const result = await new Connectors(paths).available()
     // the table's modules only for the table

@@ -21,7 +21,7 @@ export abstract class TuttiCommand extends Command {
     return statePaths()
   }
 
-  private readonly redactor = new OutputRedactor(() => this.paths.credentialsJson)
+  private readonly redactor = new OutputRedactor(() => ({ credentials: this.paths.credentialsJson, grants: this.paths.oauthGrantsJson }))
 
   /** Every stored credential, by exact value (command-output.ts). */
   protected redact(text: string): string {

@@ -9,31 +9,54 @@ import { REDACTED } from '../runtime/log/redactor.js'
  * bytes cannot drift apart. Nothing here loads oclif.
  */
 
-/** Values of credentials.json (at least 4 chars, as the daemon's redactor tracks them). */
-function storedSecrets(file: string): string[] {
+/** A state file's JSON, or undefined when it is absent or unreadable (nothing of it can be printed then). */
+function readJson(file: string): { connectors?: Record<string, unknown> } | undefined {
   try {
-    const doc = JSON.parse(readFileSync(file, 'utf8')) as { connectors?: Record<string, Record<string, unknown>> }
-    return Object.values(doc.connectors ?? {})
-      .flatMap((vars) => Object.values(vars ?? {}))
-      .filter((v): v is string => typeof v === 'string' && v.length >= 4)
+    return JSON.parse(readFileSync(file, 'utf8')) as { connectors?: Record<string, unknown> }
   } catch {
-    return []
+    return undefined
   }
 }
 
+/** The secret fields of an OAuth grant (oauth/grant-store.ts GRANT_SECRET_FIELDS; not imported: this runs on the lean path without zod). */
+const GRANT_SECRET_FIELDS = new Set(['access_token', 'refresh_token', 'id_token', 'client_secret'])
+
+function grantLeaves(value: unknown, out: string[]): void {
+  if (!value || typeof value !== 'object') return
+  for (const [k, v] of Object.entries(value)) {
+    if (typeof v === 'string' && GRANT_SECRET_FIELDS.has(k)) out.push(v)
+    else grantLeaves(v, out)
+  }
+}
+
+/** Values of credentials.json and the secrets of oauth-grants.json (at least 4 chars, as the daemon's redactor tracks them). */
+function storedSecrets(files: StoredSecretFiles): string[] {
+  const values: string[] = []
+  for (const vars of Object.values(readJson(files.credentials)?.connectors ?? {})) {
+    for (const v of Object.values((vars ?? {}) as Record<string, unknown>)) if (typeof v === 'string') values.push(v)
+  }
+  if (files.grants) grantLeaves(readJson(files.grants)?.connectors, values)
+  return values.filter((v) => v.length >= 4)
+}
+
+export interface StoredSecretFiles {
+  credentials: string
+  grants?: string
+}
+
 /**
- * Every stored credential, by exact value: no output of any command carries
- * one, whatever an upstream echoed into a message (the daemon redacts its
- * answers too; this covers what the CLI itself prints). credentials.json is
- * read once, on the first text that is printed.
+ * Every stored credential and OAuth token, by exact value: no output of any
+ * command carries one, whatever an upstream echoed into a message (the
+ * daemon redacts its answers too; this covers what the CLI itself prints).
+ * The files are read once, on the first text that is printed.
  */
 export class OutputRedactor {
   private secrets?: string[]
 
-  constructor(private readonly credentialsFile: () => string) {}
+  constructor(private readonly files: () => StoredSecretFiles) {}
 
   redact(text: string): string {
-    this.secrets ??= storedSecrets(this.credentialsFile())
+    this.secrets ??= storedSecrets(this.files())
     let out = text
     for (const secret of this.secrets) if (out.includes(secret)) out = out.split(secret).join(REDACTED)
     return out

@@ -9,7 +9,7 @@ import {
 } from '@modelcontextprotocol/client'
 import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import type { OAuthGrant, OAuthGrantStore } from './grant-store.js'
+import { grantSecrets, type OAuthGrant, type OAuthGrantStore } from './grant-store.js'
 import type { PreRegisteredClient } from './pre-registered-client.js'
 
 /** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
@@ -48,6 +48,8 @@ export interface SignInMode {
 export interface DaemonMode {
   kind: 'daemon'
   needsAuth(): void
+  /** Secret values the daemon just obtained (a refreshed token, a registered client's secret): its log redacts them. */
+  learned?(secrets: string[]): void
 }
 
 /**
@@ -114,6 +116,7 @@ export class GrantProvider implements OAuthClientProvider {
       this.preRegisteredIssuer = (client as { issuer?: string }).issuer
       return
     }
+    if (this.mode.kind === 'daemon') this.mode.learned?.(grantSecrets({ client: client as OAuthGrant['client'] }))
     await this.store.update(this.target.key, (g) => ({ ...(g ?? { serverUrl: this.target.serverUrl }), client }))
   }
 
@@ -129,6 +132,8 @@ export class GrantProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
+    // known to the log's redactor before anything could print them
+    if (this.mode.kind === 'daemon') this.mode.learned?.(grantSecrets({ tokens: tokens as OAuthGrant['tokens'] }))
     const { serverUrl } = this.target
     await this.store.update(this.target.key, (g) => {
       // the pre-registered client (and its secret) is kept only once a sign-in with it succeeded

@@ -75,6 +75,18 @@ export class OAuthGrantStore {
   }
 }
 
+/** The names under which a grant (or a token response) holds a secret: redacted by value wherever they could be echoed. */
+export const GRANT_SECRET_FIELDS = ['access_token', 'refresh_token', 'id_token', 'client_secret'] as const
+
+/** Every secret value a grant holds: its tokens, its client's secret, the pre-registered client's secret. */
+export function grantSecrets(grant: Partial<Pick<OAuthGrant, 'tokens' | 'client' | 'preRegistered'>> | undefined): string[] {
+  const values: string[] = []
+  for (const part of [grant?.tokens, grant?.client, grant?.preRegistered] as Array<Record<string, unknown> | undefined>) {
+    for (const field of GRANT_SECRET_FIELDS) if (typeof part?.[field] === 'string') values.push(part[field] as string)
+  }
+  return values
+}
+
 /** Whether the daemon can use a grant for `serverUrl`: a token is held and nothing asked for the user since. */
 export function grantReadiness(grant: OAuthGrant | undefined, serverUrl: string, key: string): { ready: true } | { ready: false; reason: string } {
   const connect = `tutti connector connect ${key}`

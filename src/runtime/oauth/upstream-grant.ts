@@ -13,10 +13,12 @@ export interface UpstreamOAuth {
   clientId?: string
   scopes?: string[]
   needsAuth: () => void
+  /** Secrets the provider obtains (refreshed tokens, a registration's secret): the daemon's log redacts them. */
+  learned: (secrets: string[]) => void
 }
 
 /** The daemon's auth provider for one connection to the upstream at `url`. */
 export function upstreamGrantProvider(key: string, url: string, oauth: UpstreamOAuth): GrantProvider {
   const target = { key, serverUrl: url, ...(oauth.clientId ? { clientId: oauth.clientId } : {}), ...(oauth.scopes ? { scopes: oauth.scopes } : {}) }
-  return new GrantProvider(new OAuthGrantStore(statePaths(oauth.stateRoot)), target, { kind: 'daemon', needsAuth: oauth.needsAuth })
+  return new GrantProvider(new OAuthGrantStore(statePaths(oauth.stateRoot)), target, { kind: 'daemon', needsAuth: oauth.needsAuth, learned: oauth.learned })
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
 import { missingCredentials, resolveSettings } from '../manifest/schema.js'
-import { grantReadiness, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
+import { grantReadiness, grantSecrets, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -121,7 +121,7 @@ export class Reconciler {
       return
     }
     // every stored credential is a known secret, also of a connector that is not active yet
-    for (const value of Object.values(entry.credentials)) this.log.redactor.addSecret(value)
+    for (const value of [...Object.values(entry.credentials), ...grantSecrets(grant)]) this.log.redactor.addSecret(value)
     const desired = this.desiredOf(key, entry, grant)
     if ('needsSignIn' in desired && desired.needsSignIn) this.needsSignIn.set(key, desired.needsSignIn)
     if ('inactive' in desired) {
@@ -160,7 +160,7 @@ export class Reconciler {
     // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`
     const readiness = grantReadiness(grant, spec.url, key)
     if (!readiness.ready) return { ...desired, spec: undefined, needsSignIn: readiness.reason }
-    spec.oauth = { stateRoot: this.paths.root, ...(auth.clientId ? { clientId: auth.clientId } : {}), ...(auth.scopes ? { scopes: auth.scopes } : {}), needsAuth: () => this.signInNeeded(key) }
+    spec.oauth = { stateRoot: this.paths.root, ...(auth.clientId ? { clientId: auth.clientId } : {}), ...(auth.scopes ? { scopes: auth.scopes } : {}), needsAuth: () => this.signInNeeded(key), learned: (secrets) => secrets.forEach((v) => this.log.redactor.addSecret(v)) }
     return desired
   }
 
