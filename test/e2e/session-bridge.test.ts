@@ -117,9 +117,27 @@ describe('tutti session bridge', () => {
     }
   })
 
-  it('a broken client message gets a JSON-RPC error and the bridge keeps serving; bad command-line input exits 2', async () => {
+  it('a first message that is not MCP: the bridge answers it, says why on stderr, revokes its session and exits 2', async () => {
+    const before = bridgeSessions(dir).length
+    const raw = RawBridge.start(dir, ['--session', 'bridge-not-mcp'])
+    raw.send('hello, is this thing on?')
+    const answer = await raw.next((m) => m.error?.code !== undefined, 0)
+    expect(answer).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: expect.any(String) } })
+    const exited = await raw.exited
+    seen.push(raw.stderr, ...raw.lines)
+    expect(exited.code, raw.stderr).toBe(2)
+    expect(raw.stderr).toMatch(/the first message on stdin is not an MCP message \(Parse error: the line is not valid JSON\): the bridge speaks MCP as newline-delimited JSON-RPC 2\.0/)
+    expect(raw.lines, 'stdout is the MCP stream: only the answer').toHaveLength(1)
+    expect(bridgeSessions(dir).map((s) => s.session)).not.toContain('bridge-not-mcp')
+    expect(bridgeSessions(dir)).toHaveLength(before)
+  })
+
+  it('a broken client message in a session gets a JSON-RPC error and the bridge keeps serving; bad command-line input exits 2', async () => {
     const raw = RawBridge.start(dir)
     try {
+      // the client has spoken MCP: later broken lines are answered, not fatal
+      raw.send({ id: 'first', method: 'ping' })
+      await raw.answer('first')
       const broken: Array<[string, number, unknown]> = [
         ['this is not json', -32700, null],
         ['{"jsonrpc":"2.0","id":7,"method":', -32700, null],
@@ -132,10 +150,11 @@ describe('tutti session bridge', () => {
       ]
       for (const [i, [line, code, id]] of broken.entries()) {
         raw.send(line)
-        const answer = await raw.next((m) => m.error?.code !== undefined, i)
+        const answer = await raw.next((m) => m.error?.code !== undefined, i + 1)
         expect(answer, line).toEqual({ jsonrpc: '2.0', id, error: { code, message: expect.any(String) } })
       }
-      expect(raw.messages).toHaveLength(broken.length)
+      expect(raw.messages).toHaveLength(broken.length + 1)
+      expect(raw.stderr).toContain('answered a broken client message with -32700')
       raw.send({ id: 'after', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
       expect((await raw.answer('after')).result.capabilities.tools).toEqual({ listChanged: true })
       raw.send({ id: 'list', method: 'tools/list' })

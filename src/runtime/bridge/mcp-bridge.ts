@@ -37,6 +37,13 @@ export interface McpBridgeOptions {
   output: Writable
   /** A diagnostic line for the client's log (stderr); never a token. */
   log: (line: string) => void
+  /**
+   * The very first line was not an MCP message: whatever is on stdin is not
+   * an MCP client (a person typing, a wrong pipe), and the bridge ends with
+   * exit 2. A broken line later in a session is only answered: one bad
+   * message must not take every connector away from a working client.
+   */
+  refused?: (reason: string) => void
 }
 
 /**
@@ -62,6 +69,8 @@ export class McpBridge {
   /** A 2025 client that initialized: it gets `notifications/tools/list_changed` (2026 clients get theirs on their own listen streams). */
   private legacyClient = false
   private closed = false
+  /** Whether any line so far was an MCP message. */
+  private spoken = false
 
   constructor(private readonly options: McpBridgeOptions) {
     this.link = new DaemonLink(options.paths, options.identity)
@@ -97,13 +106,24 @@ export class McpBridge {
   line(bytes: Buffer): void {
     if (this.closed) return
     const message = parseClientMessage(bytes)
-    if (message.kind === 'invalid') this.write(errorLine(message.id, message.code, message.message))
-    else if (message.kind === 'request') void this.request(message)
+    if (message.kind === 'invalid') return this.invalid(message.id, message.code, message.message)
+    this.spoken = true
+    if (message.kind === 'request') void this.request(message)
     else if (message.kind === 'notification') this.notification(message)
   }
 
   oversized(): void {
-    this.write(errorLine(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`))
+    this.invalid(null, INVALID_REQUEST, `Invalid Request: a message longer than ${MAX_LINE_BYTES} bytes`)
+  }
+
+  /** Answered as JSON-RPC says, and told on stderr; the first line broken ends the bridge (`refused`). */
+  private invalid(id: RequestId | null, code: number, message: string): void {
+    this.write(errorLine(id, code, message))
+    if (this.spoken) {
+      this.options.log(`tutti session bridge: answered a broken client message with ${code} (${message})`)
+      return
+    }
+    this.options.refused?.(`the first message on stdin is not an MCP message (${message}): the bridge speaks MCP as newline-delimited JSON-RPC 2.0, for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`)
   }
 
   /** Resolves once no request is being answered: the bridge lets them finish when the client closes its end. */

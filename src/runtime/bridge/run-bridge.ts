@@ -39,11 +39,18 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
-  const bridge = new McpBridge({ paths: statePaths(options.stateDir), identity: { workspace, session }, output, log })
+  let refusal: string | undefined
+  let refuse: (() => void) | undefined
+  const refused = (reason: string): void => {
+    refusal ??= reason
+    refuse?.()
+  }
+  const bridge = new McpBridge({ paths: statePaths(options.stateDir), identity: { workspace, session }, output, log, refused })
 
   const splitter = new LineSplitter()
   const handlers: Array<[NodeJS.Signals, () => void]> = []
-  const ended = new Promise<'eof' | 'signal'>((resolve) => {
+  const ended = new Promise<'eof' | 'signal' | 'refused'>((resolve) => {
+    refuse = () => resolve('refused')
     input.on('data', (chunk: Buffer) => {
       for (const line of splitter.push(chunk)) {
         if (line.kind === 'line') bridge.line(line.bytes)
@@ -71,4 +78,5 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
   await bridge.close()
   for (const [signal, handler] of handlers) process.off(signal, handler)
   input.destroy()
+  if (why === 'refused') throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, refusal!)
 }
