@@ -7,16 +7,13 @@
 // CommonJS because node 20 can cache compiled code only for scripts; strict,
 // like the ES modules it is made of.
 //
-// A bundled module's import.meta.url would be the bundle's, so the paths our
-// modules make from it (version.ts → package.json, shim-target.ts →
-// launcher.js, tutti-command.ts → bin/run.js) are pointed at each module's own
-// file in dist/, which ships beside the bundle. An entry keeps its own URL: it
-// checks that it is the file node was asked to run.
+// Each module's import.meta.url stays its own file's (own-module-urls.js).
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { rolldown } from 'rolldown'
+import { ownModuleUrls as ownModuleUrlsUnder } from './own-module-urls.js'
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 const DIST = path.join(REPO, 'dist')
@@ -25,15 +22,7 @@ const ENTRY = path.join(DIST, 'runtime/daemon/bundle-entry.js')
 const BUNDLE_PLACEHOLDER = "'__TUTTI_DAEMON_BUNDLE__'"
 const OUT_DIR = path.join(DIST, 'daemon')
 
-/** import.meta.url of each of our dist modules but the entry → that module's own file, relative to the bundle. */
-const ownModuleUrls = (entry) => ({
-  name: 'tutti-own-module-urls',
-  transform(code, id) {
-    if (id === entry || !id.startsWith(DIST + path.sep) || !code.includes('import.meta.url')) return null
-    const rel = path.relative(OUT_DIR, id).split(path.sep).join('/')
-    return { code: code.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`), map: null }
-  },
-})
+const ownModuleUrls = (entry) => ownModuleUrlsUnder({ dist: DIST, outDir: OUT_DIR, entry })
 
 /** The entry names the daemon bundle it runs. */
 const bundleName = (fileName) => ({

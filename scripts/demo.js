@@ -72,7 +72,7 @@ step('tutti daemon status')
 process.stdout.write(tutti('daemon', 'status'))
 
 if (process.argv.includes('--keep')) {
-  step(`daemon left running; stop it with: TUTTI_STATE_DIR=${stateDir} ./bin/run.js daemon stop`)
+  step(`daemon left running; stop it with: TUTTI_STATE_DIR=${stateDir} ./bin/run.cjs daemon stop`)
 } else {
   step('tutti daemon stop')
   process.stdout.write(tutti('daemon', 'stop'))

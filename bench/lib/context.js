@@ -12,7 +12,7 @@ export const NODE_MODULES = path.join(REPO, 'node_modules')
 export const BIN_DIR = path.join(NODE_MODULES, '.bin')
 export const EVERYTHING_ENTRY = path.join(NODE_MODULES, '@modelcontextprotocol/server-everything/dist/index.js')
 export const NET_GUARD = fileURLToPath(new URL('./net-guard.mjs', import.meta.url))
-export const TUTTI_BIN = path.join(REPO, 'bin/run.js')
+export const TUTTI_BIN = path.join(REPO, 'bin/run.cjs')
 
 /**
  * @typedef {object} RunContext

@@ -110,7 +110,7 @@ describe('connector lifecycle through the CLI', () => {
     await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
     expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })
     const info = readDaemonJson(dir)!
-    // bin/run.js answers these without oclif; bin/oclif.js is the oclif path: both are checked, and they print the same
+    // bin/run.cjs answers these without oclif; bin/oclif.js is the oclif path: both are checked, and they print the same
     const json = await tutti(dir, ['connector', 'available', '--json'])
     const table = await tutti(dir, ['connector', 'available'])
     const viaOclif = await Promise.all([['--json'], []].map((flag) => oclifEntry(dir, ['connector', 'available', ...flag])))

@@ -87,7 +87,7 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   it('the tarball holds the CLI, its library types, the manifest and the examples, nothing else', () => {
     const entries = tarballEntries(tarball)
     console.log(`tarball: ${fs.statSync(tarball).size} bytes, ${entries.length} files`)
-    for (const needed of ['bin/run.js', 'dist/daemon/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
+    for (const needed of ['bin/run.cjs', 'bin/run.js', 'bin/lean-entry.cjs', 'dist/cli/available-lean.cjs', 'dist/daemon/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
       expect(entries, needed).toContain(needed)
     }
     // the daemon's entry and the one bundle it runs (named after its content)
@@ -99,7 +99,7 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   })
 
   it('the global bin is the installed package, and the examples shipped with it', () => {
-    expect(fs.realpathSync(path.join(prefix, 'bin', 'tutti'))).toBe(fs.realpathSync(path.join(installed, 'bin', 'run.js')))
+    expect(fs.realpathSync(path.join(prefix, 'bin', 'tutti'))).toBe(fs.realpathSync(path.join(installed, 'bin', 'run.cjs')))
     expect(fs.existsSync(path.join(installed, 'examples', 'connectors', 'notes', 'tutti-connector.json'))).toBe(true)
   })
 
@@ -140,7 +140,7 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     expect(pids).toHaveLength(1)
     expect(fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(pkg, 'dist', 'daemon', 'main.js'))
     // made from import.meta.url inside the bundle: each module's own file in the installed dist/ (and bin/)
-    expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(`'${path.join(pkg, 'bin', 'run.js')}' "$@"`)
+    expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(`'${path.join(pkg, 'bin', 'run.cjs')}' "$@"`)
     const target = fs.readFileSync(path.join(state!, 'shims', 'bundled', 'g1.cjs'), 'utf8')
     expect(target).toContain(`require(${JSON.stringify(path.join(pkg, 'dist', 'runtime', 'shims', 'launcher.cjs'))})`)
     expect(await run(path.join(state!, 'bin', 'tutti-connector-bundled'), ['from', 'the bundle'], { cwd: tmp, env: shellEnv })).toEqual({ code: 0, stdout: 'hello from the bundle\n', stderr: '' })

@@ -10,7 +10,8 @@ import { currentRun, registerStateDir, statePrefix } from './test-run.js'
 export { isAlive }
 
 export const REPO = path.resolve(fileURLToPath(new URL('../..', import.meta.url)))
-export const BIN = path.join(REPO, 'bin', 'run.js')
+/** package.json's bin: what a user's `tutti` runs. */
+export const BIN = path.join(REPO, 'bin', 'run.cjs')
 /** The bundled examples with their npm dependencies already installed (see prepared-examples.ts). */
 export const EXAMPLES = PREPARED_EXAMPLES
 export { EXAMPLES_SOURCE }

@@ -6,7 +6,7 @@ import type { StatePaths } from '../paths.js'
 import { shellQuote } from './posix-shim.js'
 
 /** The `tutti` binary of the installation this daemon runs from. */
-export const TUTTI_BIN = fileURLToPath(new URL('../../../bin/run.js', import.meta.url))
+export const TUTTI_BIN = fileURLToPath(new URL('../../../bin/run.cjs', import.meta.url))
 
 /**
  * `tutti` in the state bin dir, beside the connector shims: the runtime

@@ -1,0 +1,27 @@
+#!/usr/bin/env node
+// `tutti`. `connector available [--json]`, which agents run at the start of
+// every session, is answered without oclif when oclif would do nothing else,
+// and from one CommonJS bundle (lean-entry.cjs): no ES module loader, no
+// module graph. The lean entry declines anything else, and oclif answers it.
+'use strict'
+const path = require('node:path')
+const { pathToFileURL } = require('node:url')
+const { leanEntry } = require('./lean-entry.cjs')
+
+// set on every path: the daemon a CLI forks inherits it
+process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
+const argv = process.argv.slice(2)
+
+async function main() {
+  if (argv[0] === 'connector' && argv[1] === 'available') {
+    const lean = leanEntry(path.join(__dirname, '..'))
+    const entry = lean.kind === 'bundle' ? require(lean.file) : await import(pathToFileURL(lean.file).href)
+    if (await entry.answerAvailable(argv)) return
+  }
+  await import('./oclif.js')
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err && err.stack ? err.stack : err}\n`)
+  process.exitCode = 1
+})

@@ -1,0 +1,42 @@
+import fs from 'node:fs'
+import { createRequire } from 'node:module'
+import os from 'node:os'
+import path from 'node:path'
+import { expect, it } from 'vitest'
+import { REPO } from '../support/tutti.js'
+
+// Which file answers `connector available` without oclif (bin/lean-entry.cjs):
+// the CommonJS bundle, unless tsc rebuilt the modules after it in a source
+// checkout; an installed package (no src/) always runs its bundle.
+const { leanEntry } = createRequire(import.meta.url)(path.join(REPO, 'bin', 'lean-entry.cjs')) as { leanEntry: (root: string) => { kind: string; file: string } }
+
+function layout(times: { bundle?: number; modules?: number; src?: boolean }) {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-lean-entry-'))
+  const files = { bundle: path.join(root, 'dist/cli/available-lean.cjs'), modules: path.join(root, 'dist/cli/available-entry.js') }
+  for (const [name, file] of Object.entries(files)) {
+    const t = times[name as 'bundle' | 'modules']
+    if (t === undefined) continue
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, '')
+    fs.utimesSync(file, t, t)
+  }
+  if (times.src) fs.mkdirSync(path.join(root, 'src'))
+  return { pick: () => path.relative(root, leanEntry(root).file), kind: () => leanEntry(root).kind, done: () => fs.rmSync(root, { recursive: true, force: true }) }
+}
+
+it.for([
+  ['an installed package: the bundle, whatever order unpacking gave the mtimes', { bundle: 1000, modules: 2000 }, 'dist/cli/available-lean.cjs'],
+  ['a checkout built by npm run build: the bundle, made after tsc', { bundle: 2000, modules: 1000, src: true }, 'dist/cli/available-lean.cjs'],
+  ['a checkout where both have the same mtime: the bundle', { bundle: 1000, modules: 1000, src: true }, 'dist/cli/available-lean.cjs'],
+  ['a checkout rebuilt by tsc alone after the bundle: the modules, which are current', { bundle: 1000, modules: 2000, src: true }, 'dist/cli/available-entry.js'],
+  ['no bundle (tsc alone): the modules', { modules: 1000, src: true }, 'dist/cli/available-entry.js'],
+] as const)('%s', ([, times, expected]) => {
+  const l = layout(times)
+  try {
+    expect(l.pick()).toBe(expected)
+    expect(l.kind()).toBe(expected.endsWith('.cjs') ? 'bundle' : 'modules')
+  } finally {
+    l.done()
+  }
+})
+
