@@ -54,7 +54,9 @@ describe('install from npm, server.json and plugin packages', () => {
     await cleanupState(dir)
   })
 
-  it('npm:@modelcontextprotocol/server-memory installs with its dependencies, is ready, and answers in both eras', async () => {
+  // the three npm packages install at once: most of each is the user's npm fetching (network), and
+  // concurrent installs into one state dir are what tutti must handle anyway
+  it.concurrent('npm:@modelcontextprotocol/server-memory installs with its dependencies, is ready, and answers in both eras', async ({ expect }) => {
     const res = await install('server-memory', ['npm:@modelcontextprotocol/server-memory'])
     expect(res).toMatchObject({ key: 'memory', state: { status: 'ready' }, source: { kind: 'npm package' } })
     expect(res.dependencies.count).toBeGreaterThan(0)
@@ -76,7 +78,7 @@ describe('install from npm, server.json and plugin packages', () => {
     expect(JSON.parse(fs.readFileSync(path.join(release, 'tutti-connector.json'), 'utf8'))).toMatchObject({ key: 'memory', mcp: { command: 'node', args: ['dist/index.js'] } })
   })
 
-  it('npm:@modelcontextprotocol/server-filesystem with a directory after "--"', async () => {
+  it.concurrent('npm:@modelcontextprotocol/server-filesystem with a directory after "--"', async ({ expect }) => {
     const allowed = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-fs-allowed-'))
     fs.writeFileSync(path.join(allowed, 'hello.txt'), 'hello from the allowed dir')
     const res = await install('server-filesystem', ['npm:@modelcontextprotocol/server-filesystem', '--', allowed])
@@ -84,7 +86,7 @@ describe('install from npm, server.json and plugin packages', () => {
     for (const a of await callBoth('filesystem_read_text_file', { path: path.join(allowed, 'hello.txt') })) expect(a).toBe('hello from the allowed dir')
   })
 
-  it('npm:@modelcontextprotocol/server-everything, pinned by a range', async () => {
+  it.concurrent('npm:@modelcontextprotocol/server-everything, pinned by a range', async ({ expect }) => {
     const res = await install('server-everything', ['npm:@modelcontextprotocol/server-everything@>=2026.1.0', '--key', 'every'])
     expect(res).toMatchObject({ key: 'every', state: { status: 'ready' } })
     expect(await callBoth('every_echo', { message: 'npm' })).toEqual(['Echo: npm', 'Echo: npm'])
