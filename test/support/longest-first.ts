@@ -10,7 +10,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  * the table counts as mid-length.
  */
 const SECONDS: Record<string, number> = {
-  'test/e2e/install-sources.test.ts': 145,
+  'test/e2e/install-sources.test.ts': 80,
   'test/e2e/conformance-client.test.ts': 105,
   'test/e2e/self-contained-releases.test.ts': 42,
   'test/e2e/hardening-releases.test.ts': 42,
