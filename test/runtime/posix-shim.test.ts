@@ -8,7 +8,7 @@ import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
 // the built publisher: a launch target requires the launcher next to the module that wrote it, so it must be dist's
-import { posixShimSource, shellQuote } from '../../dist/runtime/shims/posix-shim.js'
+import { posixShimSource, shebangCanName, shellQuote } from '../../dist/runtime/shims/posix-shim.js'
 import { ShimPublisher } from '../../dist/runtime/shims/shim-publisher.js'
 import { shimGeneration, shimTargetPath } from '../../dist/runtime/shims/shim-target.js'
 import { makeConnector } from '../support/connector-fixture.js'
@@ -82,12 +82,40 @@ describe('a shim in a state dir whose path holds spaces, quotes, $, backquotes, 
 
   const pin = (generation: number, entry: string) => ({ key: 'fx', generation, digest, entrypoint: path.join(paths.releaseDir('fx', digest), 'bin', entry) })
 
-  it('the POSIX shim is one exec of node and the target by absolute path; the .cmd and .ps1 are still written', async () => {
+  it('the POSIX shim is a symlink to the launch target, whose #! line names node: no shell; the .cmd and .ps1 are still written', async () => {
     await publisher.publish(pin(3, 'probe.mjs'))
     const target = shimTargetPath(paths, pin(3, 'probe.mjs'))
-    expect(fs.readFileSync(paths.shimPath('fx'), 'utf8')).toBe(['#!/bin/sh', '# tutti-connector-fx, generation 3: written by the tutti daemon, do not edit', `exec ${shellQuote(process.execPath)} ${shellQuote(target)} "$@"`, ''].join('\n'))
+    expect(fs.lstatSync(paths.shimPath('fx')).isSymbolicLink()).toBe(true)
+    expect(fs.readlinkSync(paths.shimPath('fx'))).toBe(target)
+    expect(fs.readFileSync(target, 'utf8').split('\n')[0]).toBe(`#!${process.execPath}`)
     expect(await publisher.publishedGeneration('fx')).toBe(3)
     for (const suffix of ['.cmd', '.ps1']) expect(fs.readFileSync(paths.shimPath('fx') + suffix, 'utf8')).toMatch(/shims[\\/]fx[\\/]g3\.cjs/)
+  })
+
+  it('where no #! line can name node (a path with a space), the POSIX shim is one exec of node and the target by absolute path, and it runs', async () => {
+    const spaced = path.join(path.dirname(root), 'node with space', 'node')
+    fs.mkdirSync(path.dirname(spaced), { recursive: true })
+    fs.symlinkSync(process.execPath, spaced)
+    const viaShell = new ShimPublisher(paths, createLogger(memorySink([])), spaced)
+    await viaShell.publish(pin(6, 'probe.mjs'))
+    const target = shimTargetPath(paths, pin(6, 'probe.mjs'))
+    expect(fs.lstatSync(paths.shimPath('fx')).isSymbolicLink()).toBe(false)
+    expect(fs.readFileSync(paths.shimPath('fx'), 'utf8')).toBe(['#!/bin/sh', '# tutti-connector-fx, generation 6: written by the tutti daemon, do not edit', `exec ${shellQuote(spaced)} ${shellQuote(target)} "$@"`, ''].join('\n'))
+    expect(await viaShell.publishedGeneration('fx')).toBe(6)
+    const res = await run(paths.shimPath('fx'), ['a b', '--exit', '4'])
+    expect(res.code).toBe(4)
+    expect(JSON.parse(res.stdout).argv).toEqual(['a b', '--exit', '4'])
+    // and back to a symlink with a node a #! line can name
+    await publisher.publish(pin(7, 'probe.mjs'))
+    expect(fs.readlinkSync(paths.shimPath('fx'))).toBe(shimTargetPath(paths, pin(7, 'probe.mjs')))
+  })
+
+  it('shebangCanName: one absolute word the kernel reads whole, never on Windows', () => {
+    expect(shebangCanName('/usr/bin/node', 'linux')).toBe(true)
+    expect(shebangCanName('/opt/my node/bin/node', 'linux')).toBe(false)
+    expect(shebangCanName('node', 'linux')).toBe(false)
+    expect(shebangCanName(`/${'x'.repeat(125)}`, 'linux')).toBe(false)
+    expect(shebangCanName('/usr/bin/node', 'win32')).toBe(false)
   })
 
   it.each(['probe.mjs', 'probe.cjs'])('runs %s with an empty PATH: argv, stdout, stderr, the exit code and the data dir pass through, the session token does not', async (entry) => {

@@ -6,7 +6,8 @@ import { readSkills } from '../skills/skill-file.js'
 import type { DoctorConnector } from '../protocol/doctor.js'
 import type { MCPServerBinding } from '../sessions/prepared-runtime.js'
 import type { StatePaths } from '../paths.js'
-import { pinnedDigest, shimGeneration, shimTargetPath } from '../shims/shim-target.js'
+import { readShimGeneration } from '../shims/shim-on-disk.js'
+import { pinnedDigest, shimTargetPath } from '../shims/shim-target.js'
 import type { ListedTool, ShimOnDisk, SkillRootObservation } from './facade-checks.js'
 
 /** What each facade looks like from outside the daemon. */
@@ -32,8 +33,7 @@ export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
   const out: ShimOnDisk[] = []
   for (const key of [...keys].sort()) {
     const shimPath = paths.shimPath(key)
-    const text = await fs.readFile(shimPath, 'utf8').catch(() => '')
-    const gen = shimGeneration(text)
+    const gen = await readShimGeneration(shimPath)
     const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === shimCommand(key) || f.startsWith(`${shimCommand(key)}.`)) }
     if (gen !== undefined) {
       shim.generation = gen

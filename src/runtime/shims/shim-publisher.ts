@@ -8,8 +8,9 @@ import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
-import { posixShimSource } from './posix-shim.js'
-import { shimGeneration, shimTargetPath, shimTargetSource, TARGET_FILE, type ShimPin } from './shim-target.js'
+import { posixShimSource, shebangCanName } from './posix-shim.js'
+import { readShimGeneration } from './shim-on-disk.js'
+import { shimTargetPath, shimTargetSource, TARGET_FILE, type ShimPin } from './shim-target.js'
 
 /** The three files of one shim: POSIX, cmd.exe, PowerShell. */
 const SHIM_SUFFIXES = ['', '.cmd', '.ps1'] as const
@@ -25,6 +26,8 @@ export class ShimPublisher {
   constructor(
     private readonly paths: StatePaths,
     private readonly log: Logger,
+    /** The node shims run (tests give one whose path a `#!` line cannot name). */
+    private readonly node: string = process.execPath,
   ) {}
 
   /** Publish `pin`'s shim, unless a newer generation's is already in place (then it stays: newest wins). */
@@ -44,10 +47,15 @@ export class ShimPublisher {
       try {
         const name = path.basename(this.paths.shimPath(pin.key))
         await cmdShim(target, path.join(staging, name))
-        // cmd-shim's POSIX script replaced by one that forks nothing before node
+        // cmd-shim's POSIX script replaced by one that forks nothing before node (posix-shim.ts)
         const posix = path.join(staging, name)
-        await fs.writeFile(posix, posixShimSource(shimCommand(pin.key), pin.generation, process.execPath, target))
-        await fs.chmod(posix, 0o755)
+        if (shebangCanName(this.node)) {
+          await fs.rm(posix)
+          await fs.symlink(target, posix)
+        } else {
+          await fs.writeFile(posix, posixShimSource(shimCommand(pin.key), pin.generation, this.node, target))
+          await fs.chmod(posix, 0o755)
+        }
         assertLockHeld(held, this.paths.shimLockTarget)
         for (const suffix of SHIM_SUFFIXES) await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
       } finally {
@@ -62,7 +70,7 @@ export class ShimPublisher {
 
   /** The generation the shim on disk runs, if any. */
   async publishedGeneration(key: string): Promise<number | undefined> {
-    return shimGeneration(await fs.readFile(this.paths.shimPath(key), 'utf8').catch(() => ''))
+    return readShimGeneration(this.paths.shimPath(key))
   }
 
   /** Remove the shim only if it is still `generation`'s (a newer one may have replaced it). */
