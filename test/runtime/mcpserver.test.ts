@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import { classifyMcpRequest } from '../../src/runtime/mcpserver/classify.js'
+import { CallCancel } from '../../src/runtime/registry/call-cancel.js'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
 import { ListChangedNotifier } from '../../src/runtime/mcpserver/list-changed-notifier.js'
 import { ListenStreams } from '../../src/runtime/mcpserver/listen-streams.js'
@@ -70,14 +71,26 @@ describe('ListChangedNotifier', () => {
 describe('LegacyCancellation', () => {
   it('a cancel aborts exactly the registered call of that session (by token hash)', () => {
     const c = new LegacyCancellation()
-    const a = c.register('hash-1', 7)
-    const b = c.register('hash-2', 7)
-    expect(c.cancel('hash-1', '7', 'x')).toBe(false) // ids keep their JSON type
+    const [callA, callB, callC] = [new CallCancel(), new CallCancel(), new CallCancel()]
+    const a = c.register('hash-1', 7, callA)
+    const b = c.register('hash-2', 7, callB)
+    const s = c.register('hash-1', '7', callC)
+    expect(c.size).toBe(3)
+    expect(c.cancel('hash-1', 8, 'x')).toBe(false)
     expect(c.cancel('hash-1', 7, 'bye')).toBe(true)
-    expect(a.signal.aborted).toBe(true)
-    expect(b.signal.aborted).toBe(false)
+    expect(callA.cancelled).toBe(true)
+    // ids keep their JSON type: "7" is another call than 7
+    expect(callC.cancelled).toBe(false)
+    expect(callB.cancelled).toBe(false)
+    // a later call under the same id is not forgotten by the earlier call's done
+    const again = new CallCancel()
+    c.register('hash-1', 7, again)
     a.done()
+    expect(c.cancel('hash-1', 7, 'second')).toBe(true)
+    expect(again.cancelled).toBe(true)
     b.done()
+    s.done()
+    c.register('hash-1', 7, again).done()
     expect(c.size).toBe(0)
   })
 })

@@ -9,35 +9,35 @@ import { CallCancel } from '../registry/call-cancel.js'
  * separator are not.
  */
 export class LegacyCancellation {
-  private readonly inFlight = new Map<string, CallCancel>()
+  /** By session, then by request id: a Map keeps 1 and "1" apart, as JSON-RPC does, with no key string built per call. */
+  private readonly inFlight = new Map<string, Map<unknown, CallCancel>>()
 
-  private static key(session: string, id: unknown): string {
-    return `${session}\0${typeof id}:${String(id)}`
-  }
-
-  /** The call's own cancel is what a `notifications/cancelled` ends: no second signal to merge. */
-  register(session: string, id: unknown, cancel: CallCancel = new CallCancel()): { cancel: CallCancel; readonly signal: AbortSignal; done: () => void } {
-    const key = LegacyCancellation.key(session, id)
-    this.inFlight.set(key, cancel)
+  /** The call's own cancel is what a `notifications/cancelled` ends; `done` forgets it when the call ends. */
+  register(session: string, id: unknown, cancel: CallCancel): { done: () => void } {
+    let calls = this.inFlight.get(session)
+    if (!calls) this.inFlight.set(session, (calls = new Map()))
+    calls.set(id, cancel)
     return {
-      cancel,
-      get signal() {
-        return cancel.signal
-      },
       done: () => {
-        if (this.inFlight.get(key) === cancel) this.inFlight.delete(key)
+        const now = this.inFlight.get(session)
+        if (now?.get(id) !== cancel) return
+        now.delete(id)
+        if (now.size === 0) this.inFlight.delete(session)
       },
     }
   }
 
   cancel(session: string, id: unknown, reason: string): boolean {
-    const cancel = this.inFlight.get(LegacyCancellation.key(session, id))
+    const cancel = this.inFlight.get(session)?.get(id)
     if (!cancel) return false
     cancel.cancel(new Error(reason))
     return true
   }
 
+  /** Calls that a cancel could still reach, over all sessions. */
   get size(): number {
-    return this.inFlight.size
+    let n = 0
+    for (const calls of this.inFlight.values()) n += calls.size
+    return n
   }
 }
