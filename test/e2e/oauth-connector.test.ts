@@ -30,6 +30,16 @@ function oauthConnector(key: string, url: string, auth: Record<string, unknown> 
   )
 }
 
+
+/** Every file under the state dir but the grant store (the one place tokens belong), daemon.log included, as [path, text]. */
+function stateFiles(stateDir: string, into: Array<[string, string]>, d = stateDir): void {
+  for (const name of fs.readdirSync(d)) {
+    const p = path.join(d, name)
+    const st = fs.lstatSync(p)
+    if (st.isDirectory()) stateFiles(stateDir, into, p)
+    else if (st.isFile() && p !== path.join(stateDir, 'oauth-grants.json')) into.push([p, fs.readFileSync(p, 'latin1')])
+  }
+}
 describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
   let dir: string
   let fixture: ChildProcess
@@ -256,15 +266,7 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(tokens.length).toBeGreaterThanOrEqual(6)
     const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
     texts.push(['browser argv', fs.readFileSync(browserLog, 'utf8')])
-    const walk = (d: string): void => {
-      for (const name of fs.readdirSync(d)) {
-        const p = path.join(d, name)
-        const st = fs.lstatSync(p)
-        if (st.isDirectory()) walk(p)
-        else if (st.isFile() && p !== path.join(dir, 'oauth-grants.json')) texts.push([p, fs.readFileSync(p, 'latin1')])
-      }
-    }
-    walk(dir)
+    stateFiles(dir, texts)
     expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
     const leaks = texts.flatMap(([where, text]) => tokens.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
     expect(leaks).toEqual([])
@@ -373,15 +375,7 @@ describe('OAuth connectors: a pre-registered confidential client (--client-id, -
   it('no client secret or token value is in any other state file, the daemon log or any CLI output', async () => {
     const secrets = [BASIC.client_secret, POST.client_secret, ...(await stats(basicUrls)).issued, ...(await stats(postUrls)).issued]
     const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
-    const walk = (d: string): void => {
-      for (const name of fs.readdirSync(d)) {
-        const p = path.join(d, name)
-        const st = fs.lstatSync(p)
-        if (st.isDirectory()) walk(p)
-        else if (st.isFile() && p !== path.join(dir, 'oauth-grants.json')) texts.push([p, fs.readFileSync(p, 'latin1')])
-      }
-    }
-    walk(dir)
+    stateFiles(dir, texts)
     expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
     const leaks = texts.flatMap(([where, text]) => secrets.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
     expect(leaks).toEqual([])
