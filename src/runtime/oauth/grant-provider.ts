@@ -183,11 +183,6 @@ export class GrantProvider implements OAuthClientProvider {
     return this.discovery
   }
 
-  /** What this sign-in found (the flow reads the resource metadata URL for a wider second request). */
-  get discovered(): OAuthDiscoveryState | undefined {
-    return this.discovery
-  }
-
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     if (scope === 'verifier') this.verifier = undefined
     if (scope === 'discovery' || scope === 'all') this.discovery = undefined

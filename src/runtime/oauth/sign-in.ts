@@ -68,7 +68,8 @@ export class OAuthSignIn {
       const wanted = computeScopeUnion(asked, previous?.needsAuth?.scope)
       if (isStrictScopeSuperset(wanted, asked)) {
         authorizationUrl = undefined
-        const metadataUrl = provider.discovered?.resourceMetadataUrl
+        // what this sign-in's discovery found: the wider second request goes to the same resource metadata
+        const metadataUrl = provider.discoveryState()?.resourceMetadataUrl
         await auth(provider, { serverUrl, scope: wanted!, forceReauthorization: true, ...(metadataUrl ? { resourceMetadataUrl: new URL(metadataUrl) } : {}) }).catch((err: unknown) => {
           throw this.failure(err)
         })
