@@ -3,11 +3,15 @@ import { createRequire } from 'node:module'
 import os from 'node:os'
 import path from 'node:path'
 import { expect, it } from 'vitest'
+import { daemonEntry } from '../../src/runtime/client/daemon-process.js'
 import { REPO } from '../support/tutti.js'
 
 // Which file answers `connector available` without oclif (bin/lean-entry.cjs):
 // the CommonJS bundle, unless tsc rebuilt the modules after it in a source
-// checkout; an installed package (no src/) always runs its bundle.
+// checkout; an installed package (no src/) always runs its bundle. The
+// daemon's entry (client/daemon-process.ts) follows the same rule; it is ES
+// modules and this must run before any is loaded, so each layout below is
+// put to both, and they must choose alike.
 const { leanEntry } = createRequire(import.meta.url)(path.join(REPO, 'bin', 'lean-entry.cjs')) as { leanEntry: (root: string) => { kind: string; file: string } }
 
 function layout(times: { bundle?: number; modules?: number; src?: boolean }) {
@@ -20,8 +24,19 @@ function layout(times: { bundle?: number; modules?: number; src?: boolean }) {
     fs.writeFileSync(file, '')
     fs.utimesSync(file, t, t)
   }
-  if (times.src) fs.mkdirSync(path.join(root, 'src'))
-  return { pick: () => path.relative(root, leanEntry(root).file), kind: () => leanEntry(root).kind, done: () => fs.rmSync(root, { recursive: true, force: true }) }
+  const daemon = { bundle: path.join(root, 'dist/daemon/main.js'), modules: path.join(root, 'dist/runtime/daemon/main.js'), source: path.join(root, 'src/runtime/daemon/main.ts') }
+  for (const [file, t] of [[daemon.bundle, times.bundle], [daemon.modules, times.modules]] as const) {
+    if (t === undefined) continue
+    fs.mkdirSync(path.dirname(file), { recursive: true })
+    fs.writeFileSync(file, '')
+    fs.utimesSync(file, t, t)
+  }
+  if (times.src) {
+    fs.mkdirSync(path.dirname(daemon.source), { recursive: true })
+    fs.writeFileSync(daemon.source, '')
+  }
+  const daemonKind = () => (daemonEntry(daemon.bundle, daemon.modules, daemon.source) === daemon.bundle ? 'bundle' : 'modules')
+  return { pick: () => path.relative(root, leanEntry(root).file), kind: () => leanEntry(root).kind, daemonKind, done: () => fs.rmSync(root, { recursive: true, force: true }) }
 }
 
 it.for([
@@ -35,6 +50,7 @@ it.for([
   try {
     expect(l.pick()).toBe(expected)
     expect(l.kind()).toBe(expected.endsWith('.cjs') ? 'bundle' : 'modules')
+    expect(l.daemonKind(), 'the daemon entry chooses alike').toBe(l.kind())
   } finally {
     l.done()
   }
