@@ -4,6 +4,7 @@
 // and from one CommonJS bundle (lean-entry.cjs): no ES module loader, no
 // module graph. The lean entry declines anything else, and oclif answers it.
 'use strict'
+const fs = require('node:fs')
 const path = require('node:path')
 const { pathToFileURL } = require('node:url')
 const { leanEntry } = require('./lean-entry.cjs')
@@ -13,6 +14,12 @@ process.env.OCLIF_DISABLE_ENGINE_WARNING ??= '1'
 const argv = process.argv.slice(2)
 
 async function main() {
+  // a source checkout before its first build: say what to run, not a module-not-found stack
+  if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'commands'))) {
+    process.stderr.write(`tutti: not built yet (no ${path.join(__dirname, '..', 'dist')}); run \`npm run build\` in ${path.join(__dirname, '..')} first\n`)
+    process.exitCode = 1
+    return
+  }
   if (argv[0] === 'connector' && argv[1] === 'available') {
     const lean = leanEntry(path.join(__dirname, '..'))
     const entry = lean.kind === 'bundle' ? require(lean.file) : await import(pathToFileURL(lean.file).href)

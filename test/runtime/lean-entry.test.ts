@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import os from 'node:os'
@@ -56,3 +57,19 @@ it.for([
   }
 })
 
+
+it('a checkout before its first build: bin/run.cjs says to run npm run build, exit 1, for the lean command and any other', () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-unbuilt-'))
+  try {
+    fs.mkdirSync(path.join(root, 'bin'))
+    for (const f of ['run.cjs', 'lean-entry.cjs']) fs.copyFileSync(path.join(REPO, 'bin', f), path.join(root, 'bin', f))
+    for (const argv of [['connector', 'available'], ['connector', 'install', 'x']]) {
+      const res = spawnSync(process.execPath, [path.join(root, 'bin', 'run.cjs'), ...argv], { encoding: 'utf8' })
+      expect(res.status, argv.join(' ')).toBe(1)
+      expect(res.stderr).toBe(`tutti: not built yet (no ${path.join(root, 'dist')}); run \`npm run build\` in ${root} first\n`)
+      expect(res.stdout).toBe('')
+    }
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true })
+  }
+})
