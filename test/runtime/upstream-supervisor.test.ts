@@ -120,6 +120,25 @@ describe('UpstreamSupervisor', () => {
     expect(supervisor.starts).toBe(2)
   })
 
+  it('lazy: an idle upstream whose close takes its grace is running (pid and all) until the close ends, then stopped', async () => {
+    const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+    dialer.fallback = [tool('a')]
+    await supervisor.callTool('a', {}, {})
+    let closeEnds!: () => void
+    dialer.last.closeTakes = new Promise<void>((resolve) => (closeEnds = resolve))
+    await vi.advanceTimersByTimeAsync(1_000)
+    // the connection already refuses calls, but its process is still there
+    expect(dialer.last.closed).toBe(true)
+    expect(supervisor.state).toBe('running')
+    expect(supervisor.pid).toBe(dialer.last.pid)
+    expect(events.at(-1)).toEqual({ type: 'listed', why: 'started', names: ['a'] })
+    closeEnds()
+    await vi.advanceTimersByTimeAsync(0)
+    expect(supervisor.state).toBe('stopped')
+    expect(supervisor.pid).toBeUndefined()
+    expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
+  })
+
   it('lazy: each call moves the idle period on without a timer of its own; a call still running holds the stop off', async () => {
     const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
     dialer.fallback = [tool('a')]

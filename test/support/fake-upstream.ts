@@ -35,9 +35,13 @@ export class FakeLink implements UpstreamLink {
     this.changeListeners.push(listener)
   }
 
+  /** Set: close() takes until it settles, as a real process's close grace does (closed is true at once, as the real one's). */
+  closeTakes?: Promise<void>
+
   async close(drainMs?: number): Promise<void> {
     this.closed = true
     this.closedWith = drainMs
+    await this.closeTakes
   }
 
   /** The upstream process went away on its own. */

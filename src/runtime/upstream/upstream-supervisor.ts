@@ -77,6 +77,8 @@ export class UpstreamSupervisor implements RouteClient {
 
   get state(): UpstreamState {
     if (this.restartTimer) return 'restarting'
+    // an idle upstream being closed refuses calls (closed), but its process is there until the close ends
+    if (this.stoppingIdle) return 'running'
     return this.connection && !this.connection.closed ? 'running' : 'stopped'
   }
 
