@@ -1,13 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { finishRun } from '../support/global-teardown.js'
 import { isDaemonCommand, reapStateDirs } from '../support/reaper.js'
-import { newRunId, registerStateDir, runFile, statePrefix } from '../support/test-run.js'
+import { newRunId, registerStateDir, runFile, scratchDir, statePrefix } from '../support/test-run.js'
 import { cleanupState, isAlive, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 /**
@@ -49,7 +48,10 @@ describe('reaping a run', () => {
   it('a leftover daemon and its upstream, found by the run file and by the name prefix, are stopped and their dirs removed', async () => {
     // a run of its own (no owner line: no other run's setup takes it for abandoned within the hour)
     const run = newRunId()
-    const named = fs.mkdtempSync(path.join(os.tmpdir(), `${statePrefix(run)}named-`))
+    // where that run's workers make their state dirs: its scratch dir (their TMPDIR)
+    fs.mkdirSync(scratchDir(run))
+    const named = fs.mkdtempSync(path.join(scratchDir(run), `${statePrefix(run)}named-`))
+    const fixture = fs.mkdtempSync(path.join(scratchDir(run), 'tutti-fixture-'))
     const listed = tempStateDir('listed')
     registerStateDir(listed, run)
     const [a, b] = await Promise.all([named, listed].map((dir) => tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])))
@@ -61,6 +63,8 @@ describe('reaping a run', () => {
     expect(reaped.daemons.sort()).toEqual([...daemons].sort())
     for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid), `pid ${pid}`).toBe(false)
     expect(fs.existsSync(named) || fs.existsSync(listed) || fs.existsSync(runFile(run))).toBe(false)
+    // and what else the run made in its TMPDIR goes with it
+    expect(fs.existsSync(fixture) || fs.existsSync(scratchDir(run))).toBe(false)
   })
 
   it('what a killed daemon left in its recorded upstream groups is killed by its marker', async () => {

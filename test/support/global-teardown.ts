@@ -1,6 +1,7 @@
 import fs from 'node:fs'
 import { reapStateDirs, type Reaped } from './reaper.js'
-import { currentRun, knownRuns, newRunId, RUN_VAR, runFile, runOwner, runStateDirs, writeRunOwner } from './test-run.js'
+import os from 'node:os'
+import { currentRun, knownRuns, newRunId, RUN_VAR, runFile, runOwner, runStateDirs, scratchDir, TMP_ROOT_VAR, writeRunOwner } from './test-run.js'
 
 /**
  * vitest globalSetup: gives the run its id (tempStateDir() names and lists its
@@ -12,6 +13,10 @@ import { currentRun, knownRuns, newRunId, RUN_VAR, runFile, runOwner, runStateDi
 export default function setup(): () => void {
   const run = newRunId()
   process.env[RUN_VAR] = run
+  // workers, daemons and fixtures inherit TMPDIR: all they make in os.tmpdir() goes with the run
+  process.env[TMP_ROOT_VAR] ??= os.tmpdir()
+  fs.mkdirSync(scratchDir(run), { recursive: true })
+  process.env.TMPDIR = scratchDir(run)
   writeRunOwner(run, process.pid, startTicks(process.pid) ?? '0')
   // only where /proc can tell a live owner from a dead one
   if (process.platform === 'linux') for (const other of knownRuns()) if (other !== run && abandoned(other)) finishRun(other)
@@ -30,7 +35,10 @@ export default function setup(): () => void {
 export function finishRun(run: string, options: { quiet?: boolean } = {}): Reaped {
   const dirs = runStateDirs(run)
   const reaped = options.quiet ? reapStateDirs(dirs) : reapRun(run, dirs)
-  if (!process.env.TUTTI_TEST_KEEP_STATE) for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+  if (!process.env.TUTTI_TEST_KEEP_STATE) {
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true })
+    fs.rmSync(scratchDir(run), { recursive: true, force: true })
+  }
   fs.rmSync(runFile(run), { force: true })
   return reaped
 }

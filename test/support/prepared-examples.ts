@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
 import { createHash } from 'node:crypto'
 import fs from 'node:fs'
-import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { tmpRoot } from './test-run.js'
 
 /**
  * The bundled examples are self-contained: `connector install` runs npm for
@@ -26,7 +26,7 @@ function hashTree(dir: string, hash = createHash('sha256'), rel = ''): ReturnTyp
   return hash
 }
 
-export const PREPARED_EXAMPLES = path.join(os.tmpdir(), `tutti-examples-${hashTree(EXAMPLES_SOURCE).digest('hex').slice(0, 16)}`)
+export const PREPARED_EXAMPLES = path.join(tmpRoot(), `tutti-examples-${hashTree(EXAMPLES_SOURCE).digest('hex').slice(0, 16)}`)
 
 /** vitest globalSetup: prepare the copy once per change of the examples. */
 export default function setup(): void {

@@ -12,6 +12,18 @@ import path from 'node:path'
  * lost, the file still finds a dir made elsewhere.
  */
 export const RUN_VAR = 'TUTTI_TEST_RUN'
+/** The machine's own temporary dir, kept by the global setup before it points TMPDIR at the run's scratch dir. */
+export const TMP_ROOT_VAR = 'TUTTI_TEST_TMP_ROOT'
+
+/** Where run files and scratch dirs live: the machine's temporary dir, whatever TMPDIR says inside a run. */
+export const tmpRoot = (): string => process.env[TMP_ROOT_VAR] ?? os.tmpdir()
+
+/**
+ * The run's scratch dir: every os.tmpdir() of its workers, daemons and
+ * fixtures (TMPDIR points here), removed with the run, so that a run leaves
+ * no fixture releases, packages or probes behind in the machine's /tmp.
+ */
+export const scratchDir = (run: string): string => path.join(tmpRoot(), `tutti-test-tmp-${run}`)
 
 /** A run id for code that runs outside vitest's global setup (a script, a single worker): one per process. */
 const fallbackRun = `solo${randomBytes(4).toString('hex')}`
@@ -22,7 +34,7 @@ export function currentRun(): string {
 
 export const newRunId = (): string => randomBytes(4).toString('hex')
 
-export const runFile = (run: string): string => path.join(os.tmpdir(), `tutti-test-run-${run}.dirs`)
+export const runFile = (run: string): string => path.join(tmpRoot(), `tutti-test-run-${run}.dirs`)
 
 export const statePrefix = (run: string): string => `tutti-suite-${run}-`
 
@@ -46,17 +58,17 @@ export function runStateDirs(run: string): string[] {
   const listed = readOr(runFile(run))
     .split('\n')
     .filter((l) => path.isAbsolute(l))
-  const named = fs
-    .readdirSync(os.tmpdir())
-    .filter((n) => n.startsWith(statePrefix(run)))
-    .map((n) => path.join(os.tmpdir(), n))
+  const named = [tmpRoot(), scratchDir(run)].flatMap((parent) =>
+    readDirOr(parent)
+      .filter((n) => n.startsWith(statePrefix(run)))
+      .map((n) => path.join(parent, n)),
+  )
   return [...new Set([...listed, ...named])]
 }
 
 /** Runs that left a run file behind (their own, or a crashed one's). */
 export function knownRuns(): string[] {
-  return fs
-    .readdirSync(os.tmpdir())
+  return readDirOr(tmpRoot())
     .map((n) => /^tutti-test-run-([a-z0-9]+)\.dirs$/.exec(n)?.[1])
     .filter((r): r is string => r !== undefined)
 }
@@ -66,5 +78,13 @@ function readOr(file: string): string {
     return fs.readFileSync(file, 'utf8')
   } catch {
     return ''
+  }
+}
+
+function readDirOr(dir: string): string[] {
+  try {
+    return fs.readdirSync(dir)
+  } catch {
+    return []
   }
 }
