@@ -6,8 +6,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { AcpClient } from '../support/acp-client.js'
 import { CLAUDE_OFFLINE } from '../support/agents.js'
 import { eventually, until } from '../support/eventually.js'
-import { startFakeAnthropic, toolNames, toolResults, toolsOf, type FakeAnthropic } from '../support/fake-model-api/anthropic.js'
-import { filesContaining, MEMORY_TOOLS, seenConnector, treeArgv } from '../support/model-sees.js'
+import { promptText, startFakeAnthropic, toolNames, toolResults, toolsOf, type FakeAnthropic } from '../support/fake-model-api/anthropic.js'
+import { probeConnector } from '../support/fixture-connector.js'
+import { filesContaining, MEMORY_TOOLS, seenConnector, skillDescription, treeArgv } from '../support/model-sees.js'
 import { cleanupState, control, isAlive, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 /**
@@ -72,6 +73,8 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
     // side requests that carry no tools (none are expected) are answered without the test
     fake.autoReply = (req) => (toolsOf(req).length === 0 ? { text: 'ok' } : undefined)
     await tuttiJson(dir, ['connector', 'install', seenConnector('alpha')])
+    // a CLI-only connector: its shim is what the agent's commands must find on PATH
+    await tuttiJson(dir, ['connector', 'install', probeConnector('beta', { release: 'beta-through-acp' })])
   })
   afterAll(async () => {
     await fake?.close()
@@ -135,9 +138,13 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       expect(runtime.projection).toEqual({
         kind: 'acp',
         mcpServers: [{ type: 'http', name: 'connector', url: runtime.mcpServers[0].url, headers: [{ name: 'Authorization', value: 'Bearer ${TUTTI_CONNECTOR_TOKEN}' }] }],
-        sessionMeta: { claudeCode: { options: { env: { TUTTI_CONNECTOR_TOKEN: token } } } },
+        // Claude Code's options: the token and the shims' PATH in its env, the Skills as an additional directory
+        sessionMeta: { claudeCode: { options: { env: { TUTTI_CONNECTOR_TOKEN: token, PATH: runtime.env.PATH }, additionalDirectories: [expect.stringContaining(dir)] } } },
         connectors: { attached: true },
       })
+      expect(runtime.env.PATH.split(path.delimiter)[0]).toBe(path.join(dir, 'bin'))
+      const [addDir] = runtime.projection.sessionMeta.claudeCode.options.additionalDirectories
+      expect(fs.existsSync(path.join(addDir, '.claude', 'skills', 'alpha-workflow', 'SKILL.md'))).toBe(true)
       expect(JSON.stringify(runtime.projection.mcpServers)).not.toMatch(TOKEN_SHAPE)
       expect(runtime.mcpServers[0].url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/connector$/)
       // a second session of the same workspace that no agent is given: its count must stay 0
@@ -164,6 +171,9 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
 
       const first = await fake.next()
       expect(toolNames(first.request).filter((n) => n.startsWith('mcp__connector__')).sort()).toEqual(CONNECTOR_TOOLS)
+      // the connector Skill, from the additional directory sessionMeta named, listed as Claude Code lists Skills
+      expect(toolNames(first.request)).toContain('Skill')
+      expect(promptText(first.request)).toContain(`- alpha-workflow: ${skillDescription('alpha')}`)
       first.reply({ toolUse: { id: callId, name: 'mcp__connector__alpha_create_entities', input: { entities: [{ name: entity, entityType: 'proof', observations: ['made through ACP'] }] } } })
 
       const next = await fake.next()
@@ -181,6 +191,24 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       // and the daemon counted the call for this session's token alone
       expect((await activityOf('acp-http'))!.requests).toBeGreaterThan(before)
       expect(await activityOf('acp-bystander')).toMatchObject({ requests: 0 })
+    })
+
+    it("session/prompt: the model runs the beta connector's CLI by its shim name with Claude Code's Bash tool, found on the PATH sessionMeta gave, and sees its output", async () => {
+      const callId = 'toolu_acp_shim'
+      const prompt = started.agent.request('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'What does the beta CLI report?' }] })
+      const first = await fake.next()
+      expect(toolNames(first.request)).toContain('Bash')
+      first.reply({ toolUse: { id: callId, name: 'Bash', input: { command: 'tutti-connector-beta acp-arg', description: 'run the beta CLI' } } })
+      const next = await fake.next()
+      const result = toolResults(next.request).find((r) => r.tool_use_id === callId)
+      expect(result, JSON.stringify(toolResults(next.request))).toBeDefined()
+      expect(result!.is_error).not.toBe(true)
+      // the probe's report: the release it belongs to, and the argument it was given
+      const output = JSON.stringify(result!.content)
+      expect(output).toContain('beta-through-acp')
+      expect(output).toContain('acp-arg')
+      next.reply({ text: 'It reports its release.' })
+      expect(await prompt).toMatchObject({ stopReason: 'end_turn' })
     })
 
     it("no token in the model's requests, any ACP message but the session/new tutti told the host to send, the agent's stderr, or any file the agent or tutti wrote (daemon.log, sessions.json included)", () => {

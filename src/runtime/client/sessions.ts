@@ -58,17 +58,19 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
   const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: options.provider, workspace: options.workspace, session: options.session })
   const available: AvailableResult = await daemon.available()
   const mcpServers: MCPServerBinding[] = [{ name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
+  const shimPath = `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`
+  const dir = await freshSessionDir(paths, options.workspace, options.session)
   let projection: ProviderProjection
-  if (options.provider === 'acp') projection = projectAcp(mcpServers, issued.token, options.agentInitialize)
-  else {
-    const dir = await freshSessionDir(paths, options.workspace, options.session)
+  if (options.provider === 'acp') {
+    projection = await projectAcp(mcpServers, { token: issued.token, initializeResponse: options.agentInitialize, path: shimPath, skillRoots: issued.skillRoots, sessionDir: dir })
+  } else {
     projection = options.provider === 'claude' ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token) : await projectCodex(dir, mcpServers, issued.skillRoots, env)
   }
   return {
     provider: options.provider,
     workspace: options.workspace,
     session: options.session,
-    env: { PATH: `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`, [TOKEN_ENV]: issued.token, ...(projection.kind === 'codex' ? projection.env : {}) },
+    env: { PATH: shimPath, [TOKEN_ENV]: issued.token, ...(projection.kind === 'codex' ? projection.env : {}) },
     mcpServers,
     skillRoots: issued.skillRoots.map(({ connector, dir }) => ({ connector, dir })),
     projection,

@@ -43,10 +43,11 @@ export interface AcpProjection {
   mcpServers: Array<{ type: 'http'; name: string; url: string; headers: Array<{ name: string; value: string }> }>
   /**
    * The `_meta` a host passes to `session/new` / `session/load` with those
-   * servers, when present: for a Claude Agent SDK agent it holds the token
-   * in Claude Code's env, and the header only names the variable.
+   * servers, when present: for a Claude Agent SDK agent, Claude Code's
+   * options: the token and PATH (shims first) in its env, while the header
+   * only names the variable, and the Skills' directory.
    */
-  sessionMeta?: { claudeCode: { options: { env: Record<string, string> } } }
+  sessionMeta?: { claudeCode: { options: { env: Record<string, string>; additionalDirectories: string[] } } }
   /** Whether connector context is attached, and if not, why. */
   connectors: { attached: boolean; reason?: string }
 }

@@ -1,3 +1,5 @@
+import path from 'node:path'
+import { linkSkills, type SkillRootWithSkills } from '../session-dir.js'
 import { TOKEN_ENV, type AcpProjection, type MCPServerBinding } from '../prepared-runtime.js'
 
 /** What tutti reads of an ACP initialize result; every field may be absent or of any type. */
@@ -45,21 +47,37 @@ export function takesClaudeSdkEnv(initializeResponse: unknown): boolean {
   return (declared !== null && typeof declared === 'object') || (typeof name === 'string' && CLAUDE_SDK_AGENTS.has(name))
 }
 
+/** What an ACP projection is made from, besides the servers: the agent, and the session's own context. */
+export interface AcpSessionContext {
+  token: string
+  initializeResponse: unknown
+  /** The PATH the agent's commands get: the state bin dir (the connector CLIs' shims) first. */
+  path: string
+  skillRoots: readonly SkillRootWithSkills[]
+  /** This session's projection dir (fresh), for the Skill links of a Claude SDK agent. */
+  sessionDir: string
+}
+
 /**
- * The connector server in ACP's shape. For a Claude SDK agent the token
- * travels in `sessionMeta` (Claude Code's environment) and the header names
- * it as `${TUTTI_CONNECTOR_TOKEN}`, which Claude Code expands: no token on
- * its command line. Any other agent gets the literal header.
+ * The connector server in ACP's shape. ACP itself carries MCP servers only:
+ * a host that started the agent before it could ask for the session has no
+ * way to give it the CLIs or the Skills. A Claude SDK agent takes Claude
+ * Code's options in `sessionMeta`, so it gets all three there: the token in
+ * Claude Code's env with the header naming it as `${TUTTI_CONNECTOR_TOKEN}`
+ * (no token on its command line), PATH with the shims first, and the Skills
+ * as an additional directory (Claude Code's `--add-dir`, whose
+ * `.claude/skills/` it scans). Any other agent gets the literal header.
  */
-export function projectAcp(servers: readonly MCPServerBinding[], token: string, initializeResponse: unknown): AcpProjection {
-  const viaEnv = takesClaudeSdkEnv(initializeResponse)
-  const headerValue = (value: string): string => (viaEnv ? value.split(token).join(`\${${TOKEN_ENV}}`) : value)
-  return {
-    kind: 'acp',
-    mcpServers: servers.map((s) => ({ type: 'http', name: s.name, url: s.url, headers: Object.entries(s.headers).map(([name, value]) => ({ name, value: headerValue(value) })) })),
-    ...(viaEnv ? { sessionMeta: { claudeCode: { options: { env: { [TOKEN_ENV]: token } } } } } : {}),
-    connectors: { attached: true },
-  }
+export async function projectAcp(servers: readonly MCPServerBinding[], context: AcpSessionContext): Promise<AcpProjection> {
+  const viaSdk = takesClaudeSdkEnv(context.initializeResponse)
+  const { token } = context
+  const headerValue = (value: string): string => (viaSdk ? value.split(token).join(`\${${TOKEN_ENV}}`) : value)
+  const mcpServers = servers.map((s) => ({ type: 'http' as const, name: s.name, url: s.url, headers: Object.entries(s.headers).map(([name, value]) => ({ name, value: headerValue(value) })) }))
+  if (!viaSdk) return { kind: 'acp', mcpServers, connectors: { attached: true } }
+  const addDir = path.join(context.sessionDir, 'acp', 'add-dir')
+  await linkSkills(path.join(addDir, '.claude', 'skills'), context.skillRoots)
+  const options = { env: { [TOKEN_ENV]: token, PATH: context.path }, additionalDirectories: [addDir] }
+  return { kind: 'acp', mcpServers, sessionMeta: { claudeCode: { options } }, connectors: { attached: true } }
 }
 
 export function plainAcp(reason: string): AcpProjection {
