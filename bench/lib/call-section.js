@@ -9,6 +9,7 @@
 import { echoCall, findTool } from './clients.js'
 import { connectRaw, rawEchoCall, rawFindTool } from './raw/client.js'
 import { processCpuMs } from './cpu.js'
+import { descendants } from './proc-tree.js'
 import { sequentialLatency, throughput } from './measure.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { directStdio } from './targets/direct-stdio.js'
@@ -31,6 +32,8 @@ export const PEERS = ['mcp-proxy', 'supergateway', 'mcp-hub']
  * @property {number} [callsPerSec]
  * @property {number} [clientCpuPct]
  * @property {number} [gatewayCpuMsPerCall]
+ * @property {number} [clientCpuMsPerCall]
+ * @property {number} [upstreamCpuMsPerCall]  the gateway's descendants (its upstream servers)
  * @property {string} [error]
  */
 
@@ -198,13 +201,14 @@ async function warmUp(cfg, l, progress) {
  */
 async function measureRound(ctx, turn, round, progress) {
   const { cfg } = ctx
-  /** @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs: number, gatewayCpuMs?: number }>} */
+  /** @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs: number, gatewayCpuMs?: number, upstreamCpuMs?: number }>} */
   const parts = new Map()
   for (const l of turn) {
     const part = await attemptSlot(l, round, progress, async () => {
       if (cfg.roundWarmup > 0) await throughput(l.call, { total: cfg.roundWarmup, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'round warm-up' })
       const latency = await sequentialLatency(l.call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
-      return { latency, calls: 0, elapsedMs: 0, clientCpuMs: 0, gatewayCpuMs: l.gatewayPid?.() === undefined ? undefined : 0 }
+      const gateway = l.gatewayPid?.() === undefined ? undefined : 0
+      return { latency, calls: 0, elapsedMs: 0, clientCpuMs: 0, gatewayCpuMs: gateway, upstreamCpuMs: gateway }
     })
     if (part) parts.set(l, part)
   }
@@ -215,13 +219,19 @@ async function measureRound(ctx, turn, round, progress) {
       if (!part || l.slot.error) continue
       const ok = await attemptSlot(l, round, progress, async () => {
         const pid = l.gatewayPid?.()
+        const below = pid === undefined ? [] : descendants(pid)
+        const up0 = below.map(processCpuMs)
         const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
         const tp = await throughput(l.call, { total: burst, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'concurrent' })
         const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
+        const up1 = below.map(processCpuMs)
         part.calls += burst
         part.elapsedMs += tp.elapsedMs
         part.clientCpuMs += (tp.clientCpuPct * tp.elapsedMs) / 100
         if (part.gatewayCpuMs !== undefined) part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
+        // an upstream that ended or started during the burst leaves its share unknown
+        const upstream = below.length && up0.every((c, i) => c !== undefined && up1[i] !== undefined) ? up1.reduce((a, c, i) => a + c - up0[i], 0) : undefined
+        if (part.upstreamCpuMs !== undefined) part.upstreamCpuMs = upstream === undefined ? undefined : part.upstreamCpuMs + upstream
         return true
       })
       if (!ok) parts.delete(l)
@@ -236,6 +246,8 @@ async function measureRound(ctx, turn, round, progress) {
     /** @type {RoundResult} */
     const res = { median: part.latency.median, p99: part.latency.p99, callsPerSec: (part.calls / part.elapsedMs) * 1000, clientCpuPct: (part.clientCpuMs / part.elapsedMs) * 100 }
     if (part.gatewayCpuMs !== undefined) res.gatewayCpuMsPerCall = part.gatewayCpuMs / part.calls
+    if (part.upstreamCpuMs !== undefined) res.upstreamCpuMsPerCall = part.upstreamCpuMs / part.calls
+    res.clientCpuMsPerCall = part.clientCpuMs / part.calls
     const cpu = res.gatewayCpuMsPerCall === undefined ? '' : `, ${res.gatewayCpuMsPerCall.toFixed(3)} ms CPU/call`
     progress(`  r${round + 1} ${l.slot.key}: median ${part.latency.median.toFixed(3)} ms, ${res.callsPerSec.toFixed(0)} calls/s${cpu}`)
     l.slot.rounds[round] = res

@@ -7,7 +7,7 @@ import { LEGACY, MODERN } from './clients.js'
 import { median } from './measure.js'
 import { PEERS } from './call-section.js'
 
-const FIELDS = /** @type {const} */ (['median', 'p99', 'callsPerSec', 'clientCpuPct', 'gatewayCpuMsPerCall'])
+const FIELDS = /** @type {const} */ (['median', 'p99', 'callsPerSec', 'clientCpuPct', 'gatewayCpuMsPerCall', 'clientCpuMsPerCall', 'upstreamCpuMsPerCall'])
 
 /** Median of the finite values (NaN when none). */
 export function medianOf(values) {

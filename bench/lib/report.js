@@ -71,6 +71,9 @@ export function renderReport(results) {
       notes.push(`  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; calls/s ÷ best peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; CPU/call ÷ best peer ${per(`cpuVsBestPeer ${e}`)}`)
     }
     notes.push(`  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`)
+    // on two shared cores calls/s follows the CPU every call costs all three processes, not the gateway's alone
+    const split = slots.map((s) => ({ s, sum: summarize(s) })).filter(({ sum }) => sum.rounds && Number.isFinite(sum.upstreamCpuMsPerCall))
+    if (split.length) notes.push(`CPU ms per call, client + gateway + upstream = all (medians): ${split.map(({ s, sum }) => `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall, 3)}`).join('; ')}`)
     const bp = ratios.bestPeer
     if (bp) notes.push(`best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(bp.roundsBest).map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`).join(', ')}`)
     notes.push(`every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream)`)
