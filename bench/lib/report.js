@@ -3,6 +3,7 @@
 // notes (per-round ratios, the best peer, failures, setup times).
 import { LEGACY, MODERN } from './clients.js'
 import { CPU_SOURCE } from './cpu.js'
+import { RAW_HTTP } from './raw/http.js'
 import { callGoals, cliGoals, listGoals, startGoals } from './goals.js'
 import { summarize } from './ratios.js'
 
@@ -76,7 +77,7 @@ export function renderReport(results) {
     if (split.length) notes.push(`CPU ms per call, client + gateway + upstream = all (medians): ${split.map(({ s, sum }) => `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall, 3)}`).join('; ')}`)
     const bp = ratios.bestPeer
     if (bp) notes.push(`best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(bp.roundsBest).map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`).join(', ')}`)
-    notes.push(`every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream)`)
+    notes.push(`every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream); the raw client's HTTP: ${RAW_HTTP}`)
   }
   if (results.list) {
     const l = results.list

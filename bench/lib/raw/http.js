@@ -1,11 +1,37 @@
-// node:http plumbing for the raw client: one request on a keep-alive Agent
+// HTTP plumbing for the raw client: one request on a keep-alive connection
 // (status, two headers and the whole body as text), and a long-lived GET
 // whose body is handed over chunk by chunk (the HTTP+SSE transport's stream).
+// Requests go over wire.js (node:net) unless BENCH_RAW_HTTP=node asks for
+// node:http's Agent, the client the bench used before (kept to compare).
 import http from 'node:http'
+import { WirePool } from './wire.js'
 
-/** One Agent per raw connection; sockets are reused across calls. */
+const NODE_HTTP = process.env.BENCH_RAW_HTTP === 'node'
+
+/** Which HTTP client the raw client's requests use, for the report. */
+export const RAW_HTTP = NODE_HTTP ? "node:http's Agent" : 'node:net, keep-alive, one write per request (raw/wire.js)'
+
+/**
+ * One per raw connection; connections are reused across calls.
+ * @returns {{ destroy: () => void, pool?: (url: URL) => WirePool, agent?: http.Agent }}
+ */
 export function keepAliveAgent() {
-  return new http.Agent({ keepAlive: true })
+  if (NODE_HTTP) {
+    const agent = new http.Agent({ keepAlive: true })
+    return { agent, destroy: () => agent.destroy() }
+  }
+  /** @type {Map<string, WirePool>} */
+  const pools = new Map()
+  return {
+    pool: (url) => {
+      let p = pools.get(url.origin)
+      if (!p) pools.set(url.origin, (p = new WirePool(url)))
+      return p
+    },
+    destroy: () => {
+      for (const p of pools.values()) p.destroy()
+    },
+  }
 }
 
 /**
@@ -17,12 +43,21 @@ export function keepAliveAgent() {
  */
 
 /**
- * @param {http.Agent} agent
+ * @param {ReturnType<typeof keepAliveAgent>} client
  * @param {URL} url
  * @param {{ method?: string, headers: Record<string, string>, body?: string, timeoutMs: number }} opts
  * @returns {Promise<HttpAnswer>}
  */
-export function send(agent, url, { method = 'POST', headers, body, timeoutMs }) {
+export async function send(client, url, { method = 'POST', headers, body, timeoutMs }) {
+  if (client.pool) {
+    const res = await client.pool(url).request({ method, path: `${url.pathname}${url.search}`, headers, body, timeoutMs })
+    return { status: res.status, contentType: res.headers['content-type'] ?? '', sessionId: res.headers['mcp-session-id'], text: res.text }
+  }
+  return nodeSend(/** @type {http.Agent} */ (client.agent), url, { method, headers, body, timeoutMs })
+}
+
+/** The same over node:http's Agent. */
+function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
   return new Promise((resolve, reject) => {
     let settled = false
     const fail = (err) => {
