@@ -25,12 +25,15 @@ class AnswerReader {
     /** @type {'length' | 'chunked' | 'close' | undefined} */ this.mode = undefined
     this.length = 0
     /** @type {Buffer[]} */ this.chunks = []
+    this.received = 0
     this.gotBytes = false
   }
 
   /** @param {Buffer} data */
   feed(data) {
     this.gotBytes = true
+    // a body of known length is kept as its chunks and joined once (a 2 MiB tools/list comes in ~30 reads)
+    if (this.mode === 'length') return this.lengthBody(data)
     this.buf = this.buf.length ? Buffer.concat([this.buf, data]) : data
     if (!this.head) {
       const end = this.buf.indexOf(HEAD_END)
@@ -58,12 +61,21 @@ class AnswerReader {
       } else this.mode = 'close'
     }
     if (this.mode === 'length') {
-      if (this.buf.length < this.length) return undefined
-      if (this.buf.length > this.length) throw new Error('bytes after the answer (the bench never pipelines)')
-      return this.answer(this.buf)
+      const rest = this.buf
+      this.buf = Buffer.alloc(0)
+      return this.lengthBody(rest)
     }
     if (this.mode === 'chunked') return this.chunked()
     return undefined
+  }
+
+  /** @param {Buffer} data */
+  lengthBody(data) {
+    if (data.length) this.chunks.push(data)
+    this.received += data.length
+    if (this.received < this.length) return undefined
+    if (this.received > this.length) throw new Error('bytes after the answer (the bench never pipelines)')
+    return this.answer(this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks))
   }
 
   chunked() {
