@@ -76,4 +76,13 @@ describe('bad manifests', () => {
     await expect(installer.install(empty, { env: process.env })).rejects.toMatchObject({ code: 'MANIFEST_NOT_FOUND', exitCode: 2 })
     expect(snapshotTree(stateDir)).toEqual(before)
   })
+
+  it('a path that does not exist says so, and a file that is not a directory says that, nothing changed', async () => {
+    const missing = path.join(os.tmpdir(), `tutti-missing-${process.pid}-${Date.now()}`)
+    await expect(installer.install(missing, { env: process.env })).rejects.toMatchObject({ code: 'MANIFEST_NOT_FOUND', exitCode: 2, message: `${missing} does not exist` })
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-file-')), 'plain.txt')
+    fs.writeFileSync(file, 'not a connector')
+    await expect(installer.install(file, { env: process.env })).rejects.toMatchObject({ code: 'MANIFEST_NOT_FOUND', exitCode: 2, message: `${file} is not a directory (a connector is a directory, or a .tgz of one)` })
+    expect(snapshotTree(stateDir)).toEqual(before)
+  })
 })

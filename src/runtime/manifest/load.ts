@@ -50,10 +50,11 @@ export async function loadRelease(dir: string, options: { walk: boolean } = { wa
   let root: string
   try {
     root = await fs.realpath(dir)
-    if (!(await fs.stat(root)).isDirectory()) throw new Error('not a directory')
-  } catch {
-    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} is not a connector directory`)
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read'
+    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} ${why}`)
   }
+  if (!(await fs.stat(root).catch(() => undefined))?.isDirectory()) throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} is not a directory (a connector is a directory, or a .tgz of one)`)
   const file = path.join(root, MANIFEST_FILE)
   let text: string
   try {
