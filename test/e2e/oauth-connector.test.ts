@@ -4,42 +4,15 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { makeConnector, skill } from '../support/connector-fixture.js'
+import { makeConnector } from '../support/connector-fixture.js'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, connectorState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
+import { FOLLOW_BROWSER, oauthConnector, startOAuthFixture, stateFiles, type FixtureUrls } from '../support/oauth-fixture.js'
+import { cleanupState, connectorState, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
 
-const FIXTURE = path.join(REPO, 'test/fixtures/oauth/server.mjs')
-const BROWSER = path.join(REPO, 'test/fixtures/oauth/follow-browser.mjs')
+const BROWSER = FOLLOW_BROWSER
 
-interface FixtureUrls {
-  as: string
-  mcp: string
-}
-
-function startFixture(env: NodeJS.ProcessEnv = {}): Promise<{ child: ChildProcess; urls: FixtureUrls }> {
-  const child = spawn(process.execPath, [FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
-  return new Promise((resolve) => child.stdout!.on('data', (d: Buffer) => resolve({ child, urls: JSON.parse(/listening (.*)/.exec(d.toString())![1]!) })))
-}
-
-function oauthConnector(key: string, url: string, auth: Record<string, unknown> = { kind: 'oauth' }): string {
-  return makeConnector(
-    { schemaVersion: 1, key, name: `Remote ${key}`, version: '1.0.0', auth, mcp: { transport: 'http', url }, cli: { entrypoint: 'bin/cli.js' }, skills: 'skills' },
-    { 'bin/cli.js': { mode: 0o755, content: '#!/usr/bin/env node\nconsole.log("remote cli works")\n' }, 'skills/remote-notes/SKILL.md': skill('remote-notes', 'Notes on the remote server') },
-  )
-}
-
-
-/** Every file under the state dir but the grant store (the one place tokens belong), daemon.log included, as [path, text]. */
-function stateFiles(stateDir: string, into: Array<[string, string]>, d = stateDir): void {
-  for (const name of fs.readdirSync(d)) {
-    const p = path.join(d, name)
-    const st = fs.lstatSync(p)
-    if (st.isDirectory()) stateFiles(stateDir, into, p)
-    else if (st.isFile() && p !== path.join(stateDir, 'oauth-grants.json')) into.push([p, fs.readFileSync(p, 'latin1')])
-  }
-}
 describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
   let dir: string
   let fixture: ChildProcess
@@ -82,8 +55,8 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     )
 
   beforeAll(async () => {
-    ;({ child: fixture, urls } = await startFixture())
-    ;({ child: bare, urls: bareUrls } = await startFixture({ FIXTURE_OAUTH_NO_METADATA: '1' }))
+    ;({ child: fixture, urls } = await startOAuthFixture())
+    ;({ child: bare, urls: bareUrls } = await startOAuthFixture({ FIXTURE_OAUTH_NO_METADATA: '1' }))
     dir = tempStateDir('oauth')
     binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'oauth'])).mcpServers[0]
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'other' })])
@@ -233,8 +206,12 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(timeout.code).toBe(2)
     expect(JSON.parse(timeout.stdout).error.message).toMatch(new RegExp(`no authorization response reached http://127\\.0\\.0\\.1:\\d+/oauth/callback within 1 s.*open ${urls.as}/authorize\\?\\S+ in a browser`))
 
+    // a response with another state is not this sign-in's: ignored, and the wait goes on to its end
+    await asControl({ redirect: true, state: 'wrong' })
+    const stale = await connect('remote', '--sign-in-timeout', '10')
+    expect(stale.code, stale.stdout).toBe(2)
+    expect(JSON.parse(stale.stdout).error.message).toMatch(/within 10 s \(ignored 1 with another state: forged or stale\)/)
     const cases: Array<[object, RegExp]> = [
-      [{ redirect: true, state: 'wrong' }, /state does not match/],
       [{ state: 'echo', iss: 'wrong' }, /issuer check failed/],
       [{ iss: 'correct', tokenError: 'invalid_grant' }, /authorization server refused \(invalid_grant\)/],
     ]
@@ -301,8 +278,8 @@ describe('OAuth connectors: a pre-registered confidential client (--client-id, -
   }
 
   beforeAll(async () => {
-    ;({ child: basicAs, urls: basicUrls } = await startFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(BASIC) }))
-    ;({ child: postAs, urls: postUrls } = await startFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(POST) }))
+    ;({ child: basicAs, urls: basicUrls } = await startOAuthFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(BASIC) }))
+    ;({ child: postAs, urls: postUrls } = await startOAuthFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(POST) }))
     dir = tempStateDir('oauth-client')
     binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'oauth-client'])).mcpServers[0]
     expect((await run(['connector', 'install', oauthConnector('vault', basicUrls.mcp), '--json'])).code).toBe(0)

@@ -2,16 +2,23 @@ import { expect, it } from 'vitest'
 import { grantReadiness } from '../../src/runtime/oauth/grant-store.js'
 import { LoopbackRedirect, REDIRECT_PATH } from '../../src/runtime/oauth/loopback-redirect.js'
 
-it('the loopback redirect answers one GET at its exact path; other paths are 404 and do not count', async () => {
-  const redirect = await LoopbackRedirect.listen()
+it('the loopback redirect answers one GET at its exact path with its state; others do not count', async () => {
+  const redirect = await LoopbackRedirect.listen('s1')
   try {
     expect(redirect.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+${REDIRECT_PATH}$`))
     const origin = new URL(redirect.url).origin
-    expect((await fetch(`${origin}/oauth/callbackx?code=a&state=b`)).status).toBe(404)
-    expect((await fetch(`${origin}/?code=a&state=b`)).status).toBe(404)
+    expect((await fetch(`${origin}/oauth/callbackx?code=a&state=s1`)).status).toBe(404)
+    expect((await fetch(`${origin}/?code=a&state=s1`)).status).toBe(404)
+    // forged (any local process or page can send these): another state, none, a prefix of it, an error
+    for (const query of ['code=forged&state=s2', 'code=forged', 'code=forged&state=s', 'error=access_denied&state=x']) {
+      const res = await fetch(`${redirect.url}?${query}`)
+      expect(res.status, query).toBe(400)
+      expect(await res.text()).toMatch(/state does not match.*ignored/)
+    }
+    expect(redirect.ignored).toBe(4)
     expect((await fetch(`${redirect.url}?code=the-code&state=s1`)).status).toBe(200)
     // one use: a second response (a replay, another tab) is refused and changes nothing
-    expect((await fetch(`${redirect.url}?code=other&state=s2`)).status).toBe(404)
+    expect((await fetch(`${redirect.url}?code=other&state=s1`)).status).toBe(404)
     const params = await redirect.wait(5_000)
     expect(params && Object.fromEntries(params)).toEqual({ code: 'the-code', state: 's1' })
   } finally {
@@ -20,19 +27,19 @@ it('the loopback redirect answers one GET at its exact path; other paths are 404
 })
 
 it('the redirect takes the registered port when it is free, else another', async () => {
-  const first = await LoopbackRedirect.listen()
+  const first = await LoopbackRedirect.listen('s')
   const port = Number(new URL(first.url).port)
-  const taken = await LoopbackRedirect.listen(port)
+  const taken = await LoopbackRedirect.listen('s', port)
   expect(Number(new URL(taken.url).port)).not.toBe(port)
   await first.close()
   await taken.close()
-  const again = await LoopbackRedirect.listen(port)
+  const again = await LoopbackRedirect.listen('s', port)
   expect(Number(new URL(again.url).port)).toBe(port)
   await again.close()
 })
 
 it('a redirect that never comes resolves undefined after the bound', async () => {
-  const redirect = await LoopbackRedirect.listen()
+  const redirect = await LoopbackRedirect.listen('s')
   expect(await redirect.wait(20)).toBeUndefined()
   await redirect.close()
 })

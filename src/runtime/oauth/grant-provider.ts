@@ -10,10 +10,19 @@ import {
 import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { grantSecrets, type OAuthGrant, type OAuthGrantStore } from './grant-store.js'
+import { pinAuthorizationServer, pinnedDiscoveryState, sameIssuer } from './oauth-endpoints.js'
+import { oauthFetch } from './oauth-fetch.js'
 import type { PreRegisteredClient } from './pre-registered-client.js'
 
 /** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
 export const REFRESH_BEFORE_EXPIRY_MS = 60_000
+
+/**
+ * The largest access or refresh token tutti stores and sends. Real ones, JWTs
+ * included, are a few KiB; a larger one passes no server's header limit, so
+ * the connector would show ready while every call failed.
+ */
+export const MAX_TOKEN_BYTES = 16 * 1024
 
 /** The client tutti registers as (RFC 7591) and describes in a metadata document. */
 export const CLIENT_NAME = 'tutti'
@@ -68,12 +77,16 @@ export class GrantProvider implements OAuthClientProvider {
   private clientRefused = false
   /** The issuer the SDK stamped on the pre-registered client: kept in memory, the stored client is the user's word. */
   private preRegisteredIssuer?: string
+  /** Every request of the flow but the MCP endpoint's own: bounded in time and size (oauth-fetch.ts). */
+  readonly fetch: ReturnType<typeof oauthFetch>
 
   constructor(
     private readonly store: OAuthGrantStore,
     private readonly target: GrantTarget,
     private readonly mode: SignInMode | DaemonMode,
-  ) {}
+  ) {
+    this.fetch = oauthFetch(target.serverUrl)
+  }
 
   get redirectUrl(): string {
     // the daemon never completes a redirect, but the SDK needs one to know the flow is interactive
@@ -134,11 +147,22 @@ export class GrantProvider implements OAuthClientProvider {
   async saveTokens(tokens: StoredOAuthTokens): Promise<void> {
     // known to the log's redactor before anything could print them
     if (this.mode.kind === 'daemon') this.mode.learned?.(grantSecrets({ tokens: tokens as OAuthGrant['tokens'] }))
+    await this.refuseOversized(tokens)
     const { serverUrl } = this.target
+    // a sign-in pins the authorization server it found; the daemon keeps the pin it refreshed against
+    const pinned = this.mode.kind === 'sign-in' && this.discovery ? pinAuthorizationServer(this.target.key, this.discovery) : undefined
     await this.store.update(this.target.key, (g) => {
       // the pre-registered client (and its secret) is kept only once a sign-in with it succeeded
       const preRegistered = (this.mode.kind === 'sign-in' ? this.target.preRegistered : undefined) ?? g?.preRegistered
-      return { serverUrl, ...(g?.client ? { client: g.client } : {}), ...(preRegistered ? { preRegistered } : {}), tokens, obtainedAt: Date.now() }
+      const authorizationServer = this.mode.kind === 'sign-in' ? pinned : g?.authorizationServer
+      return {
+        serverUrl,
+        ...(g?.client ? { client: g.client } : {}),
+        ...(preRegistered ? { preRegistered } : {}),
+        ...(authorizationServer ? { authorizationServer } : {}),
+        tokens,
+        obtainedAt: Date.now(),
+      }
     })
     this.refused = false
     this.clientRefused = false
@@ -155,9 +179,7 @@ export class GrantProvider implements OAuthClientProvider {
     else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined)) needs = { reason: `the server asks for scope that was not granted: ${missingScopes(scope, grant.tokens.scope)}`, scope }
     else if (!grant.tokens.refresh_token) needs = { reason: 'the access token expired and the authorization server issued no refresh token' }
     else throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not answer as expected); the next call tries again`)
-    await this.store.update(this.target.key, (g) => (g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs }))
-    this.mode.needsAuth()
-    throw new TuttiError(ErrorCodes.OAUTH_NEEDS_AUTH, `connector "${this.target.key}" needs a new sign-in: ${needs.reason}; run \`tutti connector connect ${this.target.key}\``)
+    return this.needsSignIn(needs.reason, needs.scope)
   }
 
   saveCodeVerifier(verifier: string): void {
@@ -169,17 +191,46 @@ export class GrantProvider implements OAuthClientProvider {
     return this.verifier
   }
 
-  saveDiscoveryState(state: OAuthDiscoveryState): void {
-    if (this.mode.kind === 'sign-in' && !state.authorizationServerMetadata) {
-      throw new TuttiError(
-        ErrorCodes.OAUTH_SIGN_IN_FAILED,
-        `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata (no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID metadata), so there is nothing to sign in to`,
-      )
+  /**
+   * A sign-in's discovery: its endpoints are checked (oauth-endpoints.ts) before any authorization URL is built.
+   * The daemon discovers only for a grant from before pinning: it adopts the server if it is the one that
+   * issued the tokens, and otherwise stops using them.
+   */
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    if (this.mode.kind === 'sign-in') {
+      if (!state.authorizationServerMetadata) {
+        throw new TuttiError(
+          ErrorCodes.OAUTH_SIGN_IN_FAILED,
+          `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata (no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID metadata), so there is nothing to sign in to`,
+        )
+      }
+      pinAuthorizationServer(this.target.key, state)
+      this.discovery = state
+      return
     }
-    this.discovery = state
+    const grant = await this.store.get(this.target.key)
+    if (!grant?.tokens || grant.authorizationServer) return
+    const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl
+    const issued = grant.tokens.issuer as string | undefined
+    if (issued !== undefined && !sameIssuer(issued, found)) {
+      await this.needsSignIn(`the server now names the authorization server ${found}, not ${issued}, which issued its tokens`)
+    }
+    const authorizationServer = pinAuthorizationServer(this.target.key, state)
+    if (authorizationServer) await this.store.update(this.target.key, (g) => (g ? { ...g, authorizationServer } : g))
   }
 
-  discoveryState(): OAuthDiscoveryState | undefined {
+  /**
+   * The daemon's: the authorization server pinned with the grant, so the SDK runs no discovery of its own.
+   * Never what an earlier discovery left in memory: the pin on disk is what the user signed in to.
+   */
+  async discoveryState(): Promise<OAuthDiscoveryState | undefined> {
+    if (this.mode.kind === 'sign-in') return this.discovery
+    const pinned = (await this.store.get(this.target.key))?.authorizationServer
+    return pinned ? pinnedDiscoveryState(pinned) : undefined
+  }
+
+  /** What this sign-in's discovery found (the resource metadata its wider second request goes to). */
+  get discovered(): OAuthDiscoveryState | undefined {
     return this.discovery
   }
 
@@ -202,6 +253,26 @@ export class GrantProvider implements OAuthClientProvider {
     })
   }
 
+  /** A token past MAX_TOKEN_BYTES is never stored: a sign-in fails, the daemon's grant needs the user. */
+  private async refuseOversized(tokens: StoredOAuthTokens): Promise<void> {
+    for (const field of ['access_token', 'refresh_token'] as const) {
+      const value = tokens[field]
+      const size = typeof value === 'string' ? Buffer.byteLength(value) : 0
+      if (size <= MAX_TOKEN_BYTES) continue
+      const why = `the authorization server issued an ${field} of ${size} bytes (tutti accepts at most ${MAX_TOKEN_BYTES / 1024} KiB)`
+      if (this.mode.kind === 'sign-in') throw new TuttiError(ErrorCodes.OAUTH_SIGN_IN_FAILED, `connector "${this.target.key}": ${why}; nothing was stored`)
+      await this.needsSignIn(why)
+    }
+  }
+
+  /** The daemon's grant can only be restored by the user: marked, the reconciler told, the caller refused. */
+  private async needsSignIn(reason: string, scope?: string): Promise<never> {
+    const needs = { reason, ...(scope ? { scope } : {}) }
+    await this.store.update(this.target.key, (g) => (g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs }))
+    if (this.mode.kind === 'daemon') this.mode.needsAuth()
+    throw new TuttiError(ErrorCodes.OAUTH_NEEDS_AUTH, `connector "${this.target.key}" needs a new sign-in: ${reason}; run \`tutti connector connect ${this.target.key}\``)
+  }
+
   /** connect's flags (a sign-in) beat what the last successful one stored. */
   private preRegistered(grant: OAuthGrant | undefined): PreRegisteredClient | undefined {
     return this.target.preRegistered ?? grant?.preRegistered
@@ -209,7 +280,7 @@ export class GrantProvider implements OAuthClientProvider {
 
   /** One refresh at a time, through the SDK's auth(); a refusal the user must fix propagates, anything else leaves the 401 path to retry. */
   private refreshOnce(): Promise<void> {
-    this.refreshing ??= auth(this, { serverUrl: this.target.serverUrl })
+    this.refreshing ??= auth(this, { serverUrl: this.target.serverUrl, fetchFn: this.fetch })
       .then(
         () => undefined,
         (err: unknown) => {

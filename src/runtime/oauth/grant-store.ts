@@ -23,6 +23,20 @@ const grantSchema = z.object({
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string() }).optional(),
   /** ms since the epoch: `expires_in` counts from here. */
   obtainedAt: z.number().optional(),
+  /**
+   * The authorization server that issued the tokens, pinned at sign-in from its verified metadata: refresh and
+   * revocation use these endpoints only (oauth-endpoints.ts). Grants from before pinning lack it and are pinned
+   * on first use, when the issuer the SDK stamped on their tokens matches.
+   */
+  authorizationServer: z
+    .object({
+      issuer: z.string(),
+      url: z.string(),
+      metadata: z.looseObject({ issuer: z.string(), token_endpoint: z.string(), revocation_endpoint: z.string().optional() }),
+      resourceMetadataUrl: z.string().optional(),
+      resourceMetadata: z.looseObject({ resource: z.string() }).optional(),
+    })
+    .optional(),
   /** Set by the daemon when only the user can restore the grant (`connect`); the scope it needs, if wider. */
   needsAuth: z.object({ reason: z.string(), scope: z.string().optional() }).optional(),
 })

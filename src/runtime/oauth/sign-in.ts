@@ -7,6 +7,8 @@ import { browserCommand, openBrowser } from './browser-opener.js'
 import { GrantProvider, type GrantTarget } from './grant-provider.js'
 import { OAuthGrantStore } from './grant-store.js'
 import { LoopbackRedirect, REDIRECT_PATH } from './loopback-redirect.js'
+import { assertOAuthUrl } from './oauth-endpoints.js'
+import { oauthFetch, OAuthHttpError } from './oauth-fetch.js'
 
 export { SIGN_IN_WAIT_MS } from './sign-in-timeout.js'
 
@@ -39,8 +41,8 @@ export class OAuthSignIn {
   async run(request: SignInRequest): Promise<void> {
     const store = new OAuthGrantStore(this.paths)
     const previous = await store.get(this.target.key)
-    const redirect = await LoopbackRedirect.listen(registeredPort(previous?.client?.redirect_uris))
     const state = randomBytes(16).toString('base64url')
+    const redirect = await LoopbackRedirect.listen(state, registeredPort(previous?.client?.redirect_uris))
     let authorizationUrl: URL | undefined
     const provider = new GrantProvider(store, this.target, {
       kind: 'sign-in',
@@ -52,7 +54,9 @@ export class OAuthSignIn {
       },
     })
     const serverUrl = new URL(this.target.serverUrl)
-    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, requestInit: { headers: this.target.headers }, redirectPolicy: 'same-origin' })
+    // the manifest's headers go to the MCP server only, never to its authorization server
+    const fetch = oauthFetch(serverUrl, this.target.headers)
+    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch, redirectPolicy: 'same-origin' })
     try {
       try {
         // no token is sent: the server's 401 (with its WWW-Authenticate challenge) starts the authorization
@@ -69,21 +73,27 @@ export class OAuthSignIn {
       if (isStrictScopeSuperset(wanted, asked)) {
         authorizationUrl = undefined
         // what this sign-in's discovery found: the wider second request goes to the same resource metadata
-        const metadataUrl = provider.discoveryState()?.resourceMetadataUrl
-        await auth(provider, { serverUrl, scope: wanted!, forceReauthorization: true, ...(metadataUrl ? { resourceMetadataUrl: new URL(metadataUrl) } : {}) }).catch((err: unknown) => {
+        const metadataUrl = provider.discovered?.resourceMetadataUrl
+        const wider = { serverUrl, scope: wanted!, forceReauthorization: true, fetchFn: provider.fetch }
+        await auth(provider, { ...wider, ...(metadataUrl ? { resourceMetadataUrl: new URL(metadataUrl) } : {}) }).catch((err: unknown) => {
           throw this.failure(err)
         })
         if (!authorizationUrl) throw this.refused('the authorization server did not start an authorization for the wider scope')
       }
-      const url = (authorizationUrl as URL).href
+      // handed to the OS opener: a file:, smb: or vscode: URL would run whatever is registered for it
+      const url = assertOAuthUrl(this.target.key, 'the authorization URL', (authorizationUrl as URL).href).href
       request.print(`Open this URL to sign in to ${this.target.key}:\n  ${url}`)
       const command = await browserCommand(request.browser, request.env)
       if (command) openBrowser(command, url, request.env, request.print)
       const response = await redirect.wait(request.timeoutMs)
       if (!response) {
-        throw this.refused(`no authorization response reached ${redirect.url} within ${Math.round(request.timeoutMs / 1000)} s (--sign-in-timeout); open ${url} in a browser on this machine to sign in`)
+        const ignored = redirect.ignored ? ` (ignored ${redirect.ignored} with another state: forged or stale)` : ''
+        const seconds = Math.round(request.timeoutMs / 1000)
+        throw this.refused(
+          `no authorization response reached ${redirect.url} within ${seconds} s${ignored} (--sign-in-timeout); ` +
+            `open ${url} in a browser on this machine to sign in`,
+        )
       }
-      if (response.get('state') !== state) throw this.refused("the authorization response's state does not match this sign-in's (a response to another request, or a forged one); nothing was stored")
       await transport.finishAuth(response).catch((err: unknown) => {
         throw this.failure(err)
       })
@@ -101,6 +111,7 @@ export class OAuthSignIn {
   private failure(err: unknown): TuttiError {
     if (err instanceof TuttiError) return err
     if (err instanceof IssuerMismatchError) return this.refused(`the issuer check failed (RFC 9207 / RFC 8414): ${err.message}; nothing was stored`)
+    if (err instanceof OAuthHttpError) return this.refused(`the authorization server's answer was refused: ${err.message}; nothing was stored`)
     if (err instanceof OAuthError) return this.refused(`the authorization server refused (${err.code}): ${err.message}; nothing was stored`)
     const message = (err as Error).message ?? String(err)
     if (err instanceof TypeError) return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": could not reach ${this.target.serverUrl} or its authorization server: ${(err.cause as Error | undefined)?.message ?? message}`)
