@@ -13,16 +13,7 @@ import { grantSecrets, type OAuthGrant, type OAuthGrantStore } from './grant-sto
 import { pinAuthorizationServer, pinnedDiscoveryState, sameIssuer } from './oauth-endpoints.js'
 import { oauthFetch } from './oauth-fetch.js'
 import type { PreRegisteredClient } from './pre-registered-client.js'
-
-/** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
-export const REFRESH_BEFORE_EXPIRY_MS = 60_000
-
-/**
- * The largest access or refresh token tutti stores and sends. Real ones, JWTs
- * included, are a few KiB; a larger one passes no server's header limit, so
- * the connector would show ready while every call failed.
- */
-export const MAX_TOKEN_BYTES = 16 * 1024
+import { expiresSoon, missingScopes, oversizedToken } from './token-checks.js'
 
 /** The client tutti registers as (RFC 7591) and describes in a metadata document. */
 export const CLIENT_NAME = 'tutti'
@@ -253,16 +244,14 @@ export class GrantProvider implements OAuthClientProvider {
     })
   }
 
-  /** A token past MAX_TOKEN_BYTES is never stored: a sign-in fails, the daemon's grant needs the user. */
+  /** An oversized token is never stored (token-checks.ts): a sign-in fails, the daemon's grant needs the user. */
   private async refuseOversized(tokens: StoredOAuthTokens): Promise<void> {
-    for (const field of ['access_token', 'refresh_token'] as const) {
-      const value = tokens[field]
-      const size = typeof value === 'string' ? Buffer.byteLength(value) : 0
-      if (size <= MAX_TOKEN_BYTES) continue
-      const why = `the authorization server issued an ${field} of ${size} bytes (tutti accepts at most ${MAX_TOKEN_BYTES / 1024} KiB)`
-      if (this.mode.kind === 'sign-in') throw new TuttiError(ErrorCodes.OAUTH_SIGN_IN_FAILED, `connector "${this.target.key}": ${why}; nothing was stored`)
-      await this.needsSignIn(why)
+    const why = oversizedToken(tokens)
+    if (!why) return
+    if (this.mode.kind === 'sign-in') {
+      throw new TuttiError(ErrorCodes.OAUTH_SIGN_IN_FAILED, `connector "${this.target.key}": ${why}; nothing was stored`)
     }
+    await this.needsSignIn(why)
   }
 
   /** The daemon's grant can only be restored by the user: marked, the reconciler told, the caller refused. */
@@ -292,16 +281,4 @@ export class GrantProvider implements OAuthClientProvider {
       })
     return this.refreshing
   }
-}
-
-/** The scope tokens asked for beyond the granted ones, comma-separated (a space-separated list reads like "Basic <token>" to the log redactor). */
-function missingScopes(asked: string, granted: unknown): string {
-  const held = new Set(typeof granted === 'string' ? granted.split(' ') : [])
-  return asked.split(' ').filter((s) => s && !held.has(s)).join(', ')
-}
-
-function expiresSoon(expiresIn: number | undefined, obtainedAt: number | undefined): boolean {
-  if (expiresIn === undefined || obtainedAt === undefined) return false
-  const lifetime = expiresIn * 1000
-  return Date.now() >= obtainedAt + lifetime - Math.min(REFRESH_BEFORE_EXPIRY_MS, lifetime / 2)
 }
