@@ -8,14 +8,16 @@ export default class ClosingLineReporter implements Reporter {
     let failed = 0
     let skipped = 0
     for (const mod of testModules) {
+      let failedHere = 0
       for (const test of mod.children.allTests()) {
         const state = test.result().state
         if (state === 'passed') passed++
-        else if (state === 'failed') failed++
+        else if (state === 'failed') failedHere++
         else skipped++
       }
-      // a file that failed to load has no tests but is a failure
-      if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed++
+      // a file that failed to load, or whose beforeAll failed (its tests then count as skipped), is a failure
+      if (mod.state() === 'failed' && failedHere === 0) failedHere = 1
+      failed += failedHere
     }
     failed += unhandledErrors.length
     // the global teardown reaps too, but only after this line: reaping here names a leak before the line CI reads
