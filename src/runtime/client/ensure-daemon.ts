@@ -1,16 +1,17 @@
 import fs from 'node:fs/promises'
-import { readDaemonInfo, removeDaemonInfoIfOurs, type DaemonInfo } from '../protocol/daemon-info.js'
+import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
 import { isAlive, terminateProven, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
-import { proveDaemon, type DaemonProof } from './daemon-identity.js'
+import { proveDaemon, type DaemonProbe, type DaemonProof } from './daemon-identity.js'
 
 // the lock library and the spawner (child_process) are only needed on the slow path
 const lockModule = () => import('../fs/lock.js')
 const processModule = () => import('./daemon-process.js')
+const lockOwnerModule = () => import('./lock-owner-daemon.js')
 
 /** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
 const START_TIMEOUT_MS = 20_000
@@ -28,16 +29,24 @@ function matchesOurVersion(v: { productVersion: string; protocolVersion: number 
   return v.productVersion === PRODUCT_VERSION && v.protocolVersion === CONTROL_PROTOCOL_VERSION
 }
 
-/** The daemon daemon.json describes, proven (see daemon-identity.ts), and whether it is of another version. */
-async function probe(paths: StatePaths): Promise<{ info?: DaemonInfo; proof?: DaemonProof }> {
+/**
+ * The daemon daemon.json describes, proven (see daemon-identity.ts), and
+ * whether it is of another version. A daemon.json that proves none (gone,
+ * damaged, naming another process) is not the last word while the lock's
+ * owner record proves its holder alive: that daemon writes the file again,
+ * and is found then (lock-owner-daemon.ts). A valid daemon.json costs
+ * nothing more.
+ */
+export async function locateDaemon(paths: StatePaths): Promise<DaemonProbe> {
   const info = await readDaemonInfo(paths)
-  if (!info) return {}
-  return { info, proof: await proveDaemon(paths, info) }
+  const seen: DaemonProbe = info ? { info, proof: await proveDaemon(paths, info) } : {}
+  if (seen.proof?.proven) return seen
+  return (await (await lockOwnerModule()).lockOwnersDaemon(paths, seen)) ?? seen
 }
 
 /** A running daemon of our version, or undefined. Never starts one. */
 export async function findDaemon(paths: StatePaths): Promise<DaemonClient | undefined> {
-  const { proof } = await probe(paths)
+  const { proof } = await locateDaemon(paths)
   return proof?.proven && matchesOurVersion(proof.health) ? proof.client : undefined
 }
 
@@ -52,7 +61,7 @@ export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
   if (fast) return fast
   const { withLock } = await lockModule()
   return withLock(paths.startLockTarget, async () => {
-    const { info, proof } = await probe(paths)
+    const { info, proof } = await locateDaemon(paths)
     if (proof?.proven && matchesOurVersion(proof.health)) return proof.client
     if (info && proof?.proven) await retire(paths, proof)
     else if (info && proof?.client) {
