@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
+import type { SpawnedDaemon } from './daemon-process.js'
 import { isAlive, terminateProven, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
@@ -24,6 +25,12 @@ const START_TIMEOUT_MS = 20_000
 const START_POLL_MS = 15
 /** How long a daemon of another version gets to stop politely, and then after TERM. */
 const RETIRE_GRACE_MS = 5_000
+/**
+ * A daemon that crashed during start (V8 aborts on a damaged code cache) is
+ * started once more: the next start finds the crashed one's marker and runs
+ * without the cache, removing it (daemon/code-cache.ts).
+ */
+const START_ATTEMPTS = 2
 
 function matchesOurVersion(v: { productVersion: string; protocolVersion: number }): boolean {
   return v.productVersion === PRODUCT_VERSION && v.protocolVersion === CONTROL_PROTOCOL_VERSION
@@ -102,7 +109,19 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
   const existing = await findDaemon(paths)
   if (existing) return existing
   const { logTail, spawnDaemon } = await processModule()
-  const child = await spawnDaemon(paths)
+  for (let attempt = 1; ; attempt++) {
+    const child = await spawnDaemon(paths)
+    const client = await untilHealthy(paths, child, logTail)
+    if (client) return client
+    const crash = child.crashed()
+    if (crash && attempt < START_ATTEMPTS) continue
+    const how = crash ? `crashed during start (${crash}), also when started again` : 'exited during start'
+    throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon ${how}; daemon.log says:\n${logTail(paths)}`)
+  }
+}
+
+/** The spawned daemon's client once it answers health, or undefined once it has exited. */
+async function untilHealthy(paths: StatePaths, child: SpawnedDaemon, logTail: (p: StatePaths) => string) {
   const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {
     const info = await readDaemonInfo(paths)
@@ -111,10 +130,9 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
       const health = await client.health().catch(() => undefined)
       if (health && matchesOurVersion(health)) return client
     }
-    if (child.exited()) {
-      throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon exited during start; daemon.log says:\n${logTail(paths)}`)
-    }
+    if (child.exited()) return undefined
     await new Promise((r) => setTimeout(r, START_POLL_MS))
   }
-  throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon did not become healthy within ${START_TIMEOUT_MS} ms; daemon.log says:\n${logTail(paths)}`)
+  const late = `the daemon did not become healthy within ${START_TIMEOUT_MS} ms`
+  throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `${late}; daemon.log says:\n${logTail(paths)}`)
 }
