@@ -35,8 +35,8 @@ function refused(err: unknown): boolean {
   return cause?.code === 'ECONNREFUSED'
 }
 
-/** An answer that is not health's (a wrong control token's 401, another server): asking again changes nothing. */
-const answeredOtherwise = (err: unknown): boolean => (err as { code?: string }).code !== ErrorCodes.DAEMON_UNREACHABLE
+/** A daemon that refuses daemon.json's control token: not the file's, and asking again changes nothing. */
+const refusedToken = (err: unknown): boolean => (err as { code?: string }).code === ErrorCodes.UNAUTHORIZED
 
 export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<DaemonProof> {
   const client = new DaemonClient(info)
@@ -48,9 +48,8 @@ export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<
     const reason = (err as Error).message
     // refused: nothing listens, the file is stale
     if (refused(err) || !isAlive(pid)) return { proven: false, why: `nothing answers on port ${port} (${reason})` }
-    // another answer (a wrong control token's 401): asking again changes nothing
-    if (answeredOtherwise(err)) return { proven: false, why: `port ${port} does not answer health (${reason})` }
-    // no answer in time from a live pid (a busy daemon on a loaded machine): ask again, patiently
+    if (refusedToken(err)) return { proven: false, why: `port ${port} refuses the control token (${reason})` }
+    // no answer in time, or not a health answer, from a live pid (a busy daemon on a loaded machine): ask again
     try {
       health = await client.health(BUSY_DAEMON_HEALTH_MS)
     } catch (again) {
