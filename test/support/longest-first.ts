@@ -42,6 +42,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/acp-agent.test.ts': 14,
   'test/e2e/upstream-kinds.test.ts': 13,
   'test/e2e/skills-over-mcp.test.ts': 11,
+  'test/e2e/round3-code-cache.test.ts': 11,
   'test/e2e/control-schemas.test.ts': 11,
   'test/e2e/generic-owner-path.test.ts': 8,
   'test/e2e/restart-race.test.ts': 7,
