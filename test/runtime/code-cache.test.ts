@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { expect, it } from 'vitest'
+import { thisProcess } from '../../src/runtime/proc/pid.js'
 import { REPO } from '../support/tutti.js'
 
 /** A CommonJS bundle with enough functions for V8 to cache, and what a module sees of its wrapper. */
@@ -20,12 +21,22 @@ exports.seen = { filename: __filename, dirname: __dirname, requires: typeof requ
  * never read the cache): the built code-cache module runs the bundle, then
  * saves the cache.
  */
-function runOnce(bundleFile: string, cacheFile: string): { cache: string; sum: number; seen: object; saved: boolean } {
+interface Run {
+  cache: string
+  sum: number
+  seen: object
+  saved: boolean
+  unfinished: number[]
+}
+function runOnce(bundleFile: string, cacheFile: string, finish = true): Run {
   const module = pathToFileURL(path.join(REPO, 'dist/runtime/daemon/code-cache.js')).href
+  // finish = false: a start that never says it finished, as one that V8 aborted on the cache
   const script = `const { runCachedBundle } = await import(${JSON.stringify(module)})
 const b = runCachedBundle(${JSON.stringify(bundleFile)}, ${JSON.stringify(cacheFile)})
 const sum = b.exports.sum(1)
-console.log(JSON.stringify({ cache: b.cache, sum, seen: b.exports.seen, saved: await b.saveCache() }))`
+if (${finish}) b.started()
+const saved = await b.saveCache()
+console.log(JSON.stringify({ cache: b.cache, sum, seen: b.exports.seen, saved, unfinished: b.unfinished }))`
   return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))
 }
 
@@ -39,7 +50,8 @@ it('runs a CommonJS bundle, saves its code cache, and the next start takes it; a
     fs.mkdirSync(cacheDir, { mode: 0o700 })
     fs.writeFileSync(path.join(cacheDir, 'bundle-old-v8-x.cache'), 'an older bundle')
 
-    expect(runOnce(bundleFile, cacheFile)).toEqual({ cache: 'absent', sum: 19_900, seen: { filename: bundleFile, dirname: dir, requires: 'function', strict: true }, saved: true })
+    const seen = { filename: bundleFile, dirname: dir, requires: 'function', strict: true }
+    expect(runOnce(bundleFile, cacheFile)).toEqual({ cache: 'absent', sum: 19_900, seen, saved: true, unfinished: [] })
     expect(fs.statSync(cacheFile).mode & 0o777).toBe(0o600)
     // the caches of other bundles go
     expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
@@ -58,6 +70,33 @@ it('runs a CommonJS bundle, saves its code cache, and the next start takes it; a
     fs.writeFileSync(cacheFile, flipped)
     expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
     expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
+    expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+it('a start that used the cache and never finished leaves its marker: the next start removes the cache unused', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-code-cache-'))
+  try {
+    const bundleFile = path.join(dir, 'bundle-0123.cjs')
+    fs.writeFileSync(bundleFile, BUNDLE)
+    const cacheFile = path.join(dir, 'code-cache', 'bundle-0123-v8-x.cache')
+    fs.mkdirSync(path.dirname(cacheFile), { mode: 0o700 })
+    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'absent', saved: true })
+    // a start with it that is still running (here: this process) is not taken for one that crashed
+    const live = `${cacheFile}.starting-${process.pid}`
+    fs.writeFileSync(live, JSON.stringify(thisProcess()))
+    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', unfinished: [] })
+    fs.rmSync(live)
+
+    expect(runOnce(bundleFile, cacheFile, false)).toMatchObject({ cache: 'accepted', saved: false })
+    const [marker] = fs.readdirSync(path.dirname(cacheFile)).filter((n) => n.includes('.starting-'))
+    const crashed = Number(marker!.split('.starting-')[1])
+    const next = runOnce(bundleFile, cacheFile)
+    expect(next).toMatchObject({ cache: 'dropped', sum: 19_900, saved: true, unfinished: [crashed] })
+    expect(fs.readdirSync(path.dirname(cacheFile))).toEqual([path.basename(cacheFile)])
+    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', unfinished: [] })
   } finally {
     fs.rmSync(dir, { recursive: true, force: true })
   }

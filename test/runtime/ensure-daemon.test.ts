@@ -1,22 +1,17 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
-import { describe, expect, it, type TestContext } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ErrorCodes } from '../../src/runtime/errors.js'
 import { LOCK_OWNER_FILE, withLock } from '../../src/runtime/fs/lock.js'
-import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
 import { processStartTicks, thisProcess } from '../../src/runtime/proc/pid.js'
-import { readDaemonInfo, type DaemonInfo } from '../../src/runtime/protocol/daemon-info.js'
 import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 // the built client: it spawns the daemon entry next to it (dist/runtime/daemon/main.js), so it must be dist's
-import { DaemonClient } from '../../dist/runtime/client/daemon-client.js'
 import { ensureDaemon, findDaemon } from '../../dist/runtime/client/ensure-daemon.js'
+import { closedPort, deadPid, harness, nonce, type Fake } from '../support/daemon-harness.js'
 import { until } from '../support/eventually.js'
 import { lockOfKilledHolder } from '../support/orphaned-lock.js'
-import { daemonPids, isAlive, REPO, tempStateDir } from '../support/tutti.js'
+import { daemonPids, isAlive } from '../support/tutti.js'
 
 /**
  * What ensureDaemon and findDaemon do with the daemon.json they find. The
@@ -27,113 +22,6 @@ import { daemonPids, isAlive, REPO, tempStateDir } from '../support/tutti.js'
  * concurrently: every real start costs ≈0.5 s of CPU, mostly spent waiting
  * on a loaded machine.
  */
-const FAKE_DAEMON = path.join(REPO, 'test/fixtures/fake-daemon.mjs')
-
-interface FakeEvent {
-  event: 'request' | 'signal'
-  path?: string
-  authorization?: string | null
-  body?: unknown
-  signal?: string
-}
-interface Fake {
-  child: ChildProcess
-  pid: number
-  port: number
-  exited: Promise<void>
-  events(): FakeEvent[]
-  /** The request paths and signals it got, in order. */
-  asked(): string[]
-}
-
-const exitOf = (child: ChildProcess): Promise<void> => (child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', () => resolve())))
-
-/** A pid that was a process a moment ago. */
-async function deadPid(): Promise<number> {
-  const child = spawn('true', { stdio: 'ignore' })
-  await exitOf(child)
-  expect(isAlive(child.pid!)).toBe(false)
-  return child.pid!
-}
-
-/** A loopback port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as net.AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
-
-const nonce = (): string => randomBytes(16).toString('hex')
-
-/** One test's state dir, its helpers, and the cleanup that leaves nothing running. */
-function harness({ onTestFinished }: TestContext) {
-  const dir = tempStateDir('ensure-daemon')
-  const paths: StatePaths = statePaths(dir)
-  const children: ChildProcess[] = []
-  onTestFinished(async () => {
-    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    // our daemons: asked to stop, then (proven by their environment and command line) killed if still there
-    const info = await readDaemonInfo(paths)
-    if (info && daemonPids(dir).includes(info.pid)) await new DaemonClient(info).stop().catch(() => undefined)
-    await until(() => daemonPids(dir).length === 0, 10_000)
-    for (const pid of daemonPids(dir)) process.kill(pid, 'SIGKILL')
-    fs.rmSync(dir, { recursive: true, force: true })
-  })
-  const track = (child: ChildProcess): ChildProcess => {
-    children.push(child)
-    return child
-  }
-
-  return {
-    dir,
-    paths,
-    /** An unrelated live process whose pid a stale file may name. */
-    bystander: (): ChildProcess => track(spawn('sleep', ['600'], { stdio: 'ignore' })),
-
-    async fake(env: Record<string, string>): Promise<Fake> {
-      const log = path.join(dir, `fake-${randomBytes(4).toString('hex')}.ndjson`)
-      fs.writeFileSync(log, '')
-      const child = track(spawn(process.execPath, [FAKE_DAEMON], { env: { PATH: process.env.PATH, FAKE_LOG: log, FAKE_STATE_DIR: dir, ...env }, stdio: ['ignore', 'pipe', 'inherit'] }))
-      const exited = exitOf(child)
-      const port = await new Promise<number>((resolve, reject) => {
-        let out = ''
-        child.stdout!.on('data', (c: Buffer) => {
-          out += c.toString()
-          const m = /listening (\d+)/.exec(out)
-          if (m) resolve(Number(m[1]))
-        })
-        void exited.then(() => reject(new Error('the fake daemon exited before it listened')))
-      })
-      const events = (): FakeEvent[] =>
-        fs
-          .readFileSync(log, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as FakeEvent)
-      const asked = (): string[] => events().map((e) => (e.event === 'request' ? e.path! : `signal ${e.signal}`))
-      return { child, pid: child.pid!, port, exited, events, asked }
-    },
-
-    writeInfo(fields: Partial<DaemonInfo> & Pick<DaemonInfo, 'pid' | 'port'>): DaemonInfo {
-      const info: DaemonInfo = { productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, startedAt: new Date().toISOString(), controlToken: randomBytes(32).toString('base64url'), ...fields }
-      fs.writeFileSync(paths.daemonJson, JSON.stringify(info), { mode: 0o600 })
-      return info
-    },
-
-    /** The one live daemon of this state dir: it is daemon.json's, of our version, and serves this dir. */
-    async ourDaemon(client: DaemonClient): Promise<number> {
-      const health = await client.health()
-      expect(health).toMatchObject({ productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, stateDir: dir })
-      expect(daemonPids(dir)).toEqual([health.pid])
-      const info = await readDaemonInfo(paths)
-      expect(info?.pid).toBe(health.pid)
-      expect(client.endpoint.port).toBe(info?.port)
-      return health.pid
-    },
-  }
-}
 
 describe.concurrent('findDaemon only looks: a daemon.json it cannot prove as ours gives undefined, and is neither acted on nor changed', () => {
   const cases: Array<[string, (h: ReturnType<typeof harness>) => Promise<Fake | undefined>]> = [

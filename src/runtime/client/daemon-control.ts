@@ -1,11 +1,10 @@
 import { pathToFileURL } from 'node:url'
-import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
+import { removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import type { StatePaths } from '../paths.js'
 import { terminateProven, waitForExit } from '../proc/pid.js'
 import type { ResponseOf } from '../protocol/message.js'
 import type { statusMessage } from '../protocol/status.js'
-import { proveDaemon } from './daemon-identity.js'
-import { ensureDaemon, findDaemon } from './ensure-daemon.js'
+import { ensureDaemon, findDaemon, locateDaemon } from './ensure-daemon.js'
 
 export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>) | { running: false }
 
@@ -40,12 +39,13 @@ export class DaemonControl {
   /**
    * Polite stop (control request; the daemon revokes every session token),
    * then TERM, then KILL — each only for a daemon proven to be this state
-   * dir's (daemon-identity.ts). A stale daemon.json is removed, never acted on.
+   * dir's (daemon-identity.ts); found through the lock's owner when
+   * daemon.json is gone or wrong (ensure-daemon.ts). A stale daemon.json is
+   * removed, never acted on.
    */
   async stop(): Promise<{ stopped: boolean; pid?: number; stale?: string }> {
-    const info = await readDaemonInfo(this.paths)
-    if (!info) return { stopped: false }
-    const proof = await proveDaemon(this.paths, info)
+    const { info, proof } = await locateDaemon(this.paths)
+    if (!info || !proof) return { stopped: false }
     if (!proof.proven && !proof.client) {
       await removeDaemonInfoIfOurs(this.paths, info.pid)
       return { stopped: false, stale: proof.why }

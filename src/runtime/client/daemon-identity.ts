@@ -1,3 +1,4 @@
+import { ErrorCodes } from '../errors.js'
 import type { StatePaths } from '../paths.js'
 import { isAlive, processStartTicks, type ProvenProcess } from '../proc/pid.js'
 import type { DaemonInfo } from '../protocol/daemon-info.js'
@@ -20,6 +21,12 @@ export type DaemonProof =
   /** `client`: this state dir's daemon answers at that pid, but not provably as the file's (polite requests only). */
   | { proven: false; why: string; client?: DaemonClient; health?: Health; busy?: boolean }
 
+/** What the CLI found of this state dir's daemon: daemon.json (when it is well-formed) and the proof of it. */
+export interface DaemonProbe {
+  info?: DaemonInfo
+  proof?: DaemonProof
+}
+
 /** A live daemon may be slow to answer when the machine is loaded: its second chance. */
 const BUSY_DAEMON_HEALTH_MS = 10_000
 
@@ -28,20 +35,27 @@ function refused(err: unknown): boolean {
   return cause?.code === 'ECONNREFUSED'
 }
 
+/** A daemon that refuses daemon.json's control token: not the file's, and asking again changes nothing. */
+const refusedToken = (err: unknown): boolean => (err as { code?: string }).code === ErrorCodes.UNAUTHORIZED
+
 export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<DaemonProof> {
   const client = new DaemonClient(info)
   let health: Health
   try {
     health = await client.health()
   } catch (err) {
-    // refused: nothing listens, the file is stale. Anything else (a busy daemon on a loaded machine): ask again, patiently
-    if (!refused(err) && isAlive(info.pid)) {
-      try {
-        health = await client.health(BUSY_DAEMON_HEALTH_MS)
-      } catch (again) {
-        return { proven: false, why: `pid ${info.pid} does not answer on port ${info.port} (${(again as Error).message})`, busy: true }
-      }
-    } else return { proven: false, why: `nothing answers on port ${info.port} (${(err as Error).message})` }
+    const { pid, port } = info
+    const reason = (err as Error).message
+    // refused: nothing listens, the file is stale
+    if (refused(err) || !isAlive(pid)) return { proven: false, why: `nothing answers on port ${port} (${reason})` }
+    if (refusedToken(err)) return { proven: false, why: `port ${port} refuses the control token (${reason})` }
+    // no answer in time, or not a health answer, from a live pid (a busy daemon on a loaded machine): ask again
+    try {
+      health = await client.health(BUSY_DAEMON_HEALTH_MS)
+    } catch (again) {
+      const why = `pid ${info.pid} does not answer on port ${info.port} (${(again as Error).message})`
+      return { proven: false, why, busy: true }
+    }
   }
   if (health.pid !== info.pid) return { proven: false, why: `port ${info.port} is answered by pid ${health.pid}, not ${info.pid}` }
   if (health.stateDir !== paths.root) return { proven: false, why: `pid ${info.pid} serves another state directory (${health.stateDir})` }

@@ -29,11 +29,22 @@ export function daemonEntry(bundle = DAEMON_BUNDLE, modulesEntry = DAEMON_MODULE
   return !built || bundled.mtimeMs >= built.mtimeMs ? bundle : modulesEntry
 }
 
-/** Spawn a detached daemon whose output goes to daemon.log. Returns its pid. */
-export async function spawnDaemon(paths: StatePaths): Promise<{ pid: number; exited: () => boolean }> {
+/** Signals a crash ends a process with (V8's fatal errors trap or abort), as opposed to one that was stopped. */
+const CRASH_SIGNALS: ReadonlySet<string> = new Set(['SIGTRAP', 'SIGABRT', 'SIGSEGV', 'SIGILL', 'SIGBUS', 'SIGFPE'])
+
+export interface SpawnedDaemon {
+  pid: number
+  exited: () => boolean
+  /** The signal it crashed with, once it has. */
+  crashed: () => NodeJS.Signals | undefined
+}
+
+/** Spawn a detached daemon whose output goes to daemon.log. */
+export async function spawnDaemon(paths: StatePaths): Promise<SpawnedDaemon> {
   await ensurePrivateDir(paths.root)
   const logFd = fs.openSync(paths.daemonLog, 'a', 0o600)
   let exited = false
+  let crashed: NodeJS.Signals | undefined
   try {
     const child = spawn(process.execPath, [daemonEntry()], {
       detached: true,
@@ -41,15 +52,16 @@ export async function spawnDaemon(paths: StatePaths): Promise<{ pid: number; exi
       cwd: paths.root,
       env: { ...process.env, TUTTI_STATE_DIR: paths.root },
     })
-    child.on('exit', () => {
+    child.on('exit', (_code, signal) => {
       exited = true
+      if (signal && CRASH_SIGNALS.has(signal)) crashed = signal
     })
     child.on('error', () => {
       exited = true
     })
     child.unref()
     if (child.pid === undefined) throw new Error('spawn returned no pid')
-    return { pid: child.pid, exited: () => exited }
+    return { pid: child.pid, exited: () => exited, crashed: () => crashed }
   } finally {
     fs.closeSync(logFd)
   }

@@ -1,16 +1,18 @@
 import fs from 'node:fs/promises'
-import { readDaemonInfo, removeDaemonInfoIfOurs, type DaemonInfo } from '../protocol/daemon-info.js'
+import { readDaemonInfo, removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
+import type { SpawnedDaemon } from './daemon-process.js'
 import { isAlive, terminateProven, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
-import { proveDaemon, type DaemonProof } from './daemon-identity.js'
+import { proveDaemon, type DaemonProbe, type DaemonProof } from './daemon-identity.js'
 
 // the lock library and the spawner (child_process) are only needed on the slow path
 const lockModule = () => import('../fs/lock.js')
 const processModule = () => import('./daemon-process.js')
+const lockOwnerModule = () => import('./lock-owner-daemon.js')
 
 /** A new daemon may first wait for a dead one's lock to go stale (fs/lock.ts), then start its listener. */
 const START_TIMEOUT_MS = 20_000
@@ -23,21 +25,35 @@ const START_TIMEOUT_MS = 20_000
 const START_POLL_MS = 15
 /** How long a daemon of another version gets to stop politely, and then after TERM. */
 const RETIRE_GRACE_MS = 5_000
+/**
+ * A daemon that crashed during start (V8 aborts on a damaged code cache) is
+ * started once more: the next start finds the crashed one's marker and runs
+ * without the cache, removing it (daemon/code-cache.ts).
+ */
+const START_ATTEMPTS = 2
 
 function matchesOurVersion(v: { productVersion: string; protocolVersion: number }): boolean {
   return v.productVersion === PRODUCT_VERSION && v.protocolVersion === CONTROL_PROTOCOL_VERSION
 }
 
-/** The daemon daemon.json describes, proven (see daemon-identity.ts), and whether it is of another version. */
-async function probe(paths: StatePaths): Promise<{ info?: DaemonInfo; proof?: DaemonProof }> {
+/**
+ * The daemon daemon.json describes, proven (see daemon-identity.ts), and
+ * whether it is of another version. A daemon.json that proves none (gone,
+ * damaged, naming another process) is not the last word while the lock's
+ * owner record proves its holder alive: that daemon writes the file again,
+ * and is found then (lock-owner-daemon.ts). A valid daemon.json costs
+ * nothing more.
+ */
+export async function locateDaemon(paths: StatePaths): Promise<DaemonProbe> {
   const info = await readDaemonInfo(paths)
-  if (!info) return {}
-  return { info, proof: await proveDaemon(paths, info) }
+  const seen: DaemonProbe = info ? { info, proof: await proveDaemon(paths, info) } : {}
+  if (seen.proof?.proven) return seen
+  return (await (await lockOwnerModule()).lockOwnersDaemon(paths, seen)) ?? seen
 }
 
 /** A running daemon of our version, or undefined. Never starts one. */
 export async function findDaemon(paths: StatePaths): Promise<DaemonClient | undefined> {
-  const { proof } = await probe(paths)
+  const { proof } = await locateDaemon(paths)
   return proof?.proven && matchesOurVersion(proof.health) ? proof.client : undefined
 }
 
@@ -52,7 +68,7 @@ export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
   if (fast) return fast
   const { withLock } = await lockModule()
   return withLock(paths.startLockTarget, async () => {
-    const { info, proof } = await probe(paths)
+    const { info, proof } = await locateDaemon(paths)
     if (proof?.proven && matchesOurVersion(proof.health)) return proof.client
     if (info && proof?.proven) await retire(paths, proof)
     else if (info && proof?.client) {
@@ -93,7 +109,19 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
   const existing = await findDaemon(paths)
   if (existing) return existing
   const { logTail, spawnDaemon } = await processModule()
-  const child = await spawnDaemon(paths)
+  for (let attempt = 1; ; attempt++) {
+    const child = await spawnDaemon(paths)
+    const client = await untilHealthy(paths, child, logTail)
+    if (client) return client
+    const crash = child.crashed()
+    if (crash && attempt < START_ATTEMPTS) continue
+    const how = crash ? `crashed during start (${crash}), also when started again` : 'exited during start'
+    throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon ${how}; daemon.log says:\n${logTail(paths)}`)
+  }
+}
+
+/** The spawned daemon's client once it answers health, or undefined once it has exited. */
+async function untilHealthy(paths: StatePaths, child: SpawnedDaemon, logTail: (p: StatePaths) => string) {
   const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {
     const info = await readDaemonInfo(paths)
@@ -102,10 +130,9 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
       const health = await client.health().catch(() => undefined)
       if (health && matchesOurVersion(health)) return client
     }
-    if (child.exited()) {
-      throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon exited during start; daemon.log says:\n${logTail(paths)}`)
-    }
+    if (child.exited()) return undefined
     await new Promise((r) => setTimeout(r, START_POLL_MS))
   }
-  throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `the daemon did not become healthy within ${START_TIMEOUT_MS} ms; daemon.log says:\n${logTail(paths)}`)
+  const late = `the daemon did not become healthy within ${START_TIMEOUT_MS} ms`
+  throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, `${late}; daemon.log says:\n${logTail(paths)}`)
 }

@@ -26,9 +26,17 @@ const bundle = runCachedBundle<{ runDaemon: typeof runDaemonModule }>(
   // per bundle and V8: a cache of another would be rejected anyway
   path.join(statePaths().codeCacheDir, `${path.basename(BUNDLE_FILE, '.cjs')}-v8-${process.versions.v8}.cache`),
 )
+// a process that exits by itself (another daemon holds the lock, a signal) did not crash on the cache
+process.once('exit', () => bundle.started())
 
 export async function runDaemon(options: { detached?: boolean } = {}): Promise<TuttiDaemon> {
   const daemon = await bundle.exports.runDaemon(options)
+  // started through the cached code (listening, first reconcile done): the cache is trusted from now on
+  bundle.started()
+  if (bundle.cache === 'dropped') {
+    const why = 'a start that used it never finished (V8 aborts on a damaged cache)'
+    daemon.log.warn(`code cache removed unused: ${why}`, { pids: bundle.unfinished })
+  }
   daemon.log.info('code cache', { use: bundle.cache, bundle: path.basename(BUNDLE_FILE) })
   const save = (): void =>
     void bundle.saveCache().then(

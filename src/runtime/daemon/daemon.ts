@@ -23,6 +23,7 @@ import { publishTuttiCommand, TUTTI_BIN } from '../shims/tutti-command.js'
 import { ConnectorStore } from '../store/connector-store.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
+import { DaemonInfoKeeper } from './daemon-info-keeper.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
 import { createDaemonApp, withNodeFront } from './http/app.js'
 import { listenLoopback, type LoopbackListener } from './http/listen.js'
@@ -68,6 +69,7 @@ export class TuttiDaemon {
   private lastActivity = Date.now()
   private idleTimer?: NodeJS.Timeout
   private releaseLock?: () => Promise<void>
+  private infoKeeper?: DaemonInfoKeeper
   private stopping?: Promise<void>
   private markReconciled!: () => void
   private isReconciled = false
@@ -147,7 +149,7 @@ export class TuttiDaemon {
     const preferred = await readPreferredPort(paths)
     // every HTTP limit and timeout: http/http-limits.ts
     this.listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), { preferredPort: preferred, log: this.log.child('http') })
-    await writeDaemonInfo(paths, {
+    const info = {
       pid: process.pid,
       port: this.port,
       productVersion: PRODUCT_VERSION,
@@ -155,7 +157,13 @@ export class TuttiDaemon {
       startedAt: this.startedAt.toISOString(),
       controlToken: this.controlToken,
       ...this.identity,
-    })
+    }
+    await writeDaemonInfo(paths, info)
+    // CLIs find this daemon only through daemon.json: kept as written for as long as the daemon holds the lock
+    if (!this.stopping) {
+      this.infoKeeper = new DaemonInfoKeeper(paths, info, this.log.child('daemon-info'))
+      this.infoKeeper.start()
+    }
     this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
     const started = Date.now()
     this.watchIdle()
@@ -220,6 +228,7 @@ export class TuttiDaemon {
   private async shutdown(reason: string, options: { revokeSessions: boolean }): Promise<void> {
     this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
     clearInterval(this.idleTimer)
+    await this.infoKeeper?.stop()
     const { paths } = this.options
     // end listen streams gracefully first (their final result), or closing the listener would wait on them
     await this.endpoint.close()

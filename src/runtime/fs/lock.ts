@@ -4,7 +4,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { provenGone, thisProcess, type ProcessRecord } from '../proc/pid.js'
+import { provenAlive, provenGone, thisProcess, type ProcessRecord } from '../proc/pid.js'
 import { ensurePrivateDir, PRIVATE_DIR_MODE } from './atomic-write.js'
 
 /** Inside `<target>.lock`: who holds it (proc/pid.ts's record), so a holder that died can be proven gone. */
@@ -117,6 +117,24 @@ async function readOwner(lockDir: string): Promise<{ text: string; record: Proce
   } catch {
     return undefined
   }
+}
+
+/** The owner record of the lock on `target`, when it has a readable one (it may be a holder's that is gone). */
+export async function lockOwner(target: string): Promise<ProcessRecord | undefined> {
+  return (await readOwner(`${target}.lock`))?.record
+}
+
+/**
+ * The holder of the lock on `target` while it provably holds it: its owner
+ * record names a live process (proc/pid.ts), and the lock was refreshed
+ * within the stale period (a holder that stopped refreshing it is taken
+ * over). Undefined for a free lock, or one without a record.
+ */
+export async function liveLockHolder(target: string): Promise<ProcessRecord | undefined> {
+  const lockDir = `${target}.lock`
+  const [seen, stat] = await Promise.all([readOwner(lockDir), fs.stat(lockDir).catch(() => undefined)])
+  if (!seen || !stat || Date.now() - stat.mtimeMs >= LOCK_STALE_MS) return undefined
+  return provenAlive(seen.record) ? seen.record : undefined
 }
 
 /**

@@ -79,6 +79,16 @@ export function provenGone(r: ProcessRecord): boolean {
   return r.startTicks !== undefined && processStartTicks(r.pid) !== r.startTicks
 }
 
+/**
+ * Whether the recorded process is provably alive: recorded in our pid
+ * namespace, and its pid names a live process (with that start time, where
+ * recorded). What a CLI waits for rather than starting a rival; never a
+ * reason to signal it.
+ */
+export function provenAlive(r: ProcessRecord): boolean {
+  return Number.isInteger(r.pid) && r.pid > 0 && r.pidNamespace === pidNamespace() && stillSame(r)
+}
+
 /** How often a wait for a process looks again: cheap (one kill(0)), and quick enough for a CLI. */
 const POLL_INTERVAL_MS = 20
 /** After SIGKILL the kernel needs a moment to reap the process. */

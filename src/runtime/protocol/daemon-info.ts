@@ -1,5 +1,5 @@
 import fs from 'node:fs/promises'
-import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
+import { readJsonIfExists, writeFileAtomic, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 
 /** daemon.json: written (0600) only after the daemon listens; removed only by its owner. */
@@ -44,8 +44,11 @@ export async function readDaemonInfo(paths: StatePaths): Promise<DaemonInfo | un
   }
 }
 
+/** daemon.json's bytes: what the daemon writes, and what it later checks the file against (daemon-info-keeper.ts). */
+export const daemonInfoText = (info: DaemonInfo): string => `${JSON.stringify(info, null, 2)}\n`
+
 export async function writeDaemonInfo(paths: StatePaths, info: DaemonInfo): Promise<void> {
-  await writeJsonAtomic(paths.daemonJson, info)
+  await writeFileAtomic(paths.daemonJson, daemonInfoText(info))
   await writeJsonAtomic(paths.daemonPort, { port: info.port })
 }
 
