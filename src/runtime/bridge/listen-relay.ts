@@ -15,6 +15,8 @@ export interface ListenRelayOptions {
   onReopened(): void
   /** The stream ended without the client asking: the daemon stopped, crashed, or revoked the token. */
   onLost(link: Link): void
+  /** It is over for good (cancelled, refused, or it honoured nothing): nothing more will come of it. */
+  onEnded?(): void
 }
 
 type Parsed = { method?: string; id?: unknown; result?: unknown; params?: { notifications?: Record<string, unknown> } }
@@ -55,8 +57,10 @@ export class ListenRelay {
   }
 
   private finish(): void {
+    if (this.finished) return
     this.finished = true
     this.unlink()
+    this.options.onEnded?.()
   }
 
   private async open(link: Link): Promise<void> {
