@@ -89,8 +89,9 @@ export class ListenRelay {
         graceful = true
         if (this.acknowledged && Object.keys(this.acknowledged).length > 0) return 'stop'
         this.finish()
-      } else if (parsed && parsed.id === this.options.id && !reopening) {
-        // refused (an error answer): the client's subscription never started
+      } else if (parsed && parsed.id === this.options.id) {
+        // refused (an error answer, such as a cap of the daemon's): the subscription never started, or, on
+        // reopening, ends here; taking it for the daemon's loss would relink again and again
         this.finish()
       }
       first = false

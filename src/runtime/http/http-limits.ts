@@ -39,6 +39,16 @@ export const DEFAULT_HTTP_LIMITS = {
    * one session's bodies, sockets and answers can hold (a client that never reads held 1,000s).
    */
   mcpRequestsPerSession: 64,
+  /**
+   * `subscriptions/listen` streams one session may hold open; the next is refused (429). A client opens
+   * one per set of notifications it wants, a few at most; one token held 2,000 of them.
+   */
+  listenStreamsPerSession: 16,
+  /**
+   * Listen streams of all sessions together: each holds a socket (a file descriptor) and the SDK's
+   * stream state for as long as it is open; many sessions' streams must leave room for everything else.
+   */
+  listenStreams: 256,
   /** SSE comment frames this often keep an open stream from looking dead to clients and proxies. */
   sseKeepAliveMs: 15_000,
   /** A recurring warning (the idle cap closing connections, accept failing) is logged at most this often. */

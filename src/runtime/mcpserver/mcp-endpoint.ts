@@ -112,11 +112,26 @@ export class ConnectorMcpEndpoint {
     if (settled) return sdk(settled)
     const fast = this.fastPath.tryHandle(request, message, req, session, sdk)
     if (fast) return fast
-    const response = await sdk()
-    if (request.method === 'subscriptions/listen' && response.headers.get('content-type')?.includes('text/event-stream')) {
-      return this.streams.track(session, response)
+    if (request.method !== 'subscriptions/listen') return sdk()
+    return this.listen(session, message.id, sdk)
+  }
+
+  /** A listen stream, within its caps: a place is held for it while the SDK answers, kept if it opens a stream. */
+  private async listen(session: string, id: unknown, sdk: () => Promise<Response>): Promise<Response> {
+    const refused = this.streams.reserve(session, id)
+    if (refused) return refused
+    let response: Response
+    try {
+      response = await sdk()
+    } catch (err) {
+      this.streams.release(session)
+      throw err
     }
-    return response
+    if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+      this.streams.release(session)
+      return response
+    }
+    return this.streams.track(session, response)
   }
 
   /** What the 2025 era needs before the SDK sees the request. */
