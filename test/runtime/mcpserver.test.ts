@@ -99,6 +99,8 @@ describe('ListenStreams', () => {
   it('closing a session ends its tracked streams only', async () => {
     const streams = new ListenStreams(createLogger(memorySink([])))
     const open = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n\n')) }), { headers: { 'content-type': 'text/event-stream' } })
+    expect(streams.reserve('h1', 1)).toBeUndefined()
+    expect(streams.reserve('h2', 2)).toBeUndefined()
     const mine = streams.track('h1', open())
     const theirs = streams.track('h2', open())
     expect(streams.size).toBe(2)
@@ -109,6 +111,27 @@ describe('ListenStreams', () => {
     expect(done).toBe(true)
     expect(streams.size).toBe(1)
     expect(theirs.status).toBe(200)
+  })
+
+  it('past a cap (per session, then overall) a stream is refused 429 naming it; one ended frees a place', async () => {
+    const streams = new ListenStreams(createLogger(memorySink([])), { perSession: 2, overall: 3 })
+    const open = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n')) }))
+    expect(streams.reserve('h1', 1)).toBeUndefined()
+    const first = streams.track('h1', open())
+    expect(streams.reserve('h1', 2)).toBeUndefined()
+    streams.release('h1')
+    expect(streams.reserve('h1', 3)).toBeUndefined()
+    streams.track('h1', open())
+    const mine = streams.reserve('h1', 4)!
+    expect(mine.status).toBe(429)
+    const refused = { id: 4, error: { code: -32000, data: { limit: 'listenStreamsPerSession', max: 2 } } }
+    expect(await mine.json()).toMatchObject(refused)
+    expect(streams.reserve('h2', 5)).toBeUndefined()
+    const overall = await streams.reserve('h3', 6)!.json()
+    expect(overall).toMatchObject({ id: 6, error: { data: { limit: 'listenStreams', max: 3 } } })
+    expect(overall.error.message).toContain('the daemon has 3 listen streams open')
+    await first.body!.cancel()
+    expect(streams.reserve('h3', 7)).toBeUndefined()
   })
 })
 

@@ -41,6 +41,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/model-sees-claude.test.ts': 15,
   'test/e2e/acp-agent.test.ts': 14,
   'test/e2e/upstream-kinds.test.ts': 13,
+  'test/e2e/round3-bridge-memory.test.ts': 12,
   'test/e2e/skills-over-mcp.test.ts': 11,
   'test/e2e/round3-code-cache.test.ts': 11,
   'test/e2e/control-schemas.test.ts': 11,

@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import { SseParser } from './sse-parser.js'
+import type { StdoutBacklog } from './stdout-backlog.js'
 
 /**
  * The JSON-RPC messages of one daemon answer, each handed to `onMessage` as
@@ -7,9 +8,15 @@ import { SseParser } from './sse-parser.js'
  * stream (`onMessage` returning 'stop' ends the reading). Resolves at the
  * answer's end; rejects when it is cut off (the daemon went away while
  * answering). Events rather than an async iterator: this is the bridge's
- * hot path, once per call.
+ * hot path, once per call. With `backlog`, the answer is read no further
+ * while the client has too much unread (it waits in the socket).
  */
-export function readMessages(response: IncomingMessage, contentType: string, onMessage: (payload: string) => void | 'stop'): Promise<void> {
+export function readMessages(
+  response: IncomingMessage,
+  contentType: string,
+  onMessage: (payload: string) => void | 'stop',
+  backlog?: StdoutBacklog,
+): Promise<void> {
   return new Promise((resolve, reject) => {
     response.setEncoding('utf8')
     const sse = contentType.includes('text/event-stream') ? new SseParser() : undefined
@@ -17,6 +24,10 @@ export function readMessages(response: IncomingMessage, contentType: string, onM
     let stopped = false
     response.on('data', (text: string) => {
       if (stopped) return
+      if (backlog?.full) {
+        response.pause()
+        backlog.onDrain(() => response.resume())
+      }
       if (!sse) {
         body += text
         return

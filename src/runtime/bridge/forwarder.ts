@@ -3,6 +3,7 @@ import { errorLine, INTERNAL_ERROR, type ClientMessage } from './client-message.
 import type { DaemonHttp, Exchange } from './daemon-http.js'
 import type { DaemonLink, Link } from './daemon-link.js'
 import type { McpHeaders } from './mcp-headers.js'
+import type { StdoutBacklog } from './stdout-backlog.js'
 
 type Message = Extract<ClientMessage, { kind: 'request' | 'notification' }>
 
@@ -28,6 +29,8 @@ export class Forwarder {
     private readonly link: DaemonLink,
     private readonly http: DaemonHttp,
     private readonly headers: McpHeaders,
+    /** The client's unread answers: past the mark, answers are read no further until it reads. */
+    private readonly backlog?: StdoutBacklog,
   ) {}
 
   /** `onMessage` gets each message of the answer (none for a notification); an error answer when there is no answer to give. */
@@ -118,7 +121,7 @@ export class Forwarder {
         if (signal?.aborted) return 'stop'
         if (payload.includes(idText) && (payload.includes('"result"') || payload.includes('"error"'))) answered = true
         onMessage(ex.status === 200 ? payload : withId(payload, message.id))
-      })
+      }, this.backlog)
     } catch (err) {
       if (signal?.aborted || answered) return
       return fail(`the tutti daemon went away while answering (${firstLine(err)}); the call may or may not have run`)

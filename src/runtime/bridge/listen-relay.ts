@@ -15,6 +15,8 @@ export interface ListenRelayOptions {
   onReopened(): void
   /** The stream ended without the client asking: the daemon stopped, crashed, or revoked the token. */
   onLost(link: Link): void
+  /** It is over for good (cancelled, refused, or it honoured nothing): nothing more will come of it. */
+  onEnded?(): void
 }
 
 type Parsed = { method?: string; id?: unknown; result?: unknown; params?: { notifications?: Record<string, unknown> } }
@@ -55,8 +57,10 @@ export class ListenRelay {
   }
 
   private finish(): void {
+    if (this.finished) return
     this.finished = true
     this.unlink()
+    this.options.onEnded?.()
   }
 
   private async open(link: Link): Promise<void> {
@@ -85,8 +89,9 @@ export class ListenRelay {
         graceful = true
         if (this.acknowledged && Object.keys(this.acknowledged).length > 0) return 'stop'
         this.finish()
-      } else if (parsed && parsed.id === this.options.id && !reopening) {
-        // refused (an error answer): the client's subscription never started
+      } else if (parsed && parsed.id === this.options.id) {
+        // refused (an error answer, such as a cap of the daemon's): the subscription never started, or, on
+        // reopening, ends here; taking it for the daemon's loss would relink again and again
         this.finish()
       }
       first = false

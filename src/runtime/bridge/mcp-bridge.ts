@@ -11,6 +11,7 @@ import { MAX_LINE_BYTES } from './line-splitter.js'
 import { ListenRelay } from './listen-relay.js'
 import { claimedRevision, McpHeaders, PROTOCOL_VERSION_META } from './mcp-headers.js'
 import { Relink } from './relink.js'
+import { StdoutBacklog } from './stdout-backlog.js'
 
 type Request = Extract<ClientMessage, { kind: 'request' }>
 type Notification = Extract<ClientMessage, { kind: 'notification' }>
@@ -44,6 +45,8 @@ export interface McpBridgeOptions {
    * message must not take every connector away from a working client.
    */
   refused?: (reason: string) => void
+  /** A request (or notification) of the client settled: the intake may hand on the next line. */
+  settled?: () => void
 }
 
 /**
@@ -64,7 +67,11 @@ export class McpBridge {
   private readonly forwarder: Forwarder
   private readonly inflight = new Map<RequestId, AbortController>()
   private readonly listens = new Map<RequestId, ListenRelay>()
-  private readonly idleWaiters: Array<() => void> = []
+  /** The client's requests, notifications and listen streams not yet acknowledged, being forwarded now. */
+  private busy = 0
+  /** Their lines' bytes (each is held, parsed, until it settles). */
+  private busyBytes = 0
+  readonly backlog: StdoutBacklog
   private readonly watch: ListenRelay
   /** A 2025 client that initialized: it gets `notifications/tools/list_changed` (2026 clients get theirs on their own listen streams). */
   private legacyClient = false
@@ -75,7 +82,8 @@ export class McpBridge {
   constructor(private readonly options: McpBridgeOptions) {
     this.link = new DaemonLink(options.paths, options.identity)
     this.relink = new Relink(this.link, this.http, options.paths.root)
-    this.forwarder = new Forwarder(this.link, this.http, this.headers)
+    this.backlog = new StdoutBacklog(options.output)
+    this.forwarder = new Forwarder(this.link, this.http, this.headers, this.backlog)
     this.watch = new ListenRelay({
       bytes: WATCH_REQUEST,
       id: WATCH_ID,
@@ -126,10 +134,13 @@ export class McpBridge {
     this.options.refused?.(`the first message on stdin is not an MCP message (${message}): the bridge speaks MCP as newline-delimited JSON-RPC 2.0, for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`)
   }
 
-  /** Resolves once no request is being answered: the bridge lets them finish when the client closes its end. */
-  idle(): Promise<void> {
-    if (this.inflight.size === 0) return Promise.resolve()
-    return new Promise((resolve) => this.idleWaiters.push(resolve))
+  /** What the client sent that is still being forwarded or answered (the intake caps it). */
+  get inFlight(): number {
+    return this.busy
+  }
+
+  get inFlightBytes(): number {
+    return this.busyBytes
   }
 
   async close(): Promise<void> {
@@ -151,12 +162,24 @@ export class McpBridge {
     if (message.method === 'subscriptions/listen' && claimedRevision(message.params)) return this.listen(message)
     const ac = new AbortController()
     this.inflight.set(message.id, ac)
+    this.began(message)
     try {
       await this.forwarder.forward(message, ac.signal, (payload) => this.answer(message, payload))
     } finally {
       if (this.inflight.get(message.id) === ac) this.inflight.delete(message.id)
-      if (this.inflight.size === 0) for (const resolve of this.idleWaiters.splice(0)) resolve()
+      this.settle(message)
     }
+  }
+
+  private began(message: Request | Notification): void {
+    this.busy++
+    this.busyBytes += message.bytes.length
+  }
+
+  private settle(message: Request | Notification): void {
+    this.busy--
+    this.busyBytes -= message.bytes.length
+    this.options.settled?.()
   }
 
   private notification(message: Notification): void {
@@ -170,24 +193,41 @@ export class McpBridge {
         return
       }
     }
-    void this.forwarder.forward(message, undefined, () => undefined)
+    this.began(message)
+    void this.forwarder.forward(message, undefined, () => undefined).finally(() => this.settle(message))
   }
 
   /** A 2026-07-28 client's listen stream: held open at the daemon for it, across daemon restarts. */
   private async listen(message: Request): Promise<void> {
+    // in flight until the daemon acknowledged (or refused) it: opening streams is capped like requests
+    this.began(message)
+    let opening = true
+    const opened = (): void => {
+      if (!opening) return
+      opening = false
+      this.settle(message)
+    }
     try {
       await this.link.ready()
     } catch (err) {
+      opened()
       return this.write(errorLine(message.id, INTERNAL_ERROR, `the tutti daemon cannot be reached: ${(err as Error).message.split('\n')[0]}`))
     }
-    if (this.closed) return
-    const relay = new ListenRelay({
+    if (this.closed) return opened()
+    const relay: ListenRelay = new ListenRelay({
       bytes: message.bytes,
       id: message.id,
       headers: this.headers.of(message),
       http: this.http,
       link: this.link,
-      onMessage: (payload) => this.write(asLine(payload)),
+      onMessage: (payload) => {
+        opened()
+        this.write(asLine(payload))
+      },
+      onEnded: () => {
+        opened()
+        if (this.listens.get(message.id) === relay) this.listens.delete(message.id)
+      },
       onReopened: () => {
         if (relay.honoured?.toolsListChanged) this.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': message.id } } }))
       },

@@ -4,6 +4,7 @@ import type { Readable, Writable } from 'node:stream'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { statePaths } from '../paths.js'
 import { sessionPrepareMessage } from '../protocol/session-prepare.js'
+import { Intake } from './intake.js'
 import { LineSplitter } from './line-splitter.js'
 import { McpBridge } from './mcp-bridge.js'
 
@@ -45,18 +46,22 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
     refusal ??= reason
     refuse?.()
   }
-  const bridge = new McpBridge({ paths: statePaths(options.stateDir), identity: { workspace, session }, output, log, refused })
+  const settled = (): void => intake.flow()
+  const paths = statePaths(options.stateDir)
+  const bridge = new McpBridge({ paths, identity: { workspace, session }, output, log, refused, settled })
+  const intake = new Intake({
+    input,
+    backlog: bridge.backlog,
+    load: bridge,
+    log,
+    take: (line) => (line.kind === 'line' ? bridge.line(line.bytes) : bridge.oversized()),
+  })
 
   const splitter = new LineSplitter()
   const handlers: Array<[NodeJS.Signals, () => void]> = []
   const ended = new Promise<'eof' | 'signal' | 'refused'>((resolve) => {
     refuse = () => resolve('refused')
-    input.on('data', (chunk: Buffer) => {
-      for (const line of splitter.push(chunk)) {
-        if (line.kind === 'line') bridge.line(line.bytes)
-        else bridge.oversized()
-      }
-    })
+    input.on('data', (chunk: Buffer) => intake.push(splitter.push(chunk)))
     input.once('end', () => resolve('eof'))
     input.once('close', () => resolve('eof'))
     input.once('error', () => resolve('eof'))
@@ -72,9 +77,10 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
   const why = await ended
   if (why === 'eof') {
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([bridge.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_ON_EOF_MS)))])
+    await Promise.race([intake.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_ON_EOF_MS)))])
     clearTimeout(timer)
   }
+  intake.close()
   await bridge.close()
   for (const [signal, handler] of handlers) process.off(signal, handler)
   input.destroy()

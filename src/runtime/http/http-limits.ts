@@ -32,6 +32,23 @@ export const DEFAULT_HTTP_LIMITS = {
   keepAliveTimeoutMs: 5_000,
   /** At most this many idle keep-alive connections; beyond it the longest idle ones are closed. */
   maxIdleSockets: 64,
+  /**
+   * MCP requests of one session (by its token) in flight at once, listen streams included; the next is
+   * answered 429 before its body is read. A client's tool calls in parallel are a handful, a bridge's at
+   * most BRIDGE_LIMITS.requestsInFlight plus its listen streams: this is past both, and still bounds what
+   * one session's bodies, sockets and answers can hold (a client that never reads held 1,000s).
+   */
+  mcpRequestsPerSession: 64,
+  /**
+   * `subscriptions/listen` streams one session may hold open; the next is refused (429). A client opens
+   * one per set of notifications it wants, a few at most; one token held 2,000 of them.
+   */
+  listenStreamsPerSession: 16,
+  /**
+   * Listen streams of all sessions together: each holds a socket (a file descriptor) and the SDK's
+   * stream state for as long as it is open; many sessions' streams must leave room for everything else.
+   */
+  listenStreams: 256,
   /** SSE comment frames this often keep an open stream from looking dead to clients and proxies. */
   sseKeepAliveMs: 15_000,
   /** A recurring warning (the idle cap closing connections, accept failing) is logged at most this often. */
@@ -69,3 +86,30 @@ export function resolveHttpLimits(raw: string | undefined): HttpLimits {
 }
 
 export const HTTP_LIMITS: HttpLimits = resolveHttpLimits(process.env[HTTP_LIMITS_ENV])
+
+/**
+ * The limits of `tutti session bridge`, beside the daemon's: the bridge is a client of this surface and
+ * must stay under its per-session caps. Not tunable: a bridge follows no environment knob.
+ */
+export const BRIDGE_LIMITS = {
+  /**
+   * Client requests (and notifications) the bridge forwards at once; past it, it reads no more of stdin
+   * until an answer goes out. A stdio client's parallel calls are a handful; with the bridge's listen
+   * streams this stays under the daemon's mcpRequestsPerSession, so the daemon never refuses a bridge.
+   * Each holds its request and its answer in the bridge: 32 cost a never-reading client 5 MB more than 16.
+   */
+  requestsInFlight: 16,
+  /**
+   * Bytes of those requests (each is held, and parsed, until it settles): a handful of calls with large
+   * arguments go at once, more wait; one larger than this (up to the daemon's mcpBodyBytes) goes alone.
+   */
+  requestBytesInFlight: 4 * 1024 * 1024,
+  /**
+   * Answers the client has not read yet (stdout's queue) past this make the bridge read no more of stdin,
+   * nor of the daemon's answers, until stdout drains: a reading client drains it at once, whatever the
+   * answers' size, and one that never reads costs the bridge at most this (and the answers in flight).
+   */
+  unreadAnswerBytes: 256 * 1024,
+  /** stdout not drained for this long: the client has stopped reading, and its log (stderr) is told once. */
+  unreadWarnMs: 5_000,
+} as const

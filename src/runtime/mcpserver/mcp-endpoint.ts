@@ -19,6 +19,7 @@ import { ListenStreams } from './listen-streams.js'
 import { NodeFront } from './node-front.js'
 import { bearerSession, MAX_MCP_BODY, methodNotAllowed, paramHeaderMismatch, parseMessage, unauthorized } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
+import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
 
@@ -39,6 +40,7 @@ export class ConnectorMcpEndpoint {
   private readonly handler: McpHttpHandler
   private readonly cancellation = new LegacyCancellation()
   private readonly streams: ListenStreams
+  private readonly requests = new SessionRequests(HTTP_LIMITS.mcpRequestsPerSession)
   private readonly fastPath: FastPath
   private readonly front: NodeFront
   readonly notifier: ListChangedNotifier
@@ -60,7 +62,7 @@ export class ConnectorMcpEndpoint {
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
     this.fastPath = new FastPath(tools)
-    this.front = new NodeFront(sessions, registry, this.fastPath, log)
+    this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log)
     this.streams = new ListenStreams(log)
     this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
     registry.onChange(() => this.notifier.changed())
@@ -92,7 +94,8 @@ export class ConnectorMcpEndpoint {
     if (req.method !== 'POST') return methodNotAllowed()
     const session = bearerSession(this.sessions, req.headers)
     if (!session) return unauthorized(req.headers)
-    // POST and the session token are checked first: a refused request's body is never read
+    // POST, the session token and its requests in flight are checked first: a refused request's body is never read
+    if (!this.requests.admitWeb(session, req)) return this.requests.refusal()
     return this.answer(req, { session, message: parseMessage(await readBodyLimited(req, MAX_MCP_BODY)) })
   }
 
@@ -109,11 +112,26 @@ export class ConnectorMcpEndpoint {
     if (settled) return sdk(settled)
     const fast = this.fastPath.tryHandle(request, message, req, session, sdk)
     if (fast) return fast
-    const response = await sdk()
-    if (request.method === 'subscriptions/listen' && response.headers.get('content-type')?.includes('text/event-stream')) {
-      return this.streams.track(session, response)
+    if (request.method !== 'subscriptions/listen') return sdk()
+    return this.listen(session, message.id, sdk)
+  }
+
+  /** A listen stream, within its caps: a place is held for it while the SDK answers, kept if it opens a stream. */
+  private async listen(session: string, id: unknown, sdk: () => Promise<Response>): Promise<Response> {
+    const refused = this.streams.reserve(session, id)
+    if (refused) return refused
+    let response: Response
+    try {
+      response = await sdk()
+    } catch (err) {
+      this.streams.release(session)
+      throw err
     }
-    return response
+    if (!response.headers.get('content-type')?.includes('text/event-stream')) {
+      this.streams.release(session)
+      return response
+    }
+    return this.streams.track(session, response)
   }
 
   /** What the 2025 era needs before the SDK sees the request. */

@@ -10,6 +10,7 @@ import { classifyMcpRequest } from './classify.js'
 import type { FastAnswer, FastPath } from './fast-path.js'
 import { handOver, type Handover } from './handover.js'
 import { bearerSession, declaredTooLarge, MAX_MCP_BODY, paramHeaderMismatch, parseMessage } from './request-guard.js'
+import type { SessionRequests } from './session-requests.js'
 
 /**
  * The hot path on node's own request and response, before h3: the web
@@ -20,8 +21,8 @@ import { bearerSession, declaredTooLarge, MAX_MCP_BODY, paramHeaderMismatch, par
  * listener has already applied the loopback guard to these headers.
  *
  * Anything else goes to the h3 path: before its body is read (a refused
- * token, a body declared too large: the h3 path answers and closes as it
- * always has), or after it, handed over with what was decided here
+ * token, a body declared too large, a session at its cap of requests in
+ * flight: the h3 path answers and closes as it always has), or after it, handed over with what was decided here
  * (handover.ts), so nothing is read, classified or called twice.
  */
 export class NodeFront {
@@ -29,6 +30,7 @@ export class NodeFront {
     private readonly sessions: SessionTokens,
     private readonly registry: ConnectorMCPRegistry,
     private readonly fastPath: FastPath,
+    private readonly requests: SessionRequests,
     private readonly log: Logger,
   ) {}
 
@@ -42,7 +44,8 @@ export class NodeFront {
       this.log.error('the node front failed before taking a request', { error: err })
       return false
     }
-    if (!session || declaredTooLarge(headers)) return false
+    // counted from here to the response's end, whichever path answers it (a handover keeps the count)
+    if (!session || declaredTooLarge(headers) || !this.requests.admit(session, res)) return false
     void this.exchange(req, res, headers, session).then(
       (handover) => {
         if (!handover) return
