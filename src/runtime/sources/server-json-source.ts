@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import which from 'which'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { sourceIdentity } from '../store/source-identity.js'
 import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { ServerJsonInputs } from './server-json-inputs.js'
@@ -64,6 +65,8 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   const inputs = new ServerJsonInputs()
   const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
   const skipped: string[] = []
+  // the document's name is the server's identity, whichever of its entries runs
+  const source = sourceIdentity('server.json', doc.name)
   if (chosen.kind === 'remotes') {
     const remote = chosen.entry
     if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
@@ -75,7 +78,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     const headers: Record<string, string> = {}
     for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, false)
     const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', skipped: [...skipped, ...inputs.warnings] }
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', source, skipped: [...skipped, ...inputs.warnings] }
   }
   const pkg = chosen.entry
   if (pkg.transport.type !== 'stdio') throw invalid(`${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`)
@@ -89,7 +92,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     const npmPkg = (await readPackageJson(root)) ?? {}
     const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
     const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', skipped: [...skipped, ...inputs.warnings] }
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', source, skipped: [...skipped, ...inputs.warnings] }
   }
   if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
     throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`)
@@ -103,7 +106,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
       : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
         : [...runtimeArgs, ref, ...packageArgs, ...extra]
   const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, skipped: [...skipped, ...inputs.warnings] }
+  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, source, skipped: [...skipped, ...inputs.warnings] }
 }
 
 /** The command a package runs with: its registry type's default, or a runtimeHint that is one of that type's runtimes. */
