@@ -13,6 +13,8 @@ export const ErrorCodes = {
   CREDENTIAL_INVALID: 'CREDENTIAL_INVALID',
   ARGUMENT_INVALID: 'ARGUMENT_INVALID',
   COMMAND_NOT_FOUND: 'COMMAND_NOT_FOUND',
+  /** Another package is installed under the key (install it with --replace, or under another --key). */
+  CONNECTOR_KEY_TAKEN: 'CONNECTOR_KEY_TAKEN',
   /** An OAuth sign-in that could not complete: no metadata, no redirect in time, a state or iss mismatch, a token endpoint error. */
   OAUTH_SIGN_IN_FAILED: 'OAUTH_SIGN_IN_FAILED',
   // failures
@@ -47,6 +49,7 @@ const INPUT_CODES = new Set<string>([
   ErrorCodes.CREDENTIAL_INVALID,
   ErrorCodes.ARGUMENT_INVALID,
   ErrorCodes.COMMAND_NOT_FOUND,
+  ErrorCodes.CONNECTOR_KEY_TAKEN,
   ErrorCodes.OAUTH_SIGN_IN_FAILED,
 ])
 

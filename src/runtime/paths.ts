@@ -53,6 +53,8 @@ export interface StatePaths {
   releaseDir(key: string, digest: string): string
   /** A connector's writable data directory, kept across upgrades, removed on uninstall. */
   dataDir(key: string): string
+  /** What `install --replace` set aside of the connectors it replaced: one directory each (store/replaced-connector.ts). */
+  replacedDir(key: string): string
   shimPath(key: string): string
   /** Launch targets of a connector's shims; kept after uninstall so a stale shim refuses with a clear message. */
   shimTargetsDir(key: string): string
@@ -88,6 +90,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),
     dataDir: (key) => path.join(connectorsDir, key, 'data'),
+    replacedDir: (key) => path.join(connectorsDir, key, 'replaced'),
     shimPath: (key) => path.join(binDir, shimCommand(key)),
     shimTargetsDir: (key) => path.join(root, 'shims', key),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),

@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { bystander, type Bystander } from '../support/bystander.js'
+import { Bystander } from '../support/bystander.js'
 import { eventually, until } from '../support/eventually.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { FOLLOW_BROWSER, oauthConnector, startOAuthFixture, stateFiles, type OAuthFixture } from '../support/oauth-fixture.js'
@@ -65,7 +65,7 @@ describe('round 3: OAuth that cannot be steered', () => {
   beforeAll(async () => {
     fx = await startOAuthFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify({ ...CLIENT, token_endpoint_auth_method: 'client_secret_basic' }) })
     dir = tempStateDir('round3-oauth')
-    by = await bystander(dir)
+    by = await Bystander.start(dir)
     binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'r3'])).mcpServers[0]
     expect((await run(['connector', 'install', oauthConnector('vault', fx.urls.mcp), '--json'])).code).toBe(0)
   })

@@ -107,6 +107,20 @@ describe('server.json documents', () => {
     const source = await serverJsonSource(file, { env: { PATH: bin }, scratchDir: async () => tmp() }, noNpm)
     expect(source.manifest.mcp).toEqual({ transport: 'stdio', command: 'docker', args: ['run', '-i', '--rm', '-e', 'DB_PASSWORD', '--network', 'host', 'example/db-mcp:3.1.0', 'serve'] })
   })
+  it('a runtimeHint is one of its registry type\'s runtimes by bare name, or refused naming the field', async () => {
+    // every name is on PATH: only the rule refuses them, not a missing program
+    const bin = tmp()
+    for (const name of ['sh', 'podman', 'python']) fs.writeFileSync(path.join(bin, name), '#!/bin/sh\n', { mode: 0o755 })
+    const hinted = (registryType: string, runtimeHint: string) =>
+      writeJson({ name: 'io.example/hinted', description: 'd', version: '1.0.0', packages: [{ registryType, identifier: 'hinted', version: '1.0.0', runtimeHint, transport: { type: 'stdio' } }] })
+    const source = (file: string) => serverJsonSource(file, { env: { PATH: bin }, scratchDir: async () => tmp() }, noNpm)
+    await expect(source(hinted('pypi', 'sh'))).rejects.toThrow('server.json: packages.0.runtimeHint "sh" is not a runtime for registryType "pypi" (expected uvx or python)')
+    for (const [type, hint] of [['pypi', '/bin/sh'], ['npm', '../npx'], ['npm', 'node; rm -rf ~'], ['npm', 'NPX'], ['oci', 'docker '], ['nuget', 'uvx']]) {
+      await expect(source(hinted(type!, hint!))).rejects.toThrow(`packages.0.runtimeHint ${JSON.stringify(hint)} is not a runtime for registryType "${type}"`)
+    }
+    expect((await source(hinted('pypi', 'python'))).manifest.mcp).toMatchObject({ command: 'python', args: ['hinted@1.0.0'] })
+    expect((await source(hinted('oci', 'podman'))).manifest.mcp).toMatchObject({ command: 'podman', args: ['run', '-i', '--rm', 'hinted:1.0.0'] })
+  })
   it('SSE remotes and unknown registries are refused by name', async () => {
     const sse = writeJson({ name: 'io.example/a', description: 'd', version: '1', remotes: [{ type: 'sse', url: 'https://example.com/sse' }] })
     await expect(serverJsonSource(sse, { env: process.env, scratchDir: async () => tmp() }, noNpm)).rejects.toThrow(/remotes\.0: the SSE transport is not supported/)

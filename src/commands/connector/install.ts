@@ -15,13 +15,18 @@ export default class ConnectorInstall extends TuttiCommand {
   a server.json file (MCP Registry)
 Arguments after "--" are appended to the server's arguments (a directory for a filesystem server).
 npm dependencies are installed into the release (with your npm, --ignore-scripts unless the manifest sets npm.scripts).
-A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome and exits 1 with the reason if it is not ready.`
+A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome and exits 1 with the reason if it is not ready.
+A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
+--replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
+in connectors/<key>/replaced/ (--purge deletes them instead). A new version of the same package keeps them.`
   static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, or a server.json file', required: true }) }
   static override flags = {
     ...outcomeFlags,
     key: Flags.string({ description: 'the connector key, for a package without a tutti manifest (default: from its name)' }),
     server: Flags.string({ description: 'which MCP server of a plugin or server.json with several' }),
     'dry-run': Flags.boolean({ description: 'print the manifest the connector would be installed with, and change nothing' }),
+    replace: Flags.boolean({ description: 'replace the connector of another package installed under the key (nothing of it is carried over)' }),
+    purge: Flags.boolean({ description: 'with --replace: delete what the replaced connector leaves instead of keeping it aside' }),
   }
   static override examples = [
     '<%= config.bin %> connector install ./examples/connectors/notes --json',
@@ -39,7 +44,16 @@ A stdio command is resolved against this shell's PATH and recorded. The command 
     const notice = (line: string) => process.stderr.write(`${line}\n`)
     // progress only for a person watching: it goes to stderr, and never in --json mode
     const progress = process.stderr.isTTY && !this.jsonEnabled() ? notice : undefined
-    const request = { ...outcomeWait(flags), notice, ...(progress ? { progress } : {}), ...(flags.key !== undefined ? { key: flags.key } : {}), ...(flags.server !== undefined ? { server: flags.server } : {}), args: extra }
+    const request = {
+      ...outcomeWait(flags),
+      notice,
+      ...(progress ? { progress } : {}),
+      ...(flags.key !== undefined ? { key: flags.key } : {}),
+      ...(flags.server !== undefined ? { server: flags.server } : {}),
+      args: extra,
+      replace: flags.replace,
+      purge: flags.purge,
+    }
     const connectors = new Connectors(this.paths)
     if (flags['dry-run']) {
       const outcome = await connectors.installDryRun(args.source, request)

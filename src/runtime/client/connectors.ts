@@ -27,6 +27,9 @@ export interface InstallRequest extends OutcomeWait {
   key?: string
   server?: string
   args?: string[]
+  /** Another package under the key is replaced (`--replace`), what it leaves deleted (`--purge`). */
+  replace?: boolean
+  purge?: boolean
 }
 
 const sourceRequest = (r: InstallRequest) => ({
@@ -35,6 +38,8 @@ const sourceRequest = (r: InstallRequest) => ({
   ...(r.key !== undefined ? { key: r.key } : {}),
   ...(r.server !== undefined ? { server: r.server } : {}),
   ...(r.args?.length ? { args: r.args } : {}),
+  ...(r.replace ? { replace: true } : {}),
+  ...(r.purge ? { purge: true } : {}),
 })
 
 export interface ConnectRequest extends OutcomeWait {
@@ -94,9 +99,11 @@ export class Connectors {
     await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
     const dataDir = this.paths.dataDir(key)
     const exists = await fs.stat(dataDir).then(() => true, () => false)
-    if (exists && options.purge) {
+    if (options.purge) {
       const { removeTree } = await import('../store/release-store.js')
-      await removeTree(dataDir)
+      if (exists) await removeTree(dataDir)
+      // and what `install --replace` set aside of the connectors it replaced under this key
+      await removeTree(this.paths.replacedDir(key))
       // only when nothing else is left there (rmdir refuses otherwise)
       await fs.rmdir(this.paths.connectorDir(key)).catch(() => undefined)
     }

@@ -10,9 +10,12 @@ import type { StatePaths } from '../paths.js'
 import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
 import { prepareSource } from '../sources/install-source.js'
 import type { GeneratedSource } from '../sources/generated-source.js'
-import type { ConnectorStore, InstallResult, RecordedRuntime } from '../store/connector-store.js'
+import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
+import { replacedNotice } from '../store/replaced-connector.js'
+import { keyTaken, RELEASE_KIND, sameSource, sourceIdentity, type SourceIdentity } from '../store/source-identity.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { installedSource } from './installed-source.js'
 import { checkDependencies, installDependencies } from './npm-dependencies.js'
 import { recordEnvironment } from './recorded-environment.js'
 import { locateCommand, recordedCommand } from './resolve-command.js'
@@ -28,6 +31,9 @@ export interface InstallOptions {
   key?: string
   server?: string
   args?: string[]
+  /** `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what it leaves. */
+  replace?: boolean
+  purge?: boolean
 }
 
 export type InstallOutcome = InstallResult & { dependencies?: { count: number; ms: number }; source?: SourceSummary }
@@ -35,6 +41,8 @@ export type InstallOutcome = InstallResult & { dependencies?: { count: number; m
 /** What a package without a tutti manifest was taken as. */
 export interface SourceSummary {
   kind: string
+  /** The package's own name (with the kind, its identity). */
+  name: string
   skipped: string[]
 }
 
@@ -59,6 +67,7 @@ export class ConnectorInstaller {
   ) {}
 
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
+    if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
     const scratch: Array<() => Promise<void>> = []
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
     let madeTmp = false
@@ -79,6 +88,8 @@ export class ConnectorInstaller {
         for (const line of prepared.generated.skipped) options.notice?.(`skipped: ${line}`)
       }
       let release = await loadRelease(root)
+      // before npm runs or anything is stored: another package under the key is refused with the state as it was
+      const claim = await this.claimKey(release.manifest, prepared.generated?.source, options)
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
       if (check.missing.length) {
@@ -100,9 +111,10 @@ export class ConnectorInstaller {
       const runtime: RecordedRuntime = { environment: recordEnvironment(options.env) }
       const command = recordedCommand(located, stored.dir)
       if (command) runtime.command = command
-      const result: InstallOutcome = await this.store.record(stored, runtime)
+      const result: InstallOutcome = await this.store.record(stored, runtime, claim)
       if (dependencies) result.dependencies = dependencies
-      if (prepared.generated) result.source = { kind: prepared.generated.kind, skipped: prepared.generated.skipped }
+      if (prepared.generated) result.source = summary(prepared.generated)
+      if (result.replaced) options.notice?.(replacedNotice(result.key, result.replaced))
       return result
     } finally {
       // temporary copies under tmp/: a leftover is removed by the next install, and must not hide the outcome
@@ -119,10 +131,20 @@ export class ConnectorInstaller {
       scratch.push(prepared.cleanup)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
-      return { dryRun: true, manifest: prepared.generated?.manifest ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: { kind: prepared.generated.kind, skipped: prepared.generated.skipped } } : {}) }
+      return { dryRun: true, manifest: prepared.generated?.manifest ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: summary(prepared.generated) } : {}) }
     } finally {
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }
+  }
+
+  /** Whether the key is free or holds the same package; another one is refused unless `--replace`. */
+  private async claimKey(manifest: ConnectorManifest, generated: SourceIdentity | undefined, options: InstallOptions): Promise<RecordRequest> {
+    const source = generated ?? sourceIdentity(RELEASE_KIND, manifest.name)
+    const taken = await installedSource(this.store, this.paths, manifest.key)
+    const same = !taken || sameSource(taken.source, source, manifest.name)
+    if (!same && !options.replace) throw keyTaken(manifest.key, taken.source, source)
+    const checked = { ...(taken ? { digest: taken.digest } : {}), same }
+    return { source, checked, ...(options.replace ? { replace: { purge: !!options.purge } } : {}) }
   }
 
   private sourceOptions(options: InstallOptions) {
@@ -167,3 +189,5 @@ export class ConnectorInstaller {
     return dir
   }
 }
+
+const summary = (generated: GeneratedSource): SourceSummary => ({ kind: generated.kind, name: generated.source.name, skipped: generated.skipped })

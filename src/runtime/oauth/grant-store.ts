@@ -59,16 +59,19 @@ export class OAuthGrantStore {
 
   /** Read-modify-write of one connector's grant under the state lock; `fn` returning undefined forgets it. */
   async update(key: string, fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined): Promise<OAuthGrant | undefined> {
-    return withLock(this.paths.stateLockTarget, async (held) => {
-      const doc = await this.read()
-      const next = fn(doc.connectors[key])
-      if (next === doc.connectors[key]) return next
-      if (next) doc.connectors[key] = next
-      else delete doc.connectors[key]
-      assertLockHeld(held, this.paths.stateLockTarget)
-      await writeJsonAtomic(this.paths.oauthGrantsJson, doc)
-      return next
-    })
+    return withLock(this.paths.stateLockTarget, (held) => this.updateHeld(held, key, fn))
+  }
+
+  /** `update` for a caller that already holds the state lock (`held`: its signal), such as an install. */
+  async updateHeld(held: AbortSignal, key: string, fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined): Promise<OAuthGrant | undefined> {
+    const doc = await this.read()
+    const next = fn(doc.connectors[key])
+    if (next === doc.connectors[key]) return next
+    if (next) doc.connectors[key] = next
+    else delete doc.connectors[key]
+    assertLockHeld(held, this.paths.stateLockTarget)
+    await writeJsonAtomic(this.paths.oauthGrantsJson, doc)
+    return next
   }
 
   private async read(): Promise<GrantsDoc> {

@@ -1,3 +1,5 @@
+import type { SourceIdentity } from '../store/source-identity.js'
+
 /**
  * What a source without a tutti manifest becomes: the directory that will be
  * the release, the manifest written into it, and the parts of the package
@@ -10,6 +12,8 @@ export interface GeneratedSource {
   manifest: Record<string, unknown>
   /** What kind of package it was, for messages: "npm package", "Claude Code plugin", "server.json"… */
   kind: string
+  /** Which package it is (its kind and its own name): another one under a taken key is refused without --replace. */
+  source: SourceIdentity
   /** Parts that were skipped, each a sentence naming it. */
   skipped: string[]
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { GeneratedSource, SourceOptions } from './generated-source.js'
+import { sourceIdentity } from '../store/source-identity.js'
 import { readSourceJson } from './source-json.js'
 import { deriveKey } from './source-key.js'
 
@@ -63,5 +64,5 @@ export async function npmPackageSource(root: string, pkg: NpmPackageJson, option
     mcp: { transport: 'stdio', command: run.command, args },
     ...options.manifestExtra,
   }
-  return { root, manifest, kind: 'npm package', skipped: [] }
+  return { root, manifest, kind: 'npm package', source: sourceIdentity('npm package', name), skipped: [] }
 }

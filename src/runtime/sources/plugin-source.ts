@@ -4,6 +4,7 @@ import { z } from 'zod'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
 import { pluginMcpFileSchema, pluginServerSchema, PluginServerMapper } from './plugin-mcp-config.js'
+import { sourceIdentity } from '../store/source-identity.js'
 import { readSourceJson } from './source-json.js'
 import { deriveKey } from './source-key.js'
 
@@ -114,5 +115,5 @@ export async function pluginSource(root: string, kind: (typeof PLUGIN_KINDS)[num
   if (skillsDir && (await exists(path.join(root, skillsDir)))?.isDirectory()) manifest.skills = skillsDir
   const cli = await singleExecutable(root, skipped)
   if (cli) manifest.cli = { entrypoint: cli }
-  return { root, manifest, kind: kind.kind, skipped }
+  return { root, manifest, kind: kind.kind, source: sourceIdentity(kind.kind, plugin.name), skipped }
 }

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import which from 'which'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { sourceIdentity } from '../store/source-identity.js'
 import { chooseServer, type GeneratedSource, type SourceOptions } from './generated-source.js'
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { ServerJsonInputs } from './server-json-inputs.js'
@@ -17,8 +18,20 @@ import { deriveKey } from './source-key.js'
  */
 type Entry = { kind: 'packages'; at: string; entry: ServerJsonPackage } | { kind: 'remotes'; at: string; entry: ServerJsonRemote }
 
-/** How each registry's packages are run when server.json gives no runtimeHint. */
-const DEFAULT_RUNTIME: Record<string, string> = { npm: 'npx', pypi: 'uvx', oci: 'docker', nuget: 'dnx' }
+/**
+ * The runtimes each registry's packages run with, the default first. A
+ * runtimeHint must be one of these bare names exactly: it becomes the
+ * command, so anything else (`sh`, `/bin/sh`, `../npx`) would run a program
+ * the registry type never implied.
+ */
+const RUNTIMES: Record<string, readonly string[]> = {
+  npm: ['npx', 'node'],
+  pypi: ['uvx', 'python'],
+  oci: ['docker', 'podman'],
+  nuget: ['dnx', 'dotnet'],
+}
+/** Runtimes that take docker's `run -i --rm -e NAME … image:tag` (podman's CLI is docker's). */
+const CONTAINER_RUNTIMES = new Set(['docker', 'podman'])
 
 const invalid = (message: string) => new TuttiError(ErrorCodes.MANIFEST_INVALID, `server.json: ${message}`)
 
@@ -52,6 +65,8 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   const inputs = new ServerJsonInputs()
   const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
   const skipped: string[] = []
+  // the document's name is the server's identity, whichever of its entries runs
+  const source = sourceIdentity('server.json', doc.name)
   if (chosen.kind === 'remotes') {
     const remote = chosen.entry
     if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
@@ -63,12 +78,11 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     const headers: Record<string, string> = {}
     for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, false)
     const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', skipped: [...skipped, ...inputs.warnings] }
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', source, skipped: [...skipped, ...inputs.warnings] }
   }
   const pkg = chosen.entry
   if (pkg.transport.type !== 'stdio') throw invalid(`${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`)
-  const runtime = pkg.runtimeHint ?? DEFAULT_RUNTIME[pkg.registryType]
-  if (!runtime) throw invalid(`${chosen.at}: registryType "${pkg.registryType}" is not supported (npm, pypi, oci, nuget are)`)
+  const runtime = runtimeOf(pkg, chosen.at)
   const packageArgs = inputs.arguments(pkg.packageArguments)
   const env = inputs.environment(pkg.environmentVariables)
   if (pkg.registryType === 'npm' && (runtime === 'npx' || runtime === 'node')) {
@@ -78,18 +92,29 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     const npmPkg = (await readPackageJson(root)) ?? {}
     const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
     const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', skipped: [...skipped, ...inputs.warnings] }
+    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', source, skipped: [...skipped, ...inputs.warnings] }
   }
   if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
     throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`)
   }
   const runtimeArgs = inputs.arguments(pkg.runtimeArguments)
-  const ref = pkg.version ? `${pkg.identifier}${runtime === 'docker' ? ':' : '@'}${pkg.version}` : pkg.identifier
+  const container = CONTAINER_RUNTIMES.has(runtime)
+  const ref = pkg.version ? `${pkg.identifier}${container ? ':' : '@'}${pkg.version}` : pkg.identifier
   const extra = options.args ?? []
   const args =
-    runtime === 'docker' ? ['run', '-i', '--rm', ...Object.keys({ ...env, ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])) }).flatMap((k) => ['-e', k]), ...runtimeArgs, ref, ...packageArgs, ...extra]
+    container ? ['run', '-i', '--rm', ...Object.keys({ ...env, ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])) }).flatMap((k) => ['-e', k]), ...runtimeArgs, ref, ...packageArgs, ...extra]
       : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
         : [...runtimeArgs, ref, ...packageArgs, ...extra]
   const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, skipped: [...skipped, ...inputs.warnings] }
+  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, source, skipped: [...skipped, ...inputs.warnings] }
+}
+
+/** The command a package runs with: its registry type's default, or a runtimeHint that is one of that type's runtimes. */
+function runtimeOf(pkg: ServerJsonPackage, at: string): string {
+  const runtimes = RUNTIMES[pkg.registryType]
+  if (!runtimes) throw invalid(`${at}: registryType "${pkg.registryType}" is not supported (${Object.keys(RUNTIMES).join(', ')} are)`)
+  if (pkg.runtimeHint === undefined) return runtimes[0]!
+  if (runtimes.includes(pkg.runtimeHint)) return pkg.runtimeHint
+  const hint = JSON.stringify(pkg.runtimeHint.slice(0, 64))
+  throw invalid(`${at}.runtimeHint ${hint} is not a runtime for registryType "${pkg.registryType}" (expected ${runtimes.join(' or ')})`)
 }

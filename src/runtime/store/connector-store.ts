@@ -4,6 +4,8 @@ import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { StoredRelease } from './release-store.js'
+import { setAside, type ReplacedConnector } from './replaced-connector.js'
+import { keyTaken, sameSource, type SourceIdentity } from './source-identity.js'
 import { readCredentials, readInstalled, updateState, type InstalledConnector } from './state-files.js'
 
 /** What the installing (or connecting) shell resolved for a connector's upstream. */
@@ -38,6 +40,17 @@ export interface InstallResult {
   /** false when the same content was already the installed release. */
   changed: boolean
   previousDigest?: string
+  /** Another package's connector this install replaced (--replace): nothing of it was carried over. */
+  replaced?: ReplacedConnector
+}
+
+/** Which package a release is, and what the installer found under its key before it stored the release. */
+export interface RecordRequest {
+  source: SourceIdentity
+  /** The digest installed under the key when the installer checked it (none: the key was free), and whether that was the same package. */
+  checked: { digest?: string; same: boolean }
+  /** `--replace`: another package under the key is replaced; `purge` deletes what it leaves instead of keeping it. */
+  replace?: { purge: boolean }
 }
 
 export interface InstalledRelease {
@@ -75,25 +88,50 @@ export class ConnectorStore {
   /**
    * Record a stored release as the installed one, with the command and
    * environment resolved for it. The same release with the same recorded
-   * runtime is a no-op; settings carry over to a new release.
+   * runtime is a no-op; settings carry over to a new release of the same
+   * package. Another package under the key is refused, or with --replace
+   * replaced by one that starts with nothing of the old one.
    */
-  async record(stored: StoredRelease, runtime: RecordedRuntime): Promise<InstallResult> {
+  async record(stored: StoredRelease, runtime: RecordedRuntime, request: RecordRequest): Promise<InstallResult> {
     const { key, version, name } = stored.release.manifest
-    return updateState<InstallResult>(this.paths, async ({ installed }) => {
-      const previous = installed.connectors[key]
+    return updateState<InstallResult>(this.paths, async ({ installed, credentials }, held) => {
+      let previous: InstalledConnector | undefined = installed.connectors[key]
+      // the installer's check holds unless another install changed the key since
+      const same = !previous || (previous.digest === request.checked.digest ? request.checked.same : !!previous.source && sameSource({ recorded: previous.source }, request.source, name))
+      let replaced: ReplacedConnector | undefined
+      let credentialsChanged = false
+      if (previous && !same) {
+        if (!request.replace) throw keyTaken(key, previous.source ?? { derived: { manifestName: previous.name } }, request.source)
+        replaced = await setAside(this.paths, held, { entry: previous, credentials: credentials.connectors[key] }, request.source, request.replace.purge)
+        credentialsChanged = key in credentials.connectors
+        delete credentials.connectors[key]
+        previous = undefined
+      }
       const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
       if (previous?.digest === stored.digest && sameRuntime) {
-        return { result: { key, version, digest: stored.digest, changed: false } }
+        const result = { key, version, digest: stored.digest, changed: false }
+        // an install recorded before sources were learns its own here
+        if (previous.source) return { result }
+        previous.source = request.source
+        return { result, installedChanged: true }
       }
-      const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment }
+      const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
       if (runtime.command) entry.command = runtime.command
       const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
-      installed.connectors[key] = entry
       const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
-      if (previous && previous.digest !== stored.digest) result.previousDigest = previous.digest
-      return { result, installedChanged: true }
+      const before = previous ?? (replaced ? installed.connectors[key] : undefined)
+      if (before && before.digest !== stored.digest) result.previousDigest = before.digest
+      if (replaced) result.replaced = replaced
+      installed.connectors[key] = entry
+      return { result, installedChanged: true, credentialsChanged }
     })
+  }
+
+  /** The install record under `key`, if any (no release is loaded). */
+  async entry(key: string): Promise<InstalledConnector | undefined> {
+    assertConnectorKey(key)
+    return (await readInstalled(this.paths)).connectors[key]
   }
 
   async uninstall(key: string): Promise<{ key: string; removedCredentials: boolean }> {
@@ -166,7 +204,10 @@ export class ConnectorStore {
 
   /** Every installed connector with its release (sorted by key). */
   async list(): Promise<ListedConnector[]> {
-    const [installed, credentials] = await Promise.all([readInstalled(this.paths), readCredentials(this.paths)])
+    // installed.json before credentials.json, the reverse of the write order (state-files.ts): a connector
+    // read here is never paired with credentials older than its install
+    const installed = await readInstalled(this.paths)
+    const credentials = await readCredentials(this.paths)
     const out: ListedConnector[] = []
     for (const key of Object.keys(installed.connectors).sort()) {
       const entry = installed.connectors[key]!

@@ -3,6 +3,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
+import { sourceIdentitySchema } from './source-identity.js'
 
 /**
  * installed.json and credentials.json: small JSON documents, always written
@@ -22,6 +23,8 @@ const installedConnector = z.object({
   environment: z.record(z.string(), z.string()).optional(),
   /** Non-secret settings set with `connect --set` (declared in the manifest's `config`). */
   settings: z.record(z.string(), z.string()).optional(),
+  /** The package it was installed from (source-identity.ts); absent in installs recorded before it was. */
+  source: sourceIdentitySchema.optional(),
 })
 export type InstalledConnector = z.infer<typeof installedConnector>
 
@@ -74,14 +77,20 @@ export const readCredentials = (paths: StatePaths): Promise<CredentialsState> =>
  */
 export async function updateState<T>(
   paths: StatePaths,
-  fn: (draft: { installed: InstalledState; credentials: CredentialsState }) => Promise<{ result: T; installedChanged?: boolean; credentialsChanged?: boolean }>,
+  fn: (
+    draft: { installed: InstalledState; credentials: CredentialsState },
+    /** The lock's signal, for the other documents `fn` writes under it (oauth-grants.json). */
+    held: AbortSignal,
+  ) => Promise<{ result: T; installedChanged?: boolean; credentialsChanged?: boolean }>,
 ): Promise<T> {
   return withLock(paths.stateLockTarget, async (held) => {
     const draft = { installed: await readInstalled(paths), credentials: await readCredentials(paths) }
-    const out = await fn(draft)
+    const out = await fn(draft, held)
     assertLockHeld(held, paths.stateLockTarget)
-    if (out.installedChanged) await writeJsonAtomic(paths.installedJson, draft.installed)
+    // credentials first: the daemon reads both without the lock, and must never see a connector just installed
+    // under a taken key (--replace) beside the credentials of the one it replaced
     if (out.credentialsChanged) await writeJsonAtomic(paths.credentialsJson, draft.credentials)
+    if (out.installedChanged) await writeJsonAtomic(paths.installedJson, draft.installed)
     return out.result
   })
 }
