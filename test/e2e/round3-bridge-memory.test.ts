@@ -154,7 +154,7 @@ describe('round 3: a client that never reads its answers bounds neither the brid
     'one session with 64 requests in flight (calls held at the upstream): the next is answered 429 naming the cap; ' +
       'another session is served; the 64 complete and the session is served again',
     async () => {
-      const CAP = 64
+      const CAP = 128
       const slow = () => modernPost(attacker, 'tools/call', { name: 'gated_slow', arguments: { ms: 1 } })
       const held = Array.from({ length: CAP }, slow)
       try {

@@ -34,11 +34,12 @@ export const DEFAULT_HTTP_LIMITS = {
   maxIdleSockets: 64,
   /**
    * MCP requests of one session (by its token) in flight at once, listen streams included; the next is
-   * answered 429 before its body is read. A client's tool calls in parallel are a handful, a bridge's at
-   * most BRIDGE_LIMITS.requestsInFlight plus its listen streams: this is past both, and still bounds what
-   * one session's bodies, sockets and answers can hold (a client that never reads held 1,000s).
+   * answered 429 before its body is read. A bridge sends at most BRIDGE_LIMITS.requestsInFlight plus its
+   * listen streams; a client fanning out calls sends 100 at once (upstream-faults.test.ts upgrades under
+   * 100): this is past both, and still bounds what one session's bodies, sockets and answers can hold
+   * (a client that never reads held 1,000s).
    */
-  mcpRequestsPerSession: 64,
+  mcpRequestsPerSession: 128,
   /**
    * `subscriptions/listen` streams one session may hold open; the next is refused (429). A client opens
    * one per set of notifications it wants, a few at most; one token held 2,000 of them.
