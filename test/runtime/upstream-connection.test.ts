@@ -1,3 +1,4 @@
+import { listeningPort } from '../support/listening-port.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
@@ -299,15 +300,7 @@ describe('UpstreamConnection: Streamable HTTP', () => {
   it('opens a remote server with its headers, lists and calls; a wrong credential is a connect failure', async () => {
     const child = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], { env: { ...process.env, FIXTURE_HTTP_TOKEN: 'tok-123456', FIXTURE_HTTP_USER: 'ada' }, stdio: ['ignore', 'pipe', 'inherit'] })
     children.push(child)
-    const port = await new Promise<number>((resolve, reject) => {
-      let out = ''
-      child.stdout!.on('data', (c: Buffer) => {
-        out += c.toString()
-        const m = /listening (\d+)/.exec(out)
-        if (m) resolve(Number(m[1]))
-      })
-      child.once('exit', (code) => reject(new Error(`http fixture exited ${code}`)))
-    })
+    const port = await listeningPort(child, 'the http fixture')
     const url = `http://127.0.0.1:${port}/mcp`
     const conn = await open({ kind: 'http', key: 'remote', url, headers: { authorization: 'Bearer tok-123456' } })
     expect(conn.pid).toBeUndefined()

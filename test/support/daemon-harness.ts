@@ -1,3 +1,4 @@
+import { listeningPort } from './listening-port.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -96,15 +97,7 @@ export function harness({ onTestFinished }: TestContext, label = 'ensure-daemon'
       const options = { env: fakeEnv, stdio: ['ignore', 'pipe', 'inherit'] as const }
       const child = track(spawn(process.execPath, [FAKE_DAEMON], options))
       const exited = exitOf(child)
-      const port = await new Promise<number>((resolve, reject) => {
-        let out = ''
-        child.stdout!.on('data', (c: Buffer) => {
-          out += c.toString()
-          const m = /listening (\d+)/.exec(out)
-          if (m) resolve(Number(m[1]))
-        })
-        void exited.then(() => reject(new Error('the fake daemon exited before it listened')))
-      })
+      const port = await listeningPort(child, 'the fake daemon')
       const events = (): FakeEvent[] =>
         fs
           .readFileSync(log, 'utf8')
