@@ -1,0 +1,25 @@
+/**
+ * Which environment variables and headers are credentials (issue 21, item 3).
+ * Any one of these makes it one: the source marks it secret, its name looks
+ * like a key, or it is a header value (a source's "not secret" never
+ * overrides the name: a leak costs more than a hidden setting). Credentials go to the 0600 store and are
+ * redacted everywhere; only what is none of these may become a public setting.
+ */
+const CREDENTIAL_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|PAT|CREDENTIAL|AUTH|COOKIE)/i
+
+export interface VariableMarks {
+  /** The source says so (server.json `isSecret`, VS Code `password: true`, `--secret`). */
+  markedSecret?: boolean
+  /** The value is sent as an HTTP header. */
+  header?: boolean
+}
+
+/** Whether a name looks like a key, a token or a password. */
+export function looksLikeCredential(name: string): boolean {
+  return CREDENTIAL_NAME.test(name)
+}
+
+/** Whether a variable is a credential: marked secret, named like one, or a header value. */
+export function isCredential(name: string, marks: VariableMarks = {}): boolean {
+  return marks.markedSecret === true || marks.header === true || looksLikeCredential(name)
+}
