@@ -1,4 +1,5 @@
 import type { AvailableResult } from '../runtime/protocol/available.js'
+import { describeState } from './state-line.js'
 import { terminalSafe } from './terminal-text.js'
 
 /** 8.1 kB: what a table of tool definitions costs a model's context, at a glance. */
@@ -16,7 +17,7 @@ export function renderAvailable(result: AvailableResult): string {
     c.interfaces.forEach((i, n) => {
       const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
       const context = i.kind === 'mcp' && i.tools !== undefined ? `${i.tools} tool${i.tools === 1 ? '' : 's'}, ${size(i.schemaBytes ?? 0)}` : '-'
-      rows.push([n === 0 ? label : '', i.kind, use, context, i.reason ? `${i.status}: ${i.reason}` : i.status])
+      rows.push([n === 0 ? label : '', i.kind, use, context, describeState(i)])
     })
   }
   // escaped before measuring, so the columns line up with what is printed

@@ -11,7 +11,10 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   for (const c of status.connectors) {
     const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation && c.activation !== 'eager' ? `${c.activation} ` : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
-    lines.push(`  ${c.key} ${c.version}: ${c.status}, generation ${c.generation}, ${c.tools} tools${upstream}${restarts}${c.reason ? ` — ${c.reason}` : ''}`)
+    const status = c.status === 'ready' && c.reason ? `ready (${c.reason})` : c.status
+    const reason = c.reason && c.status !== 'ready' ? ` — ${c.reason}` : ''
+    const counts = `generation ${c.generation}, ${c.tools} tools`
+    lines.push(`  ${c.key} ${c.version}: ${status}, ${counts}${upstream}${restarts}${reason}`)
     if (c.nextRetryAt) lines.push(`    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`)
     if (c.command) lines.push(`    command: ${c.command}`)
     if (c.settings) lines.push(`    settings: ${Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`)

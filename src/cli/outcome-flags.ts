@@ -11,8 +11,4 @@ export function outcomeWait(flags: { wait: boolean; timeout: number }): OutcomeW
   return { wait: flags.wait, timeoutMs: flags.timeout * 1000 }
 }
 
-/** `ready`, or `needs-auth: not connected: missing X (…)`: the state line a person reads. */
-export function describeState(state: { status: string; reason?: string } | undefined): string {
-  if (!state) return 'reconcile requested'
-  return state.status === 'ready' || !state.reason ? state.status : `${state.status}: ${state.reason}`
-}
+export { describeState } from './state-line.js'

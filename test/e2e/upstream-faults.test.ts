@@ -108,7 +108,7 @@ describe('crashed upstreams and upgrades under load', () => {
     expect(await until(() => !isAlive(oldPid))).toBe(true)
   })
 
-  it('a new version whose upstream cannot start fails closed: the previous generation keeps serving', async () => {
+  it('a new version whose upstream cannot start fails closed: the previous generation serves on, and says so', async () => {
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'closed', version: '2.0.0', variant: 'v2' })])
     const client = await connect()
     const before = await connectorState(dir, 'closed')
@@ -117,10 +117,11 @@ describe('crashed upstreams and upgrades under load', () => {
     // the new release is installed, but it is not ready: exit 1 with the upstream's own words
     expect(res.code).toBe(1)
     expect(JSON.parse(res.stdout).error.message).toMatch(/installed closed 3\.0\.0, but its MCP server failed: exited with code 1 before it answered initialize: Error: Cannot find module .*missing\.mjs/)
-    expect(await connectorState(dir, 'closed')).toMatchObject({ status: 'failed', version: '3.0.0', generation: before.generation, reason: expect.stringMatching(/Cannot find module/) })
+    const reason = expect.stringMatching(/^2\.0\.0 serving; 3\.0\.0 failed: .*Cannot find module/)
+    expect(await connectorState(dir, 'closed')).toMatchObject({ status: 'ready', version: '3.0.0', generation: before.generation, reason })
     expect(text(await client.callTool({ name: 'closed_version', arguments: {} }))).toBe('v2')
     const available = await tuttiJson(dir, ['connector', 'available'])
-    expect(available.connectors.find((c: { key: string }) => c.key === 'closed').interfaces[0]).toMatchObject({ kind: 'mcp', status: 'failed' })
+    expect(available.connectors.find((c: { key: string }) => c.key === 'closed').interfaces[0]).toMatchObject({ kind: 'mcp', status: 'ready', reason: expect.stringMatching(/^2\.0\.0 serving; 3\.0\.0 failed: /) })
     // fixing it (reinstalling a working version) recovers
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'closed', version: '3.0.1', variant: 'v2' })])
     expect(await connectorState(dir, 'closed')).toMatchObject({ status: 'ready', version: '3.0.1' })

@@ -86,7 +86,10 @@ describe('ConnectorRuntime', () => {
     const first = dialer.last
     dialer.script.push(new Error('exited with code 1 before it answered initialize'))
     await runtime.apply(eager('2.0.0'))
-    expect(runtime.snapshot()).toMatchObject({ version: '2.0.0', generation: 1, mcp: { status: 'failed' } })
+    // never failed while serving: ready, saying which release serves and why the new one does not
+    const failedChange = { servingVersion: '1.0.0', version: '2.0.0', reason: 'exited with code 1 before it answered initialize' }
+    const reason = '1.0.0 serving; 2.0.0 failed: exited with code 1 before it answered initialize'
+    expect(runtime.snapshot()).toMatchObject({ version: '2.0.0', generation: 1, mcp: { status: 'ready', reason, failedChange } })
     expect(registry.resolve('fx_a')?.generation).toBe(1)
     expect(first.closed).toBe(false)
     dialer.fallback = [tool('a'), tool('b')]
@@ -94,6 +97,28 @@ describe('ConnectorRuntime', () => {
     await drained()
     expect(runtime.snapshot()).toMatchObject({ generation: 2, tools: 2, mcp: { status: 'ready' } })
     expect(first.closed).toBe(true)
+  })
+
+  it('a changed credential that cannot start withdraws the tools and closes the upstream that had the old value', async () => {
+    const { registry, dialer, runtime, drained } = harness()
+    dialer.fallback = [tool('a')]
+    await runtime.apply({ ...eager('1.0.0'), values: 'old' })
+    const first = dialer.last
+    const visible: number[] = []
+    registry.onChange(() => visible.push(registry.list().length))
+    dialer.script.push(new Error('exited with code 5 before it answered initialize'))
+    const changed = eager('1.0.0')
+    await runtime.apply({ ...changed, spec: { ...changed.spec!, env: { TOKEN: 'new' } }, values: 'new' })
+    expect(runtime.snapshot()).toMatchObject({ generation: 1, tools: 0, mcp: { status: 'failed', reason: 'exited with code 5 before it answered initialize' } })
+    expect(runtime.snapshot()?.mcp).not.toHaveProperty('failedChange')
+    expect(registry.list()).toEqual([])
+    expect(visible).toEqual([0])
+    expect(first.closed).toBe(true)
+    // the retry of the new value, once it starts, serves again
+    await vi.advanceTimersByTimeAsync(BACKOFF.initialMs)
+    await drained()
+    expect(runtime.snapshot()).toMatchObject({ generation: 2, tools: 1, mcp: { status: 'ready' } })
+    expect(runtime.snapshot()?.mcp).not.toHaveProperty('reason')
   })
 
   it('an exit shows starting with the reason; the restart commits a new generation on the same supervisor', async () => {

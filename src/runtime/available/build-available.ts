@@ -27,7 +27,11 @@ export function buildAvailable(snapshots: readonly ConnectorSnapshot[], scrub: (
       if (s.mcp && s.releaseRoot) {
         // the context cost is known once a table was committed (declared, cached or listed)
         const cost = s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes } : {}
-        interfaces.push({ kind: 'mcp', serverName: SERVER_NAME, toolPrefix: toolPrefix(s.key), status: s.mcp.status, ...(s.mcp.status !== 'ready' ? shortReason(s.mcp.reason, scrub) : {}), ...cost })
+        // a ready one's reason says which release serves while a change of it failed
+        const { status, reason } = s.mcp
+        const prefix = toolPrefix(s.key)
+        const mcp = { kind: 'mcp' as const, serverName: SERVER_NAME as typeof SERVER_NAME, toolPrefix: prefix, status }
+        interfaces.push({ ...mcp, ...shortReason(reason, scrub), ...cost })
       }
       if (s.cli) interfaces.push({ kind: 'cli', command: shimCommand(s.key), status: s.cli.status, ...(s.cli.status !== 'ready' ? shortReason(s.cli.reason, scrub) : {}) })
       return {

@@ -173,6 +173,11 @@ function expectOutcome(done: string, state: ConnectorState | undefined, wait: Ou
   if (!wait.wait) return
   if (!state) throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but the daemon reports nothing about it; see \`tutti daemon status\``)
   if (state.status === 'failed') throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but its MCP server failed: ${state.reason ?? state.error ?? 'no reason given'}`)
+  const change = state.failedChange
+  if (change) {
+    const failed = `${done}, but its MCP server failed: ${change.reason}`
+    throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${failed}; ${change.servingVersion} keeps serving`)
+  }
   if (state.status === 'starting') {
     throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`)
   }

@@ -18,8 +18,10 @@ export const connectorState = z.object({
   /** Lazy connectors: how often the upstream was started. */
   starts: z.number().int().optional(),
   error: z.string().optional(),
-  /** Why the MCP interface is not ready, short and redacted. */
+  /** Why the MCP interface is not ready (or, ready, which release serves), short and redacted. */
   reason: z.string().optional(),
+  /** Ready because the previous release serves on: the version that failed to start, and why. */
+  failedChange: z.object({ servingVersion: z.string(), version: z.string(), reason: z.string() }).optional(),
   /** The stdio command as resolved at install or connect (absolute). */
   command: z.string().optional(),
   /** Declared settings with their values (never credentials). */

@@ -1,5 +1,4 @@
 export { specHash, type DesiredConnector } from './desired-connector.js'
-import path from 'node:path'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 import { effectiveActivation, type EffectiveActivation } from '../manifest/schema.js'
@@ -10,8 +9,11 @@ import { compareToolTables, type ToolDifference } from '../registry/declared-too
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, UpstreamSupervisor, type Activation, type OpenUpstream } from '../upstream/upstream-supervisor.js'
-import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
+import type { ConnectorSnapshot } from './connector-snapshot.js'
 import { NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
+import { ConnectorStatus } from './connector-status.js'
+import { keepServing, servingNote, type FailedChange } from './failed-change.js'
+import { runtimeSnapshot } from './runtime-snapshot.js'
 import type { ShimKeeper } from './shim-keeper.js'
 import { sameTable } from './same-table.js'
 import type { ToolCache } from './tool-cache.js'
@@ -42,15 +44,14 @@ export class ConnectorRuntime {
   private serving?: UpstreamSupervisor
   /** A supervisor for the desired state that has not committed yet (still starting, or retrying). */
   private pending?: UpstreamSupervisor
-  private status: InterfaceStatus = 'starting'
-  private reason?: string
+  private readonly state = new ConnectorStatus()
+  /** The desired state each supervisor was made for: what a failed change is compared with. */
+  private readonly wantedBy = new WeakMap<UpstreamSupervisor, DesiredConnector>()
   private generation = 0
   private toolCount = 0
   private toolBytes = 0
-  private lastChange = new Date().toISOString()
   private declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private disposed = false
-  private readonly statusListeners = new Set<() => void>()
 
   constructor(
     readonly key: string,
@@ -65,7 +66,9 @@ export class ConnectorRuntime {
   /** Bring this connector to `desired`; nothing changes when it already serves that, except a missing shim. */
   async apply(desired: DesiredConnector): Promise<void> {
     const hash = specHash(desired)
-    if (hash === this.hash && this.status === 'ready') return this.shims.ensure(this.key, desired, this.generation, this.registry.nextGeneration(this.key))
+    if (hash === this.hash && this.state.status === 'ready' && !this.pending) {
+      return this.shims.ensure(this.key, desired, this.generation, this.registry.nextGeneration(this.key))
+    }
     this.desired = desired
     this.hash = hash
     this.declaredCheck = undefined
@@ -80,6 +83,7 @@ export class ConnectorRuntime {
     const mode = effectiveActivation(mcp)
     const activation: Activation = mode === 'eager' ? { kind: 'eager' } : { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 }
     const supervisor = this.supervise(desired.spec, activation, mode)
+    this.wantedBy.set(supervisor, desired)
     this.pending = supervisor
     if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
@@ -114,7 +118,7 @@ export class ConnectorRuntime {
     try {
       route = buildRoute(this.key, generation, client, tools)
     } catch (err) {
-      this.fail(err, reason)
+      this.fail(err, reason, client)
       return false
     }
     for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
@@ -160,10 +164,11 @@ export class ConnectorRuntime {
         })
       },
       failed: (reason, failures, retryAt) => {
-        if (supervisor !== this.serving && supervisor !== this.pending) return
-        if (supervisor === this.serving && mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
+        if (supervisor === this.pending && supervisor !== this.serving) return this.changeFailed(reason)
+        if (supervisor !== this.serving) return
+        if (mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
         else this.setStatus('failed', reason)
-        if (failures >= WITHDRAW_AFTER_FAILURES && supervisor === this.serving && this.registry.route(this.key)) {
+        if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
           this.registry.remove(this.key, this.generation)
           this.toolCount = 0
           this.toolBytes = 0
@@ -185,11 +190,40 @@ export class ConnectorRuntime {
     return tools
   }
 
-  /** A table or a start that failed: the reason (already redacted of secrets) is the connector's. */
-  private fail(err: unknown, reason: string): void {
+  /** A table that does not build: refused whole; the status says whether a previous generation serves on. */
+  private fail(err: unknown, reason: string, client: RouteClient): void {
     const error = this.log.redactor.redactString((err as Error).message)
-    this.setStatus('failed', error)
     this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error, generation: this.generation })
+    if (client === this.pending && client !== this.serving) return this.changeFailed(error)
+    if (!this.registry.route(this.key)) return this.setStatus('failed', error)
+    this.setStatus('ready', `a new tool table was refused (${error}); the previous one serves`)
+  }
+
+  /**
+   * The desired state's start failed. The serving generation serves on when
+   * it uses no value the user replaced (reconcile/failed-change.ts): ready,
+   * saying which release serves. Otherwise its tools are withdrawn and its
+   * upstream stopped, and the connector is failed.
+   */
+  private changeFailed(reason: string): void {
+    const serving = this.serving && this.wantedBy.get(this.serving)
+    const change = serving && this.desired ? keepServing(serving, this.desired, reason) : undefined
+    if (change) return this.setStatus('ready', servingNote(change), change)
+    if (this.serving) this.withdraw('a changed credential or setting failed to start: the old upstream is stopped')
+    this.setStatus('failed', reason)
+  }
+
+  /** No generation serves: the route is fenced away (sessions are told) and the serving upstream is closed. */
+  private withdraw(why: string): void {
+    const retired = this.serving
+    this.serving = undefined
+    this.registry.remove(this.key, this.generation)
+    this.toolCount = 0
+    this.toolBytes = 0
+    this.log.warn(why, { connector: this.key, generation: this.generation, pid: retired?.pid })
+    if (!retired) return
+    const closing = retired.dispose(DEACTIVATE_DRAIN_MS)
+    void bestEffort(closing, this.log, 'closing a withdrawn upstream', { connector: this.key })
   }
 
   /** The state on disk moved on: a connect still in progress for the old desired state is given up. */
@@ -223,67 +257,31 @@ export class ConnectorRuntime {
     await Promise.all(all.map((s) => bestEffort(s.dispose(drainMs), this.log, 'closing an upstream', { connector: this.key })))
   }
 
-  private setStatus(status: InterfaceStatus, reason?: string): void {
-    this.status = status
-    this.reason = reason
-    this.lastChange = new Date().toISOString()
-    for (const listener of this.statusListeners) listener()
+  private setStatus(status: InterfaceStatus, reason?: string, failedChange?: FailedChange): void {
+    this.state.set(status, reason, failedChange)
   }
 
   get ready(): boolean {
-    return this.status === 'ready'
+    return this.state.status === 'ready'
   }
 
   /** Resolves once the status is anything but `starting` (the outcome of a build or restart). */
   settled(): Promise<void> {
-    if (this.status !== 'starting') return Promise.resolve()
-    return new Promise((resolve) => {
-      const listener = (): void => {
-        if (this.status === 'starting' && !this.disposed) return
-        this.statusListeners.delete(listener)
-        resolve()
-      }
-      this.statusListeners.add(listener)
-    })
+    return this.state.settled(() => this.disposed)
   }
 
   snapshot(): ConnectorSnapshot | undefined {
     const desired = this.desired
     if (!desired) return undefined
-    const { manifest, root, skills } = desired.release
-    const upstream = this.pending ?? this.serving
-    const cli = manifest.cli ? this.shims.state(this.key, this.hash) : undefined
-    return freeze({
-      key: this.key,
-      name: manifest.name,
-      version: manifest.version,
-      description: manifest.description,
-      digest: desired.digest,
-      releaseRoot: root,
-      ...(manifest.skills ? { skillsDir: path.join(root, manifest.skills) } : {}),
-      skills,
-      active: true,
-      generation: this.generation,
-      tools: this.toolCount,
-      toolBytes: this.toolBytes,
-      ...(manifest.mcp ? { mcp: { status: this.status, activation: effectiveActivation(manifest.mcp), ...(this.reason ? { reason: this.reason } : {}) } } : {}),
-      ...(cli ? { cli } : {}),
-      ...(upstream
-        ? {
-            upstream: {
-              state: upstream.state,
-              starts: upstream.starts,
-              restarts: upstream.restarts,
-              ...(upstream.pid !== undefined ? { pid: upstream.pid } : {}),
-              ...(upstream.nextRetryAt ? { nextRetryAt: upstream.nextRetryAt } : {}),
-              ...(upstream.lastError ? { lastError: upstream.lastError } : {}),
-              ...(desired.spec?.kind === 'stdio' ? { command: desired.spec.command } : {}),
-            },
-          }
-        : {}),
-      ...(desired.settings && Object.keys(desired.settings).length ? { settings: desired.settings } : {}),
-      ...(this.declaredCheck ? { declaredCheck: this.declaredCheck } : {}),
-      lastChange: this.lastChange,
+    // while a generation serves, its upstream is the one shown; else the one being started
+    const upstream = this.ready && this.serving ? this.serving : (this.pending ?? this.serving)
+    const cli = desired.release.manifest.cli ? this.shims.state(this.key, this.hash) : undefined
+    const { generation, toolCount: tools, toolBytes, declaredCheck } = this
+    const { status, reason, failedChange, lastChange } = this.state
+    return runtimeSnapshot({
+      key: this.key, desired, generation, tools, toolBytes, status, lastChange,
+      ...(reason ? { reason } : {}), ...(failedChange ? { failedChange } : {}), ...(upstream ? { upstream } : {}),
+      ...(cli ? { cli } : {}), ...(declaredCheck ? { declaredCheck } : {}),
     })
   }
 }

@@ -2,6 +2,7 @@ import path from 'node:path'
 import type { ToolDifference } from '../registry/declared-tools.js'
 import type { InterfaceStatus } from '../protocol/connector-state.js'
 import type { SkillSummary } from '../skills/skill-file.js'
+import type { FailedChange } from './failed-change.js'
 
 /**
  * Everything the daemon knows about one installed connector at one moment,
@@ -31,6 +32,8 @@ export interface ConnectorSnapshot {
     readonly status: InterfaceStatus
     readonly reason?: string
     readonly activation: 'eager' | 'lazy' | 'cached'
+    /** Ready, but a change failed to start: the previous release serves on (reconcile/failed-change.ts). */
+    readonly failedChange?: FailedChange
   }
   readonly cli?: {
     readonly status: InterfaceStatus

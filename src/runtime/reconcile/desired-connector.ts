@@ -11,6 +11,8 @@ export interface DesiredConnector {
   spec: UpstreamSpec | undefined
   /** Declared settings with their values (for status; the spec already carries them). */
   settings?: Record<string, string>
+  /** A digest of the values the user gives (credentials, settings): a generation with other values may not serve on. */
+  values?: string
 }
 
 /** The route client of a connector without an MCP server: it has no tools, so it is never called. */
@@ -23,4 +25,11 @@ export const NO_UPSTREAM: RouteClient = {
 /** One hash for everything that makes a desired state different (release, command, environment, credentials, settings). */
 export function specHash(desired: DesiredConnector): string {
   return createHash('sha256').update(desired.digest).update(JSON.stringify(desired.spec ?? null)).digest('hex')
+}
+
+/** The digest of the user's values, never the values: a change of them is told from an upgrade by it. */
+type Values = Readonly<Record<string, string>>
+export function valuesDigest(credentials: Values, settings: Values | undefined): string {
+  const sorted = (r: Readonly<Record<string, string>>) => Object.entries(r).sort(([a], [b]) => a.localeCompare(b))
+  return createHash('sha256').update(JSON.stringify([sorted(credentials), sorted(settings ?? {})])).digest('hex')
 }

@@ -13,6 +13,7 @@ import { pruneReleases } from '../store/release-store.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
+import { valuesDigest } from './desired-connector.js'
 import { freeze, overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
 import { inactiveSnapshot } from './inactive-snapshot.js'
 import { ShimKeeper } from './shim-keeper.js'
@@ -154,7 +155,9 @@ export class Reconciler {
     if (command) record.command = command
     if (settings) record.settings = settings
     const spec = upstreamSpec(entry.release, record, entry.credentials, dataDir)
-    const desired = { release: entry.release, digest, spec, settings: resolveSettings(entry.release.manifest, settings, dataDir) }
+    const resolved = resolveSettings(entry.release.manifest, settings, dataDir)
+    const values = valuesDigest(entry.credentials, settings)
+    const desired = { release: entry.release, digest, spec, settings: resolved, values }
     const { auth } = entry.release.manifest
     if (auth.kind !== 'oauth' || spec?.kind !== 'http') return desired
     // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`

@@ -13,10 +13,10 @@ export function toConnectorState(s: ConnectorSnapshot): ConnectorState {
     lastChange: s.lastChange,
   }
   const reason = overallReason(s)
-  if (reason && state.status !== 'ready') {
-    state.reason = reason
-    state.error = reason
-  }
+  // a ready connector has a reason only while a change of it failed and the previous release serves on
+  if (reason) state.reason = reason
+  if (reason && state.status !== 'ready') state.error = reason
+  if (s.mcp?.failedChange) state.failedChange = { ...s.mcp.failedChange }
   if (s.mcp) state.activation = s.mcp.activation
   state.upstream = s.upstream?.state ?? 'none'
   if (s.upstream) {

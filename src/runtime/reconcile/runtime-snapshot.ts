@@ -1,0 +1,73 @@
+import path from 'node:path'
+import { effectiveActivation } from '../manifest/schema.js'
+import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { ToolDifference } from '../registry/declared-tools.js'
+import type { UpstreamSupervisor } from '../upstream/upstream-supervisor.js'
+import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
+import type { DesiredConnector } from './desired-connector.js'
+import type { FailedChange } from './failed-change.js'
+
+/** What an active connector's runtime knows at one moment, for its snapshot. */
+export interface RuntimeView {
+  key: string
+  desired: DesiredConnector
+  generation: number
+  tools: number
+  toolBytes: number
+  status: InterfaceStatus
+  reason?: string
+  failedChange?: FailedChange
+  /** The upstream shown: the one that serves while it does, else the one being started. */
+  upstream?: UpstreamSupervisor
+  cli?: ConnectorSnapshot['cli']
+  declaredCheck?: ConnectorSnapshot['declaredCheck'] & { differences: ToolDifference[] }
+  lastChange: string
+}
+
+/** An active connector's snapshot, frozen. */
+export function runtimeSnapshot(v: RuntimeView): ConnectorSnapshot {
+  const { desired, upstream } = v
+  const { manifest, root, skills } = desired.release
+  const mcp = manifest.mcp
+    ? {
+        mcp: {
+          status: v.status,
+          activation: effectiveActivation(manifest.mcp),
+          ...(v.reason ? { reason: v.reason } : {}),
+          ...(v.failedChange ? { failedChange: v.failedChange } : {}),
+        },
+      }
+    : {}
+  return freeze({
+    key: v.key,
+    name: manifest.name,
+    version: manifest.version,
+    description: manifest.description,
+    digest: desired.digest,
+    releaseRoot: root,
+    ...(manifest.skills ? { skillsDir: path.join(root, manifest.skills) } : {}),
+    skills,
+    active: true,
+    generation: v.generation,
+    tools: v.tools,
+    toolBytes: v.toolBytes,
+    ...mcp,
+    ...(v.cli ? { cli: v.cli } : {}),
+    ...(upstream
+      ? {
+          upstream: {
+            state: upstream.state,
+            starts: upstream.starts,
+            restarts: upstream.restarts,
+            ...(upstream.pid !== undefined ? { pid: upstream.pid } : {}),
+            ...(upstream.nextRetryAt ? { nextRetryAt: upstream.nextRetryAt } : {}),
+            ...(upstream.lastError ? { lastError: upstream.lastError } : {}),
+            ...(upstream.spec.kind === 'stdio' ? { command: upstream.spec.command } : {}),
+          },
+        }
+      : {}),
+    ...(desired.settings && Object.keys(desired.settings).length ? { settings: desired.settings } : {}),
+    ...(v.declaredCheck ? { declaredCheck: v.declaredCheck } : {}),
+    lastChange: v.lastChange,
+  })
+}
