@@ -21,6 +21,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/connector-lifecycle.test.ts': 33,
   'test/e2e/serving-generation.test.ts': 38,
   'test/e2e/oauth-connector.test.ts': 32,
+  'test/e2e/oauth-discovery.test.ts': 20,
   'test/e2e/daemon-lifecycle.test.ts': 26,
   'test/e2e/round3-daemon-json.test.ts': 25,
   'test/e2e/upstream-faults.test.ts': 24,

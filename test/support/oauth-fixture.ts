@@ -59,3 +59,8 @@ export function stateFiles(stateDir: string, into: Array<[string, string]>, d = 
     else if (st.isFile() && p !== path.join(stateDir, 'oauth-grants.json')) into.push([p, fs.readFileSync(p, 'latin1')])
   }
 }
+
+/** A plain remote entry as plugins bring them (Linear, Notion, Figma): a URL and no auth at all in the manifest. */
+export function plainRemoteConnector(key: string, url: string): string {
+  return makeConnector({ schemaVersion: 1, key, name: `Plain ${key}`, version: '1.0.0', mcp: { transport: 'http', url } })
+}

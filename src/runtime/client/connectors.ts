@@ -119,7 +119,7 @@ export class Connectors {
     // the connecting shell resolves the command again: a fixed PATH is picked up here
     const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
     const result = await store.connect(key, { credentials: request.credentials, settings: request.settings, runtime })
-    if (current.release.manifest.auth.kind === 'oauth') await this.signIn(await store.get(key), request, preRegistered)
+    await this.signIn(await store.get(key), request, preRegistered)
     const state = await this.reconcile(key, request)
     expectOutcome(`connected ${key}`, state, request)
     return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
@@ -133,18 +133,32 @@ export class Connectors {
     return { key, disconnected: result.removed || forgot, ...(revocation ? { revocation } : {}), ...(state ? { state } : {}) }
   }
 
-  /** OAuth: the browser sign-in, against the server URL and headers the daemon will use (oauth/sign-in.ts). */
+  /**
+   * OAuth: the browser sign-in, against the server URL and headers the daemon will use (oauth/sign-in.ts). A
+   * remote connector with no auth in its manifest signs in too when its server offers OAuth (oauth/sign-in-probe.ts).
+   */
   private async signIn(current: InstalledRelease, request: ConnectRequest, preRegistered: PreRegisteredClient | undefined): Promise<void> {
     const { manifest } = current.release
+    if (manifest.auth.kind === 'env' || manifest.mcp?.transport !== 'http') return
     const { upstreamSpec } = await import('../upstream/upstream-spec.js')
     const record = { environment: current.installed.environment ?? {}, ...(current.installed.settings ? { settings: current.installed.settings } : {}) }
     const spec = upstreamSpec(current.release, record, current.credentials, this.paths.dataDir(manifest.key))
-    if (spec?.kind !== 'http' || manifest.auth.kind !== 'oauth') return
+    if (spec?.kind !== 'http') return
+    if (manifest.auth.kind === 'none' && !(await this.offersOAuth(manifest.key, spec.url, spec.headers))) return
     const { OAuthSignIn, SIGN_IN_WAIT_MS } = await import('../oauth/sign-in.js')
-    const { clientId, scopes } = manifest.auth
+    const { clientId, scopes } = manifest.auth.kind === 'oauth' ? manifest.auth : {}
     const target = { key: manifest.key, serverUrl: spec.url, headers: spec.headers, ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}), ...(preRegistered ? { preRegistered } : {}) }
     const print = request.signIn?.print ?? ((line: string) => process.stderr.write(`${line}\n`))
     await new OAuthSignIn(this.paths, target).run({ env: this.env, timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS, print, ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}) })
+  }
+
+  /** A server the manifest says nothing of: OAuth when a sign-in was kept for it, or when it offers one now. */
+  private async offersOAuth(key: string, url: string, headers: Record<string, string>): Promise<boolean> {
+    const { OAuthGrantStore } = await import('../oauth/grant-store.js')
+    if (await new OAuthGrantStore(this.paths).get(key)) return true
+    const { probeSignIn } = await import('../oauth/sign-in-probe.js')
+    // unreachable or wanting credentials: the reconcile that follows reports it
+    return (await probeSignIn(url, headers).catch(() => undefined))?.kind === 'oauth'
   }
 
   /**

@@ -61,6 +61,8 @@ export class ConnectorRuntime {
     private readonly enqueue: (work: () => Promise<void>) => Promise<void>,
     private readonly openUpstream: OpenUpstream = openUpstreamConnection,
     private readonly cache?: Pick<ToolCache, 'get' | 'put'>,
+    /** The server turned out to want an OAuth sign-in the manifest did not mention. */
+    private readonly signInFound?: () => void,
   ) {}
 
   /** Bring this connector to `desired`; nothing changes when it already serves that, except a missing shim. */
@@ -169,13 +171,13 @@ export class ConnectorRuntime {
         if (mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
         else this.setStatus('failed', reason)
         if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
-          this.registry.remove(this.key, this.generation)
-          this.toolCount = 0
-          this.toolBytes = 0
-          this.log.error('upstream keeps failing; its tools are withdrawn until a restart succeeds', { connector: this.key, failures })
+          this.withdraw('upstream keeps failing; its tools are withdrawn until a restart succeeds', false, { failures })
         }
       },
       stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
+      signInRequired: (reason) => {
+        if (supervisor === this.serving || supervisor === this.pending) this.needsSignIn(reason)
+      },
     }, this.log, this.openUpstream)
     return supervisor
   }
@@ -209,19 +211,29 @@ export class ConnectorRuntime {
     const serving = this.serving && this.wantedBy.get(this.serving)
     const change = serving && this.desired ? keepServing(serving, this.desired, reason) : undefined
     if (change) return this.setStatus('ready', servingNote(change), change)
-    if (this.serving) this.withdraw('a changed credential or setting failed to start: the old upstream is stopped')
+    if (this.serving) this.withdraw('a changed credential or setting failed to start: the old upstream stops', true)
     this.setStatus('failed', reason)
   }
 
-  /** No generation serves: the route is fenced away (sessions are told) and the serving upstream is closed. */
-  private withdraw(why: string): void {
-    const retired = this.serving
-    this.serving = undefined
+  /** The server wants an OAuth sign-in: no upstream, no tools, nothing retried until the user signs in. */
+  private needsSignIn(reason: string): void {
+    this.withdraw('the server asks for an OAuth sign-in: the connector has no upstream until `connect`', true)
+    const pending = this.pending
+    this.pending = undefined
+    if (pending) void bestEffort(pending.dispose(0), this.log, 'closing for a sign-in', { connector: this.key })
+    this.setStatus('needs-auth', reason)
+    this.signInFound?.()
+  }
+
+  /** No generation serves: the route is fenced away (sessions are told); `stop`: its upstream is closed too. */
+  private withdraw(why: string, stop: boolean, fields: Record<string, unknown> = {}): void {
+    const retired = stop ? this.serving : undefined
     this.registry.remove(this.key, this.generation)
     this.toolCount = 0
     this.toolBytes = 0
-    this.log.warn(why, { connector: this.key, generation: this.generation, pid: retired?.pid })
+    this.log.error(why, { connector: this.key, generation: this.generation, pid: retired?.pid, ...fields })
     if (!retired) return
+    this.serving = undefined
     const closing = retired.dispose(DEACTIVATE_DRAIN_MS)
     void bestEffort(closing, this.log, 'closing a withdrawn upstream', { connector: this.key })
   }

@@ -10,6 +10,7 @@ import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { pruneReleases } from '../store/release-store.js'
+import { signInRequired } from '../upstream/unauthorized.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
@@ -44,6 +45,8 @@ export class Reconciler {
   private readonly grants: OAuthGrantStore
   /** OAuth connectors whose grant needs the user: active (CLI, Skills), with no MCP route, and this reason. */
   private readonly needsSignIn = new Map<string, string>()
+  /** Remote connectors with no auth in the manifest whose server asked for an OAuth sign-in (until uninstall). */
+  private readonly oauthFound = new Set<string>()
 
   constructor(
     private readonly store: ConnectorStore,
@@ -115,6 +118,7 @@ export class Reconciler {
       this.runtimes.delete(key)
       this.inactive.delete(key)
       this.liveDigests.delete(key)
+      this.oauthFound.delete(key)
       // the data directory stays (uninstall --purge removes it): a reinstall finds it again
       await pruneReleases(this.paths, key, new Set())
       await this.toolCache.remove(key)
@@ -132,7 +136,11 @@ export class Reconciler {
     this.inactive.delete(key)
     let rt = this.runtimes.get(key)
     if (!rt) {
-      rt = new ConnectorRuntime(key, this.registry, this.shimKeeper, this.log.child('connector'), (work) => this.queue.enqueue(key, work), this.openUpstream, this.toolCache)
+      const enqueue = (work: () => Promise<void>) => this.queue.enqueue(key, work)
+      const found = () => this.signInFound(key)
+      const log = this.log.child('connector')
+      const { registry, shimKeeper, openUpstream, toolCache } = this
+      rt = new ConnectorRuntime(key, registry, shimKeeper, log, enqueue, openUpstream, toolCache, found)
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
@@ -159,17 +167,31 @@ export class Reconciler {
     const values = valuesDigest(entry.credentials, settings)
     const desired = { release: entry.release, digest, spec, settings: resolved, values }
     const { auth } = entry.release.manifest
-    if (auth.kind !== 'oauth' || spec?.kind !== 'http') return desired
+    // no auth in the manifest, but the server asked for a sign-in (now or before: a grant is kept)
+    const found = auth.kind === 'none' && (this.oauthFound.has(key) || grant !== undefined)
+    if ((auth.kind !== 'oauth' && !found) || spec?.kind !== 'http') return desired
     // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`
     const readiness = grantReadiness(grant, spec.url, key)
-    if (!readiness.ready) return { ...desired, spec: undefined, needsSignIn: readiness.reason }
-    spec.oauth = { stateRoot: this.paths.root, ...(auth.clientId ? { clientId: auth.clientId } : {}), ...(auth.scopes ? { scopes: auth.scopes } : {}), needsAuth: () => this.signInNeeded(key), learned: (secrets) => secrets.forEach((v) => this.log.redactor.addSecret(v)) }
+    if (!readiness.ready) {
+      const reason = found && !grant?.tokens && !grant?.needsAuth ? signInRequired(key) : readiness.reason
+      return { ...desired, spec: undefined, needsSignIn: reason }
+    }
+    const { clientId, scopes } = auth.kind === 'oauth' ? auth : {}
+    const asked = { ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}) }
+    const learned = (secrets: string[]) => secrets.forEach((v) => this.log.redactor.addSecret(v))
+    spec.oauth = { stateRoot: this.paths.root, ...asked, needsAuth: () => this.signInNeeded(key), learned }
     return desired
   }
 
   /** The daemon's auth provider found the grant unusable (and marked it): the connector loses its upstream until `connect`. */
   private signInNeeded(key: string): void {
     this.reconcile([key]).catch((err: Error) => this.log.error('reconcile after an OAuth grant needed the user failed', { connector: key, error: err.message }))
+  }
+
+  /** A connector without auth in its manifest met a server that wants an OAuth sign-in: it is one from now on. */
+  private signInFound(key: string): void {
+    this.oauthFound.add(key)
+    this.signInNeeded(key)
   }
 
   /** A runtime whose build is still connecting is told to give up when the disk no longer wants that build. */

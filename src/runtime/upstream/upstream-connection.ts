@@ -6,6 +6,7 @@ import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
 import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
+import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 export const UPSTREAM_LIMITS = {
@@ -102,7 +103,11 @@ export class UpstreamConnection implements RouteClient {
     } catch (err) {
       // the connect already failed, and that is what is reported; a second failure from closing adds nothing
       await transport.close().catch(() => undefined)
-      throw signal?.aborted ? new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'the connect was abandoned: the connector changed meanwhile', { cause: err }) : conn.connectFailure(err)
+      const abandoned = 'the connect was abandoned: the connector changed meanwhile'
+      if (signal?.aborted) throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, abandoned, { cause: err })
+      // a 401 without a grant: the server may offer an OAuth sign-in the manifest does not mention
+      if (spec.kind === 'http' && !spec.oauth && isUnauthorized(err)) throw await unauthorizedFailure(spec, err)
+      throw conn.connectFailure(err)
     } finally {
       clearTimeout(timer)
       if (onAbort) signal?.removeEventListener('abort', onAbort)

@@ -6,7 +6,17 @@ import type { UpstreamOAuth } from '../oauth/upstream-grant.js'
 /** Everything needed to dial one connector's upstream, resolved from its release and credentials. */
 export type UpstreamSpec =
   | { kind: 'stdio'; key: string; command: string; args: string[]; cwd: string; env: Record<string, string> }
-  | { kind: 'http'; key: string; url: string; headers: Record<string, string>; oauth?: UpstreamOAuth }
+  | HttpSpec
+
+/** A remote upstream; `mayOfferOAuth`: the manifest has no auth, so a 401 may be an OAuth server's. */
+type HttpSpec = {
+  kind: 'http'
+  key: string
+  url: string
+  headers: Record<string, string>
+  oauth?: UpstreamOAuth
+  mayOfferOAuth?: true
+}
 
 /** What the install recorded for the upstream (see install/recorded-environment.ts). */
 export interface UpstreamRecord {
@@ -32,7 +42,9 @@ export function upstreamSpec(release: LoadedRelease, record: UpstreamRecord, cre
     // remote: credentials go only where the manifest places them
     const headers: Record<string, string> = {}
     for (const [name, value] of Object.entries(mcp.headers)) headers[name] = expandVariables(value, vars)
-    return { kind: 'http', key, url: expandVariables(mcp.url, vars), headers }
+    // no auth in the manifest: a 401 may still be an OAuth server's (upstream/unauthorized.ts)
+    const mayOfferOAuth = release.manifest.auth.kind === 'none' ? { mayOfferOAuth: true as const } : {}
+    return { kind: 'http', key, url: expandVariables(mcp.url, vars), headers, ...mayOfferOAuth }
   }
   const env: Record<string, string> = { ...record.environment, ...settings, [DATA_DIR_VAR]: dataDir }
   for (const name of authVariableNames(release.manifest)) if (credentials[name] !== undefined) env[name] = credentials[name]

@@ -3,7 +3,7 @@ import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { backoffDelay, STABLE_AFTER_MS } from './backoff.js'
-import { UpstreamConnection } from './upstream-connection.js'
+import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /**
@@ -25,23 +25,13 @@ export interface SupervisorEvents {
   failed(reason: string, failures: number, retryAt?: string): void
   /** A lazy upstream was stopped (idle, or it exited); the next call starts it again. */
   stopped(reason: string): void
+  /** The server wants an OAuth sign-in no grant answers: nothing is retried, only `connect` helps. */
+  signInRequired(reason: string): void
 }
 
 export type UpstreamState = 'running' | 'stopped' | 'restarting'
 
-/** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
-export interface UpstreamLink extends RouteClient {
-  readonly pid: number | undefined
-  readonly closed: boolean
-  listTools(): Promise<UpstreamTool[]>
-  onClosed(listener: (reason: string) => void): void
-  onToolsChanged(listener: () => void): void
-  close(drainMs?: number): Promise<void>
-}
-
-export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal) => Promise<UpstreamLink>
-
-export const openUpstreamConnection: OpenUpstream = (spec, signal) => UpstreamConnection.open(spec, signal)
+export { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 
 /** Bursts of tools/list_changed are listed once. */
 const LIST_CHANGED_COALESCE_MS = 50
@@ -232,6 +222,8 @@ export class UpstreamSupervisor implements RouteClient {
     }
     const reason = this.log.redactor.redactString((err as Error).message)
     this.lastError = reason
+    // a server that wants a sign-in is not retried: only `connect` helps
+    if (err instanceof TuttiError && err.code === ErrorCodes.OAUTH_NEEDS_AUTH) return this.events.signInRequired(reason)
     this.failures++
     this.log.warn(`upstream ${phase} failed`, { connector: this.spec.key, failures: this.failures, error: reason })
     this.events.failed(reason, this.failures, phase === 'call' ? undefined : this.scheduleRestart())

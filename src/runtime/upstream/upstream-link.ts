@@ -1,0 +1,17 @@
+import type { RouteClient, UpstreamTool } from '../registry/route.js'
+import { UpstreamConnection } from './upstream-connection.js'
+import type { UpstreamSpec } from './upstream-spec.js'
+
+/** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
+export interface UpstreamLink extends RouteClient {
+  readonly pid: number | undefined
+  readonly closed: boolean
+  listTools(): Promise<UpstreamTool[]>
+  onClosed(listener: (reason: string) => void): void
+  onToolsChanged(listener: () => void): void
+  close(drainMs?: number): Promise<void>
+}
+
+export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal) => Promise<UpstreamLink>
+
+export const openUpstreamConnection: OpenUpstream = (spec, signal) => UpstreamConnection.open(spec, signal)
