@@ -4,7 +4,8 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Bystander } from '../support/bystander.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { FOLLOW_BROWSER, plainRemoteConnector, startOAuthFixture, stateFiles, type OAuthFixture } from '../support/oauth-fixture.js'
+import { FOLLOW_BROWSER, plainRemoteConnector, startOAuthFixture, stateFiles } from '../support/oauth-fixture.js'
+import type { OAuthFixture } from '../support/oauth-fixture.js'
 import { cleanupState, connectorState, tempStateDir, tutti, type RunResult } from '../support/tutti.js'
 
 /**
@@ -33,8 +34,15 @@ describe('OAuth found on a 401', () => {
   const connect = (key: string) => run(['connector', 'connect', key, '--browser', FOLLOW_BROWSER, '--json'])
   const mcpOf = async (key: string) => {
     const res = await run(['connector', 'available', '--json'])
-    return JSON.parse(res.stdout).connectors.find((c: { key: string }) => c.key === key)?.interfaces.find((i: { kind: string }) => i.kind === 'mcp')
+    const connector = JSON.parse(res.stdout).connectors.find((c: { key: string }) => c.key === key)
+    return connector?.interfaces.find((i: { kind: string }) => i.kind === 'mcp')
   }
+  const prepare = async (session: string): Promise<Binding> => {
+    const args = ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', session, '--json']
+    const prepared = await run(args)
+    return JSON.parse(prepared.stdout).mcpServers[0]
+  }
+  const hint = (key: string) => `sign-in required: run tutti connector connect ${key}`
   const toolNames = async (): Promise<string[]> => {
     const client = await modernClient(binding)
     try {
@@ -60,8 +68,7 @@ describe('OAuth found on a 401', () => {
     ])
     dir = tempStateDir('oauth-discovery')
     bystander = await Bystander.start(dir)
-    const prepared = await run(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'found', '--json'])
-    binding = JSON.parse(prepared.stdout).mcpServers[0]
+    binding = await prepare('found')
   })
   afterAll(async () => {
     for (const f of [challenged, discovered, bare]) f?.child.kill()
@@ -69,16 +76,17 @@ describe('OAuth found on a 401', () => {
     await cleanupState(dir)
   })
 
-  it('a 401 whose challenge names resource metadata: install ends needs-auth with the hint, not a failure', async () => {
-    const { result: installed, watched } = await bystander.during(run(['connector', 'install', plainRemoteConnector('linear', challenged.urls.mcp), '--json']))
+  it('a 401 whose challenge names resource metadata: install ends needs-auth with the hint', async () => {
+    const install = run(['connector', 'install', plainRemoteConnector('linear', challenged.urls.mcp), '--json'])
+    const { result: installed, watched } = await bystander.during(install)
     expect(installed.code, installed.stdout + installed.stderr).toBe(0)
-    const hint = 'sign-in required: run tutti connector connect linear'
-    expect(JSON.parse(installed.stdout).state).toMatchObject({ status: 'needs-auth', reason: hint, tools: 0 })
+    expect(JSON.parse(installed.stdout).state).toMatchObject({ status: 'needs-auth', reason: hint('linear'), tools: 0 })
     expect(watched.missingTools).toBe(0)
-    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: hint })
-    expect(await connectorState(dir, 'linear')).toMatchObject({ status: 'needs-auth', reason: hint, upstream: 'none' })
+    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: hint('linear') })
+    const state = await connectorState(dir, 'linear')
+    expect(state).toMatchObject({ status: 'needs-auth', reason: hint('linear'), upstream: 'none' })
     expect((await run(['daemon', 'status'])).stdout).toContain(`linear 1.0.0: needs-auth, generation`)
-    expect((await run(['connector', 'available'])).stdout).toMatch(/needs-auth: sign-in required: run tutti connector connect linear/)
+    expect((await run(['connector', 'available'])).stdout).toContain(`needs-auth: ${hint('linear')}`)
     expect((await toolNames()).filter((n) => n.startsWith('linear_'))).toEqual([])
     // asked once, not retried in a loop: only `connect` helps
     expect((await challenged.stats()).registrations).toBe(0)
@@ -88,7 +96,8 @@ describe('OAuth found on a 401', () => {
     const res = await connect('linear')
     expect(res.code, res.stdout + res.stderr).toBe(0)
     expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready', tools: 2 })
-    expect(res.stderr).toMatch(new RegExp(`Open this URL to sign in to linear:\\n {2}${challenged.urls.as}/authorize\\?`))
+    const opened = new RegExp(`Open this URL to sign in to linear:\\n {2}${challenged.urls.as}/authorize\\?`)
+    expect(res.stderr).toMatch(opened)
     const s = await challenged.stats()
     expect(s.grants.authorization_code).toBe(1)
     expect(s.lastAuthorize).toMatchObject({ code_challenge_method: 'S256', resource: challenged.urls.mcp })
@@ -113,27 +122,29 @@ describe('OAuth found on a 401', () => {
     expect(res.code, res.stdout).toBe(0)
     expect(JSON.parse(res.stdout)).toMatchObject({ disconnected: true, revocation: { revoked: true } })
     expect((await challenged.stats()).revoked).toEqual(expect.arrayContaining(held))
-    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: 'sign-in required: run tutti connector connect linear' })
+    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: hint('linear') })
     await expect(call('linear_whoami')).rejects.toThrow(/unknown tool|no longer available/)
   })
 
   it('a bare 401 challenge with protected-resource metadata at the well-known URL is found by discovery', async () => {
     const installed = await run(['connector', 'install', plainRemoteConnector('notion', discovered.urls.mcp), '--json'])
     expect(installed.code, installed.stdout + installed.stderr).toBe(0)
-    expect(JSON.parse(installed.stdout).state).toMatchObject({ status: 'needs-auth', reason: 'sign-in required: run tutti connector connect notion' })
+    expect(JSON.parse(installed.stdout).state).toMatchObject({ status: 'needs-auth', reason: hint('notion') })
     const res = await connect('notion')
     expect(res.code, res.stdout + res.stderr).toBe(0)
     expect(JSON.parse(res.stdout).state).toMatchObject({ status: 'ready', tools: 2 })
     expect((await call('notion_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
   })
 
-  it('a 401 with no OAuth metadata anywhere fails, saying the server wants credentials and how to give them', async () => {
+  it('a 401 with no OAuth metadata fails, saying the server wants credentials and how to send them', async () => {
     const installed = await run(['connector', 'install', plainRemoteConnector('locked', bare.urls.mcp), '--json'])
     expect(installed.code).toBe(1)
     const message = JSON.parse(installed.stdout).error.message
-    expect(message).toMatch(/installed locked 1\.0\.0, but its MCP server failed: could not connect: the server requires credentials \(HTTP 401\) and offers no OAuth sign-in/)
+    expect(message).toMatch(/^installed locked 1\.0\.0, but its MCP server failed: could not connect: /)
+    expect(message).toContain('the server requires credentials (HTTP 401) and offers no OAuth sign-in')
     expect(message).toContain('--header "Authorization: Bearer …"')
-    expect(await connectorState(dir, 'locked')).toMatchObject({ status: 'failed', reason: expect.stringContaining('requires credentials (HTTP 401)') })
+    const reason = expect.stringContaining('requires credentials (HTTP 401)')
+    expect(await connectorState(dir, 'locked')).toMatchObject({ status: 'failed', reason })
     // connect does not start a sign-in for it: the reconcile reports the same
     const res = await connect('locked')
     expect(res.code).toBe(1)
@@ -147,7 +158,9 @@ describe('OAuth found on a 401', () => {
     const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
     texts.push(['browser argv', fs.readFileSync(browserLog, 'utf8')])
     stateFiles(dir, texts)
-    const leaks = texts.flatMap(([where, text]) => tokens.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
+    const leaksIn = ([where, text]: [string, string]) =>
+      tokens.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`)
+    const leaks = texts.flatMap(leaksIn)
     expect(leaks).toEqual([])
     await bystander.expectServing()
   })
@@ -155,10 +168,9 @@ describe('OAuth found on a 401', () => {
   it('a new daemon finds the sign-in in the grant store: ready at once, with no manifest saying "oauth"', async () => {
     await run(['daemon', 'stop'])
     // the stop ended the sessions: a new one
-    const prepared = await run(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'again', '--json'])
-    binding = JSON.parse(prepared.stdout).mcpServers[0]
+    binding = await prepare('again')
     expect(await mcpOf('notion')).toMatchObject({ status: 'ready' })
     expect((await call('notion_whoami')).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
-    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: 'sign-in required: run tutti connector connect linear' })
+    expect(await mcpOf('linear')).toMatchObject({ status: 'needs-auth', reason: hint('linear') })
   })
 })

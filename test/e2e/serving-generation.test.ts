@@ -36,7 +36,8 @@ describe('which generation serves after a change fails', () => {
   beforeAll(async () => {
     dir = tempStateDir('serving')
     bystander = await Bystander.start(dir)
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'serving'])).mcpServers[0]
+    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'serving']
+    binding = (await tuttiJson(dir, prepare)).mcpServers[0]
   })
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close()
@@ -45,8 +46,9 @@ describe('which generation serves after a change fails', () => {
     await cleanupState(dir)
   })
 
-  it('a replaced credential whose start fails: the tools are withdrawn (list_changed), calls refused, the old process gone', async () => {
-    const release = faultConnector({ key: 'keyed', activation: 'eager', auth: ['API_TOKEN'], env: { FIXTURE_CREDENTIAL: '${API_TOKEN}' } })
+  it('a replaced credential that fails: tools withdrawn (list_changed), calls refused, the old process gone', async () => {
+    const env = { FIXTURE_CREDENTIAL: '${API_TOKEN}' }
+    const release = faultConnector({ key: 'keyed', activation: 'eager', auth: ['API_TOKEN'], env })
     await tuttiJson(dir, ['connector', 'install', release, '--no-wait'])
     await tuttiJson(dir, ['connector', 'connect', 'keyed', '--env', 'API_TOKEN=good-token-1'])
     const client = await connect()
@@ -56,16 +58,19 @@ describe('which generation serves after a change fails', () => {
     client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
     const sub = await client.listen({ toolsListChanged: true })
     try {
-      const { result: res, watched } = await bystander.during(tutti(dir, ['connector', 'connect', 'keyed', '--env', 'API_TOKEN=revoked-token-2', '--json']))
+      const change = tutti(dir, ['connector', 'connect', 'keyed', '--env', 'API_TOKEN=revoked-token-2', '--json'])
+      const { result: res, watched } = await bystander.during(change)
       // the change is stored, but not ready: exit 1 with the server's own words
       expect(res.code, res.stdout + res.stderr).toBe(1)
-      expect(JSON.parse(res.stdout).error.message).toMatch(/connected keyed, but its MCP server failed: .*refused the API key \(revoked\)/)
+      const failed = /connected keyed, but its MCP server failed: .*refused the API key \(revoked\)/
+      expect(JSON.parse(res.stdout).error.message).toMatch(failed)
       expect(watched).toEqual({ statuses: watched.statuses.map(() => 200), missingTools: 0 })
       // nothing runs with the value the user replaced
       expect(await until(() => !stillSame(old))).toBe(true)
       expect(await until(() => changes.length >= 1)).toBe(true)
       expect((await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('keyed_'))).toEqual([])
-      await expect(client.callTool({ name: 'keyed_echo', arguments: { message: 'x' } })).rejects.toThrow(/unknown tool|no longer available/)
+      const refused = client.callTool({ name: 'keyed_echo', arguments: { message: 'x' } })
+      await expect(refused).rejects.toThrow(/unknown tool|no longer available/)
       const state = await connectorState(dir, 'keyed')
       expect(state).toMatchObject({ status: 'failed', tools: 0, reason: expect.stringMatching(/revoked/) })
       expect(state).not.toHaveProperty('pid')
@@ -79,39 +84,45 @@ describe('which generation serves after a change fails', () => {
     } finally {
       await sub.close()
     }
-    for (const out of [JSON.stringify(await connectorState(dir, 'keyed')), fs.readFileSync(`${dir}/daemon.log`, 'utf8')]) {
+    const seen = [JSON.stringify(await connectorState(dir, 'keyed')), fs.readFileSync(`${dir}/daemon.log`, 'utf8')]
+    for (const out of seen) {
       expect(out).not.toContain('good-token-1')
       expect(out).not.toContain('revoked-token-2')
     }
   })
 
-  it('an upgrade whose server fails to start keeps the previous release serving, and every status says which', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'upgraded', version: '1.0.0', activation: 'eager' })])
+  it('an upgrade whose server fails to start keeps the previous release serving; every status says which', async () => {
+    const v1 = faultConnector({ key: 'upgraded', version: '1.0.0', activation: 'eager' })
+    await tuttiJson(dir, ['connector', 'install', v1])
     const client = await connect()
     const old = await servingProcess(client, 'upgraded')
     const before = await connectorState(dir, 'upgraded')
-    const broken = faultConnector({ key: 'upgraded', version: '1.1.0', activation: 'eager', env: { FIXTURE_FAIL_START: 'cannot open the cache database' } })
+    const env = { FIXTURE_FAIL_START: 'cannot open the cache db' }
+    const broken = faultConnector({ key: 'upgraded', version: '1.1.0', activation: 'eager', env })
     const res = await tutti(dir, ['connector', 'install', broken, '--json'])
     expect(res.code, res.stdout + res.stderr).toBe(1)
-    expect(JSON.parse(res.stdout).error.message).toMatch(/installed upgraded 1\.1\.0, but its MCP server failed: .*cannot open the cache database.*; 1\.0\.0 keeps serving$/)
+    const failed = /installed upgraded 1\.1\.0, but its MCP server failed: .*cannot open the cache db.*; 1\.0\.0 keeps serving$/
+    expect(JSON.parse(res.stdout).error.message).toMatch(failed)
     const state = await connectorState(dir, 'upgraded')
     // never failed while serving: ready, the old process answering, and the note says which release serves
     expect(state).toMatchObject({
       status: 'ready',
       generation: before.generation,
       pid: old.pid,
-      reason: expect.stringMatching(/^1\.0\.0 serving; 1\.1\.0 failed: .*cannot open the cache database/),
-      failedChange: { servingVersion: '1.0.0', version: '1.1.0', reason: expect.stringMatching(/cannot open the cache database/) },
+      reason: expect.stringMatching(/^1\.0\.0 serving; 1\.1\.0 failed: .*cannot open the cache db/),
+      failedChange: { servingVersion: '1.0.0', version: '1.1.0', reason: expect.stringMatching(/cannot open the cache db/) },
     })
     expect(await servingProcess(client, 'upgraded')).toEqual(old)
     const human = await tutti(dir, ['daemon', 'status'])
-    expect(human.stdout).toMatch(/upgraded 1\.1\.0: ready \(1\.0\.0 serving; 1\.1\.0 failed: .*cannot open the cache database.*\), generation/)
+    expect(human.stdout).toMatch(/upgraded 1\.1\.0: ready \(1\.0\.0 serving; 1\.1\.0 failed: .*cannot open the cache db.*\), gen/)
     const available = await tuttiJson(dir, ['connector', 'available'])
     const mcp = available.connectors.find((c: { key: string }) => c.key === 'upgraded').interfaces[0]
-    expect(mcp).toMatchObject({ kind: 'mcp', status: 'ready', reason: expect.stringMatching(/^1\.0\.0 serving; 1\.1\.0 failed: /) })
+    const note = expect.stringMatching(/^1\.0\.0 serving; 1\.1\.0 failed: /)
+    expect(mcp).toMatchObject({ kind: 'mcp', status: 'ready', reason: note })
     expect((await tutti(dir, ['connector', 'available'])).stdout).toMatch(/ready \(1\.0\.0 serving; 1\.1\.0 failed: /)
     // a working 1.1.1 takes over, and the note is gone
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'upgraded', version: '1.1.1', activation: 'eager' })])
+    const fixedRelease = faultConnector({ key: 'upgraded', version: '1.1.1', activation: 'eager' })
+    await tuttiJson(dir, ['connector', 'install', fixedRelease])
     const fixed = await connectorState(dir, 'upgraded')
     expect(fixed).toMatchObject({ status: 'ready', version: '1.1.1' })
     expect(fixed).not.toHaveProperty('reason')
