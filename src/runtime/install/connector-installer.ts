@@ -21,6 +21,7 @@ import { installChange, type InstallChange } from './install-change.js'
 import { ownInstallScripts, scriptedPackages, type ScriptedPackage } from './install-scripts.js'
 import { checkDependencies, installDependencies } from './npm-dependencies.js'
 import { recordEnvironment } from './recorded-environment.js'
+import { unchangedNpmReinstall } from './unchanged-reinstall.js'
 import { locateCommand, recordedCommand } from './resolve-command.js'
 
 export interface InstallOptions {
@@ -79,6 +80,9 @@ export class ConnectorInstaller {
 
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
     if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
+    const resolve = (release: LoadedRelease) => this.resolveRuntime(release, options.env)
+    const unchanged = await unchangedNpmReinstall(source, options, this.store, resolve)
+    if (unchanged) return { ...unchanged, change: installChange(unchanged) }
     const scratch: Array<() => Promise<void>> = []
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
     let madeTmp = false

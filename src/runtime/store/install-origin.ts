@@ -11,6 +11,8 @@ import { z } from 'zod'
  */
 export const installOriginSchema = z.object({
   source: z.string(),
+  /** `--key`, when it was given. */
+  key: z.string().optional(),
   server: z.string().optional(),
   args: z.array(z.string()).optional(),
   allowScripts: z.boolean().optional(),
@@ -19,10 +21,11 @@ export type InstallOrigin = z.infer<typeof installOriginSchema>
 
 export const NPM_ORIGIN = 'npm:'
 
-type OriginOptions = { server?: string; args?: string[]; allowScripts?: boolean }
+type OriginOptions = { key?: string; server?: string; args?: string[]; allowScripts?: boolean }
 
 export function installOrigin(source: string, options: OriginOptions): InstallOrigin {
   const origin: InstallOrigin = { source: source.startsWith(NPM_ORIGIN) ? source : path.resolve(source) }
+  if (options.key !== undefined) origin.key = options.key
   if (options.server !== undefined) origin.server = options.server
   if (options.args?.length) origin.args = [...options.args]
   if (options.allowScripts) origin.allowScripts = true
@@ -33,7 +36,7 @@ export function installOrigin(source: string, options: OriginOptions): InstallOr
 export function sameOrigin(a: InstallOrigin | undefined, b: InstallOrigin): boolean {
   if (!a) return false
   const args = (o: InstallOrigin) => JSON.stringify(o.args ?? [])
-  return a.source === b.source && a.server === b.server && args(a) === args(b) && !!a.allowScripts === !!b.allowScripts
+  return a.source === b.source && a.key === b.key && a.server === b.server && args(a) === args(b) && !!a.allowScripts === !!b.allowScripts
 }
 
 /** `npm:<name>[@<spec>]` split: the package name and the version, range or tag after it (absent: latest). */
