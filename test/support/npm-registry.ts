@@ -33,7 +33,8 @@ export class NpmRegistryFixture {
 
   /** The environment a user's npm needs to use it: this registry, and a cache of the test's own. */
   env(): Record<string, string> {
-    return { npm_config_registry: this.url, npm_config_cache: path.join(this.scratch, 'cache'), npm_config_prefer_online: 'true' }
+    const cache = path.join(this.scratch, 'cache')
+    return { npm_config_registry: this.url, npm_config_cache: cache, npm_config_prefer_online: 'true' }
   }
 
   /** Publish a package directory (its package.json says name and version); `latest` moves to it unless told. */

@@ -5,11 +5,15 @@ export default class ConnectorOutdated extends TuttiCommand {
   static override hidden = true
   static override strict = false
   static override summary = 'Compare connectors installed from npm: with the registry'
-  static override description = `Each connector installed from npm:<name>[@<version|range|tag>] is compared with the registry
-through your npm (one metadata query each, no download). "wanted" is what its spec resolves to now, which
+  static override description = `Each connector installed from npm:<name>[@<version|range|tag>] is compared
+with the registry through your npm (one metadata query each, no download). "wanted" is what its spec
+resolves to now, which
 \`connector update\` installs; "latest" is the registry's latest tag. Connectors from other sources are not listed.`
   static override args = { key: Args.string({ description: 'connector keys (default: all)' }) }
-  static override examples = ['<%= config.bin %> connector outdated', '<%= config.bin %> connector outdated memory --json']
+  static override examples = [
+    '<%= config.bin %> connector outdated',
+    '<%= config.bin %> connector outdated memory --json',
+  ]
 
   async run() {
     const { argv } = await this.parse(ConnectorOutdated)
@@ -19,9 +23,11 @@ through your npm (one metadata query each, no download). "wanted" is what its sp
     const connectors = rows.map(({ origin: _origin, ...row }) => row)
     if (!this.jsonEnabled()) {
       if (!rows.length) this.log('no connector installed from npm: to compare')
-      const table = [['key', 'installed', 'wanted', 'latest', 'source'], ...rows.map((r) => [r.key, r.installed, r.wanted ?? '?', r.latest ?? '?', r.source])]
+      const cells = rows.map((r) => [r.key, r.installed, r.wanted ?? '?', r.latest ?? '?', r.source])
+      const table = [['key', 'installed', 'wanted', 'latest', 'source'], ...cells]
       const widths = table[0]!.map((_, i) => Math.max(...table.map((line) => line[i]!.length)))
-      if (rows.length) for (const line of table) this.log(line.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+      const print = (line: string[]) => this.log(line.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+      if (rows.length) table.forEach(print)
       for (const r of rows) if (r.error) process.stderr.write(`${r.key}: ${r.error}\n`)
     }
     return { connectors }

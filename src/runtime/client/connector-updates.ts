@@ -59,7 +59,8 @@ export async function updateConnectors(
     try {
       const result = await connectors.install(origin.source, install)
       const to = result.version
-      outcome.updated.push({ key: row.key, from: row.installed, to, change: result.change, ...(result.state ? { state: result.state } : {}) })
+      const state = result.state ? { state: result.state } : {}
+      outcome.updated.push({ key: row.key, from: row.installed, to, change: result.change, ...state })
     } catch (err) {
       outcome.failed.push({ key: row.key, error: (err as Error).message })
     }

@@ -28,12 +28,20 @@ export interface OutdatedConnector {
 
 /** Why a connector cannot be compared with a registry, or undefined when it can. */
 function notUpdatable(key: string, origin: InstallOrigin | undefined): string | undefined {
-  if (!origin) return `connector "${key}" was installed before tutti recorded how; install it again once from npm:<name> to update it`
-  if (!npmOriginSpec(origin.source)) return `connector "${key}" was installed from ${origin.source}, not from npm:<name>; install the new version from it`
+  if (!origin) {
+    const again = 'install it again once from npm:<name> to update it'
+    return `connector "${key}" was installed before tutti recorded how; ${again}`
+  }
+  if (npmOriginSpec(origin.source)) return undefined
+  return `connector "${key}" was installed from ${origin.source}, not from npm:<name>; install the new version from it`
   return undefined
 }
 
-export async function outdatedConnectors(paths: StatePaths, env: NodeJS.ProcessEnv, keys?: string[]): Promise<OutdatedConnector[]> {
+export async function outdatedConnectors(
+  paths: StatePaths,
+  env: NodeJS.ProcessEnv,
+  keys?: string[],
+): Promise<OutdatedConnector[]> {
   const installed = (await readInstalled(paths)).connectors
   const chosen = keys ?? Object.keys(installed).sort()
   const rows: Array<() => Promise<OutdatedConnector>> = []
@@ -52,7 +60,8 @@ export async function outdatedConnectors(paths: StatePaths, env: NodeJS.ProcessE
       try {
         const found = await npmVersions(npm.name, env)
         const wanted = pickVersion(found, npm.spec) ?? null
-        return { ...row, wanted, latest: found.distTags.latest ?? null, outdated: wanted !== null && wanted !== entry.version }
+        const outdated = wanted !== null && wanted !== entry.version
+        return { ...row, wanted, latest: found.distTags.latest ?? null, outdated }
       } catch (err) {
         return { ...row, wanted: null, latest: null, outdated: false, error: (err as Error).message.split('\n')[0]! }
       }

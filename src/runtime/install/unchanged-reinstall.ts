@@ -38,11 +38,12 @@ export async function unchangedNpmReinstall(
   }
   const entry = await store.entry(key)
   const origin = installOrigin(source, options)
-  if (!entry || !sameOrigin(entry.origin, origin) || entry.source?.kind !== 'npm package' || entry.source.name !== npm.name) {
-    return undefined
-  }
+  const samePackage = entry?.source?.kind === 'npm package' && entry.source.name === npm.name
+  if (!entry?.source || !samePackage || !sameOrigin(entry.origin, origin)) return undefined
   const exact = npm.spec !== undefined && semver.valid(npm.spec) ? semver.clean(npm.spec) : undefined
-  const wanted = exact ?? pickVersion(await npmVersions(npm.name, options.env).catch(() => ({ versions: [], distTags: {} })), npm.spec)
+  // a failed query is not an answer: the full install asks again and says what went wrong
+  const offered = exact ? undefined : await npmVersions(npm.name, options.env).catch(() => undefined)
+  const wanted = exact ?? (offered ? pickVersion(offered, npm.spec) : undefined)
   if (wanted === undefined || wanted !== entry.version) return undefined
   const installed = await store.get(key).catch(() => undefined)
   if (!installed) return undefined // an unreadable release is replaced by a full install

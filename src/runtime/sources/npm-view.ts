@@ -39,8 +39,10 @@ export async function npmVersions(name: string, env: NodeJS.ProcessEnv): Promise
   // one version is printed as a string, several as a list
   const listed: unknown[] = Array.isArray(data.versions) ? data.versions : [data.versions]
   const versions = listed.filter((v): v is string => typeof v === 'string')
-  const tags = (data['dist-tags'] && typeof data['dist-tags'] === 'object' ? data['dist-tags'] : {}) as Record<string, unknown>
-  const distTags = Object.fromEntries(Object.entries(tags).filter((e): e is [string, string] => typeof e[1] === 'string'))
+  const tagged = data['dist-tags']
+  const tags = (tagged && typeof tagged === 'object' ? tagged : {}) as Record<string, unknown>
+  const named = Object.entries(tags).filter((e): e is [string, string] => typeof e[1] === 'string')
+  const distTags = Object.fromEntries(named)
   return { versions, distTags }
 }
 

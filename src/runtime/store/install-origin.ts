@@ -36,7 +36,8 @@ export function installOrigin(source: string, options: OriginOptions): InstallOr
 export function sameOrigin(a: InstallOrigin | undefined, b: InstallOrigin): boolean {
   if (!a) return false
   const args = (o: InstallOrigin) => JSON.stringify(o.args ?? [])
-  return a.source === b.source && a.key === b.key && a.server === b.server && args(a) === args(b) && !!a.allowScripts === !!b.allowScripts
+  const sameShape = a.source === b.source && a.key === b.key && a.server === b.server && args(a) === args(b)
+  return sameShape && !!a.allowScripts === !!b.allowScripts
 }
 
 /** `npm:<name>[@<spec>]` split: the package name and the version, range or tag after it (absent: latest). */
