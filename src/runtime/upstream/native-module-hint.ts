@@ -13,6 +13,8 @@ const UNBUILT: ReadonlyArray<{ pattern: RegExp; what: string }> = [
   { pattern: /[^\s'"]+\.node: (?:cannot open shared object file|invalid ELF header)[^\n]*/, what: '' },
   { pattern: /was compiled against a different Node\.js version/, what: 'built for another Node.js version' },
   { pattern: /gyp (?:ERR!|info)[^\n]*/, what: '' },
+  // the list of paths bindings tried, when its heading is no longer in the kept tail of stderr
+  { pattern: /(?:→ |')\/[^'\n]*\/([^/'\n]+\.node)'?,?\s*$/m, what: 'no built .node file found' },
 ]
 
 /** Longest quote of the loader's line in a one-line reason. */
