@@ -12,6 +12,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 const SECONDS: Record<string, number> = {
   'test/e2e/install-sources.test.ts': 80,
   'test/e2e/conformance-client.test.ts': 105,
+  'test/e2e/connector-updates.test.ts': 48,
   'test/e2e/self-contained-releases.test.ts': 42,
   'test/e2e/hardening-releases.test.ts': 42,
   'test/e2e/packaging.test.ts': 40,
@@ -38,6 +39,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/lazy-by-cache.test.ts': 19,
   'test/e2e/demo.test.ts': 19,
   'test/e2e/lazy.test.ts': 18,
+  'test/e2e/install-scripts.test.ts': 18,
   'test/e2e/model-sees-codex.test.ts': 16,
   'test/e2e/hardening-http.test.ts': 16,
   'test/e2e/model-sees-claude.test.ts': 15,

@@ -3,6 +3,8 @@ import { TuttiCommand } from '../../cli/base-command.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
+import { describeInstallChange } from '../../runtime/install/install-change.js'
+import { installScriptLines } from '../../cli/install-script-lines.js'
 
 export default class ConnectorInstall extends TuttiCommand {
   static override hidden = true
@@ -14,7 +16,8 @@ export default class ConnectorInstall extends TuttiCommand {
   a directory or .tgz without a tutti manifest: an npm package with one bin, or a Claude Code, Codex or Agent Plugins package
   a server.json file (MCP Registry)
 Arguments after "--" are appended to the server's arguments (a directory for a filesystem server).
-npm dependencies are installed into the release (with your npm, --ignore-scripts unless the manifest sets npm.scripts).
+npm dependencies are installed into the release with your npm, without their install scripts unless --allow-scripts
+(or the manifest's npm.scripts) consents; --dry-run lists the packages that have them. The choice is kept by update.
 A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome and exits 1 with the reason if it is not ready.
 A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
 --replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
@@ -27,6 +30,9 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
     'dry-run': Flags.boolean({ description: 'print the manifest the connector would be installed with, and change nothing' }),
     replace: Flags.boolean({ description: 'replace the connector of another package installed under the key (nothing of it is carried over)' }),
     purge: Flags.boolean({ description: 'with --replace: delete what the replaced connector leaves instead of keeping it aside' }),
+    'allow-scripts': Flags.boolean({
+      description: 'run the npm install scripts of the package and its dependencies (native modules)',
+    }),
   }
   static override examples = [
     '<%= config.bin %> connector install ./examples/connectors/notes --json',
@@ -53,15 +59,20 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
       args: extra,
       replace: flags.replace,
       purge: flags.purge,
+      allowScripts: flags['allow-scripts'],
     }
     const connectors = new Connectors(this.paths)
     if (flags['dry-run']) {
       const outcome = await connectors.installDryRun(args.source, request)
-      if (!this.jsonEnabled()) this.log(JSON.stringify(outcome.manifest, null, 2))
+      if (!this.jsonEnabled()) {
+        this.log(JSON.stringify(outcome.manifest, null, 2))
+        for (const line of installScriptLines(outcome.installScripts)) notice(line)
+      }
       return outcome
     }
     const result = await connectors.install(args.source, request)
-    if (!this.jsonEnabled()) this.log(`${result.changed ? 'installed' : 'already installed'} ${result.key} ${result.version} (${describeState(result.state)})`)
+    const done = describeInstallChange(result.key, result.change, result.version, result.previousVersion)
+    if (!this.jsonEnabled()) this.log(`${done} (${describeState(result.state)})`)
     return result
   }
 }

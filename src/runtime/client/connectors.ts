@@ -30,6 +30,8 @@ export interface InstallRequest extends OutcomeWait {
   /** Another package under the key is replaced (`--replace`), what it leaves deleted (`--purge`). */
   replace?: boolean
   purge?: boolean
+  /** `--allow-scripts`: the packages' install scripts run (native builds). */
+  allowScripts?: boolean
 }
 
 const sourceRequest = (r: InstallRequest) => ({
@@ -40,6 +42,7 @@ const sourceRequest = (r: InstallRequest) => ({
   ...(r.args?.length ? { args: r.args } : {}),
   ...(r.replace ? { replace: true } : {}),
   ...(r.purge ? { purge: true } : {}),
+  ...(r.allowScripts ? { allowScripts: true } : {}),
 })
 
 export interface ConnectRequest extends OutcomeWait {

@@ -12,12 +12,16 @@ import { prepareSource } from '../sources/install-source.js'
 import type { GeneratedSource } from '../sources/generated-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
+import { installOrigin } from '../store/install-origin.js'
 import { replacedNotice } from '../store/replaced-connector.js'
 import { keyTaken, RELEASE_KIND, sameSource, sourceIdentity, type SourceIdentity } from '../store/source-identity.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { installedSource } from './installed-source.js'
+import { installChange, type InstallChange } from './install-change.js'
+import { ownInstallScripts, scriptedPackages, type ScriptedPackage } from './install-scripts.js'
 import { checkDependencies, installDependencies } from './npm-dependencies.js'
 import { recordEnvironment } from './recorded-environment.js'
+import { unchangedNpmReinstall } from './unchanged-reinstall.js'
 import { locateCommand, recordedCommand } from './resolve-command.js'
 
 export interface InstallOptions {
@@ -34,9 +38,15 @@ export interface InstallOptions {
   /** `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what it leaves. */
   replace?: boolean
   purge?: boolean
+  /** `--allow-scripts`: run the packages' install scripts (native builds), as the manifest's `npm.scripts` does. */
+  allowScripts?: boolean
 }
 
-export type InstallOutcome = InstallResult & { dependencies?: { count: number; ms: number }; source?: SourceSummary }
+export type InstallOutcome = InstallResult & {
+  change: InstallChange
+  dependencies?: { count: number; ms: number }
+  source?: SourceSummary
+}
 
 /** What a package without a tutti manifest was taken as. */
 export interface SourceSummary {
@@ -52,6 +62,8 @@ export interface DryRunOutcome {
   manifest: ConnectorManifest | Record<string, unknown>
   generated: boolean
   source?: SourceSummary
+  /** The packages that would run install scripts, and whether they would (`--allow-scripts`, `npm.scripts`). */
+  installScripts: { packages: ScriptedPackage[]; run: boolean; unresolved?: string }
 }
 
 /**
@@ -68,6 +80,9 @@ export class ConnectorInstaller {
 
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
     if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
+    const resolve = (release: LoadedRelease) => this.resolveRuntime(release, options.env)
+    const unchanged = await unchangedNpmReinstall(source, options, this.store, resolve)
+    if (unchanged) return { ...unchanged, change: installChange(unchanged) }
     const scratch: Array<() => Promise<void>> = []
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
     let madeTmp = false
@@ -92,7 +107,9 @@ export class ConnectorInstaller {
       const claim = await this.claimKey(release.manifest, prepared.generated?.source, options)
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
-      if (check.missing.length) {
+      const scripts = release.manifest.npm.scripts || !!options.allowScripts
+      const ownScripts = scripts ? await ownInstallScripts(release.root) : []
+      if (check.missing.length || ownScripts.length) {
         // npm writes into the tree, so a directory source is copied first (an unpacked archive or a generated release is already ours)
         if (root === source) {
           const staged = await this.stage(release, await scratchDir())
@@ -100,8 +117,11 @@ export class ConnectorInstaller {
           root = staged
         }
         const { key } = release.manifest
-        options.progress?.(`installing ${check.total} npm ${check.total === 1 ? 'dependency' : 'dependencies'} of ${key}…`)
-        const done = await installDependencies(root, check, { scripts: release.manifest.npm.scripts, env: options.env, key })
+        const deps = `${check.total} npm ${check.total === 1 ? 'dependency' : 'dependencies'}`
+        const scripted = scripts ? ' and running install scripts' : ''
+        const step = check.missing.length ? `installing ${deps} of ${key}${scripted}` : `running the scripts of ${key}`
+        options.progress?.(`${step}…`)
+        const done = await installDependencies(root, check, { scripts, env: options.env, key })
         options.progress?.(`installed the dependencies of ${key} in ${(done.ms / 1000).toFixed(1)} s (${done.command})`)
         release = await loadRelease(root)
         dependencies = { count: check.total, ms: done.ms }
@@ -111,7 +131,9 @@ export class ConnectorInstaller {
       const runtime: RecordedRuntime = { environment: recordEnvironment(options.env) }
       const command = recordedCommand(located, stored.dir)
       if (command) runtime.command = command
-      const result: InstallOutcome = await this.store.record(stored, runtime, claim)
+      const origin = installOrigin(source, options)
+      const recorded = await this.store.record(stored, runtime, { ...claim, origin })
+      const result: InstallOutcome = { ...recorded, change: installChange(recorded) }
       if (dependencies) result.dependencies = dependencies
       if (prepared.generated) result.source = summary(prepared.generated)
       if (result.replaced) options.notice?.(replacedNotice(result.key, result.replaced))
@@ -131,7 +153,11 @@ export class ConnectorInstaller {
       scratch.push(prepared.cleanup)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
-      return { dryRun: true, manifest: prepared.generated?.manifest ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: summary(prepared.generated) } : {}) }
+      const found = await scriptedPackages(root, options.env, tmpDir)
+      const installScripts = { ...found, run: release.manifest.npm.scripts || !!options.allowScripts }
+      const manifest = prepared.generated?.manifest ?? release.manifest
+      const described = prepared.generated ? { source: summary(prepared.generated) } : {}
+      return { dryRun: true, manifest, generated: !!prepared.generated, ...described, installScripts }
     } finally {
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }

@@ -4,6 +4,7 @@ import semver from 'semver'
 import which from 'which'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { runCommand } from '../proc/run-command.js'
+import { nativeBuildEnv } from './install-scripts.js'
 
 /**
  * A release is self-contained: the production dependencies its package.json
@@ -57,7 +58,7 @@ export async function checkDependencies(root: string): Promise<DependencyCheck> 
 }
 
 export interface NpmInstallOptions {
-  /** Run the packages' lifecycle scripts (the manifest's `npm.scripts`); off by default. */
+  /** Run the packages' install scripts (`--allow-scripts` or the manifest's `npm.scripts`); off by default. */
   scripts: boolean
   /** The installing shell's environment: npm finds the user's config and cache through it. */
   env: NodeJS.ProcessEnv
@@ -65,18 +66,34 @@ export interface NpmInstallOptions {
   key: string
 }
 
-/** `npm ci` when a lockfile is present, else `npm install`; production dependencies only. */
+/**
+ * `npm ci` when a lockfile is present, else `npm install`; production
+ * dependencies only, always without scripts. With consent, `npm rebuild`
+ * then runs the install scripts of the dependencies and of the package
+ * itself (never its `prepare`, a build step that needs its dev
+ * dependencies), native builds against the local node headers.
+ */
 export async function installDependencies(dir: string, check: DependencyCheck, options: NpmInstallOptions): Promise<{ ms: number; command: string }> {
   const npm = await which('npm', { path: options.env.PATH ?? '', nothrow: true })
-  if (!npm) throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, `connector "${options.key}" has npm dependencies (${check.missing.join(', ')}), but npm is not on this shell's PATH`)
-  const args = check.lockfile ? ['ci'] : ['install', '--no-package-lock']
-  args.push('--omit=dev', '--no-audit', '--no-fund', '--loglevel=error')
-  if (!options.scripts) args.push('--ignore-scripts')
+  const needs = check.missing.length ? `npm dependencies (${check.missing.join(', ')})` : 'install scripts'
+  const noNpm = `connector "${options.key}" has ${needs}, but npm is not on this shell's PATH`
+  if (!npm) throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, noNpm)
   const started = Date.now()
-  const { code, stderr } = await runCommand(npm, args, { cwd: dir, env: options.env })
-  if (code !== 0) {
+  const commands: string[] = []
+  const npmRun = async (args: string[], env: NodeJS.ProcessEnv, what: string) => {
+    commands.push(`npm ${args.join(' ')}`)
+    const { code, stderr } = await runCommand(npm, args, { cwd: dir, env })
+    if (code === 0) return
     const tail = stderr.trim().split('\n').slice(-NPM_ERROR_LINES).join('\n')
-    throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, `npm ${args[0]} failed for connector "${options.key}" (exit ${code}); nothing was installed:\n${tail}`)
+    const failed = `${what} failed for connector "${options.key}" (exit ${code}); nothing was installed`
+    throw new TuttiError(ErrorCodes.DEPENDENCIES_FAILED, `${failed}:\n${tail}`)
   }
-  return { ms: Date.now() - started, command: `npm ${args.join(' ')}` }
+  if (check.missing.length) {
+    const args = check.lockfile ? ['ci'] : ['install', '--no-package-lock']
+    args.push('--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts')
+    await npmRun(args, options.env, `npm ${args[0]}`)
+  }
+  const rebuild = 'npm rebuild (the install scripts)'
+  if (options.scripts) await npmRun(['rebuild', '--loglevel=error'], await nativeBuildEnv(options.env), rebuild)
+  return { ms: Date.now() - started, command: commands.join(' && ') }
 }

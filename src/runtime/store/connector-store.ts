@@ -5,6 +5,7 @@ import { authVariableNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
+import { sameOrigin, type InstallOrigin } from './install-origin.js'
 import { keyTaken, sameSource, type SourceIdentity } from './source-identity.js'
 import { readCredentials, readInstalled, updateState, type InstalledConnector } from './state-files.js'
 
@@ -40,6 +41,8 @@ export interface InstallResult {
   /** false when the same content was already the installed release. */
   changed: boolean
   previousDigest?: string
+  /** The version it replaced under the key, when the release changed (upgraded, downgraded or rebuilt). */
+  previousVersion?: string
   /** Another package's connector this install replaced (--replace): nothing of it was carried over. */
   replaced?: ReplacedConnector
 }
@@ -51,6 +54,8 @@ export interface RecordRequest {
   checked: { digest?: string; same: boolean }
   /** `--replace`: another package under the key is replaced; `purge` deletes what it leaves instead of keeping it. */
   replace?: { purge: boolean }
+  /** How it was installed (install-origin.ts), for `update`. */
+  origin?: InstallOrigin
 }
 
 export interface InstalledRelease {
@@ -108,20 +113,27 @@ export class ConnectorStore {
         previous = undefined
       }
       const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
+      const newOrigin = !!request.origin && !sameOrigin(previous?.origin, request.origin)
       if (previous?.digest === stored.digest && sameRuntime) {
         const result = { key, version, digest: stored.digest, changed: false }
-        // an install recorded before sources were learns its own here
-        if (previous.source) return { result }
+        // an install recorded before sources (or origins) were learns its own here
+        if (previous.source && !newOrigin) return { result }
         previous.source = request.source
+        if (request.origin) previous.origin = request.origin
         return { result, installedChanged: true }
       }
       const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
+      if (request.origin) entry.origin = request.origin
+      else if (previous?.origin && previous.digest === stored.digest) entry.origin = previous.origin
       if (runtime.command) entry.command = runtime.command
       const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
       const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
       const before = previous ?? (replaced ? installed.connectors[key] : undefined)
-      if (before && before.digest !== stored.digest) result.previousDigest = before.digest
+      if (before && before.digest !== stored.digest) {
+        result.previousDigest = before.digest
+        result.previousVersion = before.version
+      }
       if (replaced) result.replaced = replaced
       installed.connectors[key] = entry
       return { result, installedChanged: true, credentialsChanged }

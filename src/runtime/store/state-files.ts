@@ -3,6 +3,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
+import { installOriginSchema } from './install-origin.js'
 import { sourceIdentitySchema } from './source-identity.js'
 
 /**
@@ -25,6 +26,8 @@ const installedConnector = z.object({
   settings: z.record(z.string(), z.string()).optional(),
   /** The package it was installed from (source-identity.ts); absent in installs recorded before it was. */
   source: sourceIdentitySchema.optional(),
+  /** How it was installed, so that `update` installs the newer version the same way (install-origin.ts). */
+  origin: installOriginSchema.optional(),
 })
 export type InstalledConnector = z.infer<typeof installedConnector>
 

@@ -8,6 +8,7 @@ import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
+import { nativeModuleHint } from './native-module-hint.js'
 
 export const UPSTREAM_LIMITS = {
   maxMessageBytes: 16 * 1024 * 1024,
@@ -191,7 +192,9 @@ export class UpstreamConnection implements RouteClient {
 
   describeExit(): string {
     if (this.transport instanceof ProcessGroupStdioTransport) {
-      return `${this.transport.exit() ?? 'connection closed'}${stderrSummary(this.transport.stderrTail())}`
+      const tail = this.transport.stderrTail()
+      const native = nativeModuleHint(tail)
+      return `${this.transport.exit() ?? 'connection closed'}${native ? `; ${native}` : stderrSummary(tail)}`
     }
     return 'connection closed'
   }
@@ -206,8 +209,9 @@ export class UpstreamConnection implements RouteClient {
   private connectFailure(cause: unknown): TuttiError {
     if (this.transport instanceof ProcessGroupStdioTransport && this.transport.exit()) {
       const exit = this.transport.exit()!
-      const described = this.describeExit()
-      const stderr = described.length > exit.length ? `: ${described.slice(exit.length + '; stderr: '.length)}` : ''
+      const tail = this.transport.stderrTail()
+      const said = nativeModuleHint(tail) ?? stderrSummary(tail).replace(/^; stderr: /, '')
+      const stderr = said ? `: ${said}` : ''
       const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}`
       return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
     }
