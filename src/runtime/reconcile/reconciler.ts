@@ -2,7 +2,13 @@ import fs from 'node:fs/promises'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
-import { missingCredentials, resolveSettings } from '../manifest/schema.js'
+import {
+  missingCredentials,
+  publicSettings,
+  resolveSettings,
+  secretSettingNames,
+  storedSettings,
+} from '../manifest/schema.js'
 import { grantReadiness, grantSecrets, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
@@ -154,13 +160,24 @@ export class Reconciler {
     if (command) record.command = command
     if (settings) record.settings = settings
     const spec = upstreamSpec(entry.release, record, entry.credentials, dataDir)
-    const desired = { release: entry.release, digest, spec, settings: resolveSettings(entry.release.manifest, settings, dataDir) }
-    const { auth } = entry.release.manifest
+    const { manifest } = entry.release
+    // a secret setting is never shown; one still in installed.json (an older install) is redacted as well
+    const resolved = resolveSettings(manifest, storedSettings(manifest, settings, entry.credentials), dataDir)
+    for (const name of secretSettingNames(manifest)) this.log.redactor.addSecret(resolved[name])
+    const desired = { release: entry.release, digest, spec, settings: publicSettings(manifest, resolved) }
+    const { auth } = manifest
     if (auth.kind !== 'oauth' || spec?.kind !== 'http') return desired
     // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`
     const readiness = grantReadiness(grant, spec.url, key)
     if (!readiness.ready) return { ...desired, spec: undefined, needsSignIn: readiness.reason }
-    spec.oauth = { stateRoot: this.paths.root, ...(auth.clientId ? { clientId: auth.clientId } : {}), ...(auth.scopes ? { scopes: auth.scopes } : {}), needsAuth: () => this.signInNeeded(key), learned: (secrets) => secrets.forEach((v) => this.log.redactor.addSecret(v)) }
+    spec.oauth = {
+      stateRoot: this.paths.root,
+      ...(auth.clientId ? { clientId: auth.clientId } : {}),
+      ...(auth.scopes ? { scopes: auth.scopes } : {}),
+      ...(auth.resource ? { resource: auth.resource } : {}),
+      needsAuth: () => this.signInNeeded(key),
+      learned: (secrets) => secrets.forEach((v) => this.log.redactor.addSecret(v)),
+    }
     return desired
   }
 
