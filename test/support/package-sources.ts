@@ -56,3 +56,17 @@ export function serverJson(doc: Record<string, unknown>): string {
   fs.writeFileSync(file, JSON.stringify({ $schema: 'https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json', ...doc }, null, 2))
   return file
 }
+
+/**
+ * A Claude Code or Codex plugin with the given `mcpServers` entries (written as the client writes
+ * them) and the fault server as `server.mjs`, for tests of how each field of an entry is carried.
+ */
+export function pluginWithServers(format: 'claude' | 'codex', name: string, mcpServers: Record<string, unknown>) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-plugin-${format}-`))
+  const manifest = { name, version: '1.0.0', description: `${format} plugin with its own server entries` }
+  return write(dir, {
+    'server.mjs': serverSource(),
+    [`.${format}-plugin/plugin.json`]: JSON.stringify(manifest),
+    '.mcp.json': JSON.stringify({ mcpServers }),
+  })
+}

@@ -27,9 +27,17 @@ export default class ConnectorConnect extends TuttiCommand {
   static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
-    env: Flags.string({ description: 'NAME=VALUE of a declared auth variable', multiple: true, default: [] }),
+    env: Flags.string({
+      description: 'NAME=VALUE of a declared auth variable or secret setting',
+      multiple: true,
+      default: [],
+    }),
     'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
-    set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
+    set: Flags.string({
+      description: 'NAME=VALUE of a declared config setting (a secret one is kept with the credentials)',
+      multiple: true,
+      default: [],
+    }),
     browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
     'client-id': Flags.string({ description: 'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the manifest\'s auth.clientId)' }),
     'client-secret-from-env': Flags.string({ description: "OAuth connectors: read that pre-registered client's secret from this variable (kept 0600 with the tokens, never printed)", helpValue: 'NAME' }),

@@ -149,8 +149,16 @@ export class Connectors {
     if (spec?.kind !== 'http') return
     if (manifest.auth.kind === 'none' && !(await this.offersOAuth(manifest.key, spec.url, spec.headers))) return
     const { OAuthSignIn, SIGN_IN_WAIT_MS } = await import('../oauth/sign-in.js')
-    const { clientId, scopes } = manifest.auth.kind === 'oauth' ? manifest.auth : {}
-    const target = { key: manifest.key, serverUrl: spec.url, headers: spec.headers, ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}), ...(preRegistered ? { preRegistered } : {}) }
+    const { clientId, scopes, resource } = manifest.auth.kind === 'oauth' ? manifest.auth : {}
+    const target = {
+      key: manifest.key,
+      serverUrl: spec.url,
+      headers: spec.headers,
+      ...(clientId ? { clientId } : {}),
+      ...(scopes ? { scopes } : {}),
+      ...(resource ? { resource } : {}),
+      ...(preRegistered ? { preRegistered } : {}),
+    }
     const print = request.signIn?.print ?? ((line: string) => process.stderr.write(`${line}\n`))
     await new OAuthSignIn(this.paths, target).run({ env: this.env, timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS, print, ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}) })
   }

@@ -54,6 +54,7 @@ export interface SourceSummary {
   /** The package's own name (with the kind, its identity). */
   name: string
   skipped: string[]
+  notes?: string[]
 }
 
 /** `install --dry-run`: the manifest the release would have (as generated, or the release's own), validated, with nothing written. */
@@ -100,7 +101,7 @@ export class ConnectorInstaller {
       let root = prepared.root
       if (prepared.generated) {
         root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
-        for (const line of prepared.generated.skipped) options.notice?.(`skipped: ${line}`)
+        noticeMapping(prepared.generated, options.notice)
       }
       let release = await loadRelease(root)
       // before npm runs or anything is stored: another package under the key is refused with the state as it was
@@ -157,6 +158,7 @@ export class ConnectorInstaller {
       const installScripts = { ...found, run: release.manifest.npm.scripts || !!options.allowScripts }
       const manifest = prepared.generated?.manifest ?? release.manifest
       const described = prepared.generated ? { source: summary(prepared.generated) } : {}
+      if (prepared.generated) noticeMapping(prepared.generated, options.notice)
       return { dryRun: true, manifest, generated: !!prepared.generated, ...described, installScripts }
     } finally {
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
@@ -216,4 +218,15 @@ export class ConnectorInstaller {
   }
 }
 
-const summary = (generated: GeneratedSource): SourceSummary => ({ kind: generated.kind, name: generated.source.name, skipped: generated.skipped })
+const summary = (generated: GeneratedSource): SourceSummary => ({
+  kind: generated.kind,
+  name: generated.source.name,
+  skipped: generated.skipped,
+  ...(generated.notes?.length ? { notes: generated.notes } : {}),
+})
+
+/** What the mapping left out and how it carried secrets, for the person installing (stderr, also in a dry run). */
+function noticeMapping(generated: GeneratedSource, notice: ((line: string) => void) | undefined): void {
+  for (const line of generated.skipped) notice?.(`skipped: ${line}`)
+  for (const line of generated.notes ?? []) notice?.(`note: ${line}`)
+}

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isCredential } from './credential-names.js'
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
 import { DATA_DIR_VAR, RELEASE_ROOT_VAR, RESERVED_VAR_PREFIX } from '../names.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
@@ -43,6 +44,15 @@ export type ToolDeclaration = z.infer<typeof toolDeclaration>
  */
 const activation = z.enum(['eager', 'lazy'], { error: 'must be "eager" or "lazy"' })
 
+/** A day: a tool call longer than that is a job, not a call; an hour for a start (npx may fetch a package). */
+export const MCP_TIMEOUT_LIMITS = { toolCallSeconds: 86_400, startupSeconds: 3_600 } as const
+
+/** Per-connector bounds on the upstream (absent: tutti's defaults, upstream-connection.ts). */
+const timeouts = z.strictObject({
+  toolCallSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.toolCallSeconds).optional(),
+  startupSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.startupSeconds).optional(),
+})
+
 const stdioServer = z.strictObject({
   transport: z.literal('stdio'),
   command: z.string().min(1, 'must not be empty'),
@@ -50,6 +60,7 @@ const stdioServer = z.strictObject({
   env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
   activation: activation.optional(),
   idleTimeoutSeconds: z.number().int().positive().optional(),
+  timeouts: timeouts.optional(),
   tools: z.array(toolDeclaration).max(1000).optional(),
 })
 
@@ -62,6 +73,7 @@ const httpServer = z.strictObject({
   headers: z.record(z.string().min(1), z.string()).default({}),
   activation: activation.default('eager'),
   idleTimeoutSeconds: z.number().int().positive().optional(),
+  timeouts: timeouts.optional(),
   tools: z.array(toolDeclaration).max(1000).optional(),
 })
 
@@ -73,10 +85,14 @@ const authVariable = z.strictObject({
   description: z.string().optional(),
 })
 
-/** A non-secret setting (a directory, a region): set with `connect --set`, never gates readiness. */
+/**
+ * A setting (a directory, a region): set with `connect --set`, never gates readiness. A secret one
+ * (`secret: true`, or a name that looks like a credential) is stored with the credentials and never shown.
+ */
 const setting = z.strictObject({
   name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
   description: z.string().max(1024).optional(),
+  secret: z.boolean().optional(),
   /** May use `${TUTTI_CONNECTOR_DATA}`, nothing else. */
   default: z.string().max(4096).optional(),
 })
@@ -84,11 +100,25 @@ const setting = z.strictObject({
 /** How the release's npm dependencies are installed (lifecycle scripts run only when asked for). */
 const npmOptions = z.strictObject({ scripts: z.boolean().default(false) })
 
+/** One scope-token (RFC 6749 §3.3). */
+const SCOPE_TOKEN = /^[\x21\x23-\x5B\x5D-\x7E]+$/
+
+/** The OAuth resource indicator (RFC 8707) to ask tokens for, when it is not the server's URL. */
+const oauthResource = z
+  .string()
+  .url('must be an absolute URL')
+  .refine((u) => /^https?:\/\//i.test(u), 'must use http or https')
+
 const auth = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('none') }),
   z.strictObject({ kind: z.literal('env'), variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32) }),
   // OAuth 2.1 sign-in (`connect`) for a remote server: a pre-registered client id comes before CIMD and dynamic registration
-  z.strictObject({ kind: z.literal('oauth'), clientId: z.string().min(1, 'must not be empty').max(1024).optional(), scopes: z.array(z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be one OAuth scope token')).max(64).optional() }),
+  z.strictObject({
+    kind: z.literal('oauth'),
+    clientId: z.string().min(1, 'must not be empty').max(1024).optional(),
+    scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be one OAuth scope token')).max(64).optional(),
+    resource: oauthResource.optional(),
+  }),
 ], { error: 'must be {"kind":"none"}, {"kind":"env","variables":[...]} or {"kind":"oauth"}' })
 
 export const manifestSchema = z
@@ -191,6 +221,34 @@ export function authVariableNames(m: ConnectorManifest): string[] {
 
 export function settingNames(m: ConnectorManifest): string[] {
   return m.config.map((c) => c.name)
+}
+
+/** Settings kept with the credentials and never shown: marked secret, or named like a credential. */
+export function secretSettingNames(m: ConnectorManifest): string[] {
+  return m.config.filter((c) => isCredential(c.name, { markedSecret: c.secret === true })).map((c) => c.name)
+}
+
+/**
+ * The stored value of every setting: a secret one from the credentials, else (installs from before
+ * secret settings) from installed.json; any other from installed.json.
+ */
+export function storedSettings(
+  m: ConnectorManifest,
+  installed: Readonly<Record<string, string>> | undefined,
+  credentials: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const out: Record<string, string> = { ...installed }
+  for (const name of secretSettingNames(m)) if (credentials[name] !== undefined) out[name] = credentials[name]
+  return out
+}
+
+/** The settings a status may show: every resolved one but the secret ones. */
+export function publicSettings(
+  m: ConnectorManifest,
+  resolved: Readonly<Record<string, string>>,
+): Record<string, string> {
+  const secret = new Set(secretSettingNames(m))
+  return Object.fromEntries(Object.entries(resolved).filter(([name]) => !secret.has(name)))
 }
 
 /**

@@ -26,6 +26,8 @@ export interface GrantTarget {
   clientId?: string
   /** Manifest `auth.scopes`: asked for when neither the challenge nor the resource metadata names any. */
   scopes?: string[]
+  /** Manifest `auth.resource` (Codex's `oauth_resource`): the RFC 8707 resource tokens are for, not the server URL. */
+  resource?: string
   /** A sign-in: the client `--client-id`/`--client-secret-from-env` named; stored with the tokens, it beats `clientId` from then on. */
   preRegistered?: PreRegisteredClient
 }
@@ -77,7 +79,13 @@ export class GrantProvider implements OAuthClientProvider {
     private readonly mode: SignInMode | DaemonMode,
   ) {
     this.fetch = oauthFetch(target.serverUrl)
+    // without it the SDK's own choice stands: the resource metadata's resource, checked against the server URL
+    const resource = target.resource
+    if (resource !== undefined) this.validateResourceURL = async () => new URL(resource)
   }
+
+  /** Set when the manifest names the resource (auth.resource): tokens are asked for that one. */
+  validateResourceURL?: (serverUrl: string | URL, resource?: string) => Promise<URL | undefined>
 
   get redirectUrl(): string {
     // the daemon never completes a redirect, but the SDK needs one to know the flow is interactive

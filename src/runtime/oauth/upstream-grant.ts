@@ -12,6 +12,8 @@ export interface UpstreamOAuth {
   stateRoot: string
   clientId?: string
   scopes?: string[]
+  /** Manifest `auth.resource`: the resource indicator (RFC 8707) tokens are asked for. */
+  resource?: string
   needsAuth: () => void
   /** Secrets the provider obtains (refreshed tokens, a registration's secret): the daemon's log redacts them. */
   learned: (secrets: string[]) => void
@@ -19,6 +21,12 @@ export interface UpstreamOAuth {
 
 /** The daemon's auth provider for one connection to the upstream at `url`. */
 export function upstreamGrantProvider(key: string, url: string, oauth: UpstreamOAuth): GrantProvider {
-  const target = { key, serverUrl: url, ...(oauth.clientId ? { clientId: oauth.clientId } : {}), ...(oauth.scopes ? { scopes: oauth.scopes } : {}) }
+  const target = {
+    key,
+    serverUrl: url,
+    ...(oauth.clientId ? { clientId: oauth.clientId } : {}),
+    ...(oauth.scopes ? { scopes: oauth.scopes } : {}),
+    ...(oauth.resource ? { resource: oauth.resource } : {}),
+  }
   return new GrantProvider(new OAuthGrantStore(statePaths(oauth.stateRoot)), target, { kind: 'daemon', needsAuth: oauth.needsAuth, learned: oauth.learned })
 }

@@ -2,7 +2,13 @@ import fs from 'node:fs/promises'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
-import { missingCredentials, resolveSettings } from '../manifest/schema.js'
+import {
+  missingCredentials,
+  publicSettings,
+  resolveSettings,
+  secretSettingNames,
+  storedSettings,
+} from '../manifest/schema.js'
 import { grantReadiness, grantSecrets, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
@@ -163,10 +169,13 @@ export class Reconciler {
     if (command) record.command = command
     if (settings) record.settings = settings
     const spec = upstreamSpec(entry.release, record, entry.credentials, dataDir)
-    const resolved = resolveSettings(entry.release.manifest, settings, dataDir)
+    const { manifest } = entry.release
+    // a secret setting is never shown; one still in installed.json (an older install) is redacted as well
+    const resolved = resolveSettings(manifest, storedSettings(manifest, settings, entry.credentials), dataDir)
+    for (const name of secretSettingNames(manifest)) this.log.redactor.addSecret(resolved[name])
     const values = valuesDigest(entry.credentials, settings)
-    const desired = { release: entry.release, digest, spec, settings: resolved, values }
-    const { auth } = entry.release.manifest
+    const desired = { release: entry.release, digest, spec, settings: publicSettings(manifest, resolved), values }
+    const { auth } = manifest
     // no auth in the manifest, but the server asked for a sign-in (now or before: a grant is kept)
     const found = auth.kind === 'none' && (this.oauthFound.has(key) || grant !== undefined)
     if ((auth.kind !== 'oauth' && !found) || spec?.kind !== 'http') return desired
@@ -176,8 +185,8 @@ export class Reconciler {
       const reason = found && !grant?.tokens && !grant?.needsAuth ? signInRequired(key) : readiness.reason
       return { ...desired, spec: undefined, needsSignIn: reason }
     }
-    const { clientId, scopes } = auth.kind === 'oauth' ? auth : {}
-    const asked = { ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}) }
+    const { clientId, scopes, resource } = auth.kind === 'oauth' ? auth : {}
+    const asked = { ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}), ...(resource ? { resource } : {}) }
     const learned = (secrets: string[]) => secrets.forEach((v) => this.log.redactor.addSecret(v))
     spec.oauth = { stateRoot: this.paths.root, ...asked, needsAuth: () => this.signInNeeded(key), learned }
     return desired

@@ -16,6 +16,8 @@ export interface GeneratedSource {
   source: SourceIdentity
   /** Parts that were skipped, each a sentence naming it. */
   skipped: string[]
+  /** How a part was carried that the user should know (a secret the server takes in its arguments). */
+  notes?: string[]
 }
 
 export interface SourceOptions {

@@ -1,62 +1,96 @@
 import { z } from 'zod'
-import { DATA_DIR_VAR, RELEASE_ROOT_VAR } from '../names.js'
+import { MCP_TIMEOUT_LIMITS } from '../manifest/schema.js'
+import { PluginVariables } from './plugin-variables.js'
 
 /**
- * One server of a plugin's MCP config (`.mcp.json`, `mcp.json` or inline
- * `mcpServers`), as Claude Code, Codex and Agent Plugins write it, mapped to
- * a tutti `mcp` section. `${VAR}` references to the user's environment
- * become declared variables: secret auth variables where a secret belongs
- * (environment, headers), settings in arguments (argv is public).
+ * One MCP server entry as Claude Code (`.mcp.json`, `~/.claude.json`) and
+ * Codex (`.mcp.json` of a plugin, `[mcp_servers.*]` of config.toml) write
+ * it, mapped to a tutti `mcp` section with its declarations. Every field of
+ * the entry is mapped or listed under `skipped` with its reason: the schema
+ * keeps unknown keys so that none is dropped without a word.
  */
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const stringMap = z.record(z.string(), z.string())
+const names = z.array(z.string())
+const seconds = z.number().positive('must be a number of seconds above 0')
 
-export const pluginServerSchema = z.union([
-  z.object({
-    type: z.literal('stdio').optional(),
-    command: z.string().min(1, 'must not be empty'),
-    args: z.array(z.string()).default([]),
-    env: z.record(z.string(), z.string()).default({}),
-    cwd: z.string().optional(),
-  }),
-  z.object({
-    type: z.enum(['http', 'streamable-http', 'sse']),
-    url: z.string().min(1, 'must not be empty'),
-    headers: z.record(z.string(), z.string()).default({}),
-  }),
-], { error: 'must be a stdio server ({"command": …}) or a remote one ({"type": "http", "url": …})' })
-export type PluginServer = z.infer<typeof pluginServerSchema>
+/** Fields both kinds of entry may have (Codex's, mostly). */
+const common = {
+  enabled: z.boolean().optional(),
+  required: z.boolean().optional(),
+  enabled_tools: names.optional(),
+  disabled_tools: names.optional(),
+  startup_timeout_sec: seconds.optional(),
+  startup_timeout_ms: z.number().positive('must be a number of milliseconds above 0').optional(),
+  tool_timeout_sec: seconds.optional(),
+}
+
+const stdioEntry = z.looseObject({
+  type: z.literal('stdio').optional(),
+  command: z.string().min(1, 'must not be empty'),
+  args: z.array(z.string()).default([]),
+  env: stringMap.default({}),
+  /** Codex: variables passed through from the parent's environment (by name). */
+  env_vars: z.array(z.union([z.string(), z.looseObject({ name: z.string() })])).optional(),
+  cwd: z.string().optional(),
+  ...common,
+})
+const remoteEntry = z.looseObject({
+  // Codex writes no type: a url is a Streamable HTTP server
+  type: z.enum(['http', 'streamable-http', 'sse']).optional(),
+  url: z.string().min(1, 'must not be empty'),
+  headers: stringMap.default({}),
+  http_headers: stringMap.optional(),
+  env_http_headers: stringMap.optional(),
+  bearer_token_env_var: z.string().optional(),
+  oauth_resource: z.string().optional(),
+  scopes: names.optional(),
+  oauth: z.looseObject({ clientId: z.string().optional() }).optional(),
+  ...common,
+})
+type StdioEntry = z.infer<typeof stdioEntry>
+type RemoteEntry = z.infer<typeof remoteEntry>
+
+export const pluginServerSchema = z.union([stdioEntry, remoteEntry], {
+  error: 'must be a stdio server ({"command": …}) or a remote one ({"url": …})',
+})
+export type PluginServer = StdioEntry | RemoteEntry
+
+/** A stdio entry (`command`), else a remote one (`url`). */
+export const isStdioEntry = (server: PluginServer): server is StdioEntry => typeof server.command === 'string'
 
 export const pluginMcpFileSchema = z.looseObject({ mcpServers: z.record(z.string(), z.unknown()) })
 
-/** Names the plugin formats give the plugin's root and data directories. */
+/** Names the plugin formats give the plugin's root directory. */
 const ROOT_NAMES = ['CLAUDE_PLUGIN_ROOT', 'PLUGIN_ROOT']
-const DATA_NAMES = ['CLAUDE_PLUGIN_DATA', 'PLUGIN_DATA']
-/** `${NAME}` or `${NAME:-default}` (Claude Code's form). */
-const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g
 
 export interface MappedServer {
   mcp: Record<string, unknown>
-  variables: Array<{ name: string; secret: boolean }>
-  config: Array<{ name: string; default?: string }>
+  /** The manifest's `auth` when it is not built from `variables` alone (OAuth). */
+  auth?: Record<string, unknown>
+  variables: Array<{ name: string; secret: boolean; required?: false }>
+  config: Array<{ name: string; default?: string; secret?: true }>
   skipped: string[]
+  /** What the user should know about how a field was carried (a secret in argv, a value written in the file). */
+  notes: string[]
+}
+
+/** Fields that are mapped, or whose skipping has a reason of its own below. */
+const KNOWN = new Set([
+  'type', 'command', 'args', 'env', 'env_vars', 'cwd', 'url', 'headers', 'http_headers', 'env_http_headers',
+  'bearer_token_env_var', 'oauth_resource', 'scopes', 'oauth', ...Object.keys(common),
+])
+
+const NO_TOOL_FILTERS = 'tutti publishes every tool of the server until tool filters exist'
+const INSTALLED_ANYWAY = 'the client has it switched off; tutti installs what it is asked to'
+
+/** Fields tutti knows and does not carry, with why. */
+const REASONS: Record<string, string> = {
+  headersHelper: 'tutti does not run a command to compute headers; set them with headers or env_http_headers',
+  required: 'tutti serves the other connectors when one fails to start, and says which in its status',
 }
 
 export class PluginServerMapper {
-  private readonly variables = new Map<string, { name: string; secret: boolean }>()
-  private readonly config = new Map<string, { name: string; default?: string }>()
-
-  /** `place`: where the value goes; a secret may go anywhere but argv. */
-  private map(value: string, place: 'args' | 'env' | 'url' | 'headers'): string {
-    return value.replace(REF, (whole, name: string, fallback: string | undefined) => {
-      if (ROOT_NAMES.includes(name)) return `\${${RELEASE_ROOT_VAR}}`
-      if (DATA_NAMES.includes(name)) return `\${${DATA_DIR_VAR}}`
-      if (!ENV_NAME.test(name) || name.startsWith('TUTTI_')) return whole
-      if (fallback !== undefined || place === 'args' || place === 'url') {
-        if (!this.variables.has(name)) this.config.set(name, { name, ...(fallback !== undefined ? { default: fallback } : {}) })
-      } else if (!this.config.has(name)) this.variables.set(name, { name, secret: true })
-      return `\${${name}}`
-    })
-  }
+  private readonly vars = new PluginVariables()
 
   /** A command under the plugin root is a path inside the release; anything else is looked up on PATH. */
   private command(command: string): string {
@@ -68,17 +102,75 @@ export class PluginServerMapper {
 
   toTutti(server: PluginServer, extraArgs: readonly string[]): MappedServer {
     const skipped: string[] = []
+    const notes: string[] = []
     let mcp: Record<string, unknown>
-    if ('command' in server) {
-      if (server.cwd !== undefined && !ROOT_NAMES.some((n) => server.cwd === `\${${n}}`)) skipped.push(`the server's cwd "${server.cwd}" (tutti runs a server in its release directory)`)
+    let auth: Record<string, unknown> | undefined
+    if (isStdioEntry(server)) {
+      const isRoot = ROOT_NAMES.some((n) => server.cwd === `\${${n}}`)
+      const cwd = server.cwd
+      if (cwd !== undefined && !isRoot) skipped.push(`cwd "${cwd}": tutti runs a server in its release directory`)
       const env: Record<string, string> = {}
-      for (const [k, v] of Object.entries(server.env)) env[k] = this.map(v, 'env')
-      mcp = { transport: 'stdio', command: this.command(server.command), args: [...server.args.map((a) => this.map(a, 'args')), ...extraArgs], env }
+      for (const [k, v] of Object.entries(server.env)) env[k] = this.vars.map(v, 'env', k, notes)
+      for (const entry of server.env_vars ?? []) this.vars.passThrough(typeof entry === 'string' ? entry : entry.name)
+      const args = [...server.args.map((a) => this.vars.map(a, 'args')), ...extraArgs]
+      mcp = { transport: 'stdio', command: this.command(server.command), args, env }
     } else {
       const headers: Record<string, string> = {}
-      for (const [k, v] of Object.entries(server.headers)) headers[k] = this.map(v, 'headers')
-      mcp = { transport: 'http', url: this.map(server.url, 'url'), headers }
+      const written = { ...server.http_headers, ...server.headers }
+      for (const [k, v] of Object.entries(written)) headers[k] = this.vars.map(v, 'headers', k, notes)
+      for (const [k, name] of Object.entries(server.env_http_headers ?? {})) {
+        headers[k] = this.vars.reference(name, 'headers')
+      }
+      if (server.bearer_token_env_var !== undefined) {
+        headers.Authorization = `Bearer ${this.vars.reference(server.bearer_token_env_var, 'headers')}`
+      }
+      mcp = { transport: 'http', url: this.vars.map(server.url, 'url'), headers }
+      auth = this.oauth(server, skipped)
     }
-    return { mcp, variables: [...this.variables.values()], config: [...this.config.values()], skipped }
+    const timeouts = this.timeouts(server, notes)
+    if (timeouts) mcp.timeouts = timeouts
+    for (const field of ['enabled_tools', 'disabled_tools'] as const) {
+      if (server[field] !== undefined) skipped.push(`${field}: ${NO_TOOL_FILTERS}`)
+    }
+    if (server.enabled === false) skipped.push(`enabled = false: ${INSTALLED_ANYWAY}`)
+    for (const field of Object.keys(server)) {
+      if (REASONS[field]) skipped.push(`${field}: ${REASONS[field]}`)
+      else if (!KNOWN.has(field)) skipped.push(`${field}: not a field tutti knows; it is not carried`)
+    }
+    const declared = this.vars.declarations(notes)
+    if (auth && declared.variables.length) {
+      skipped.push('OAuth (oauth_resource, scopes, oauth): the server is reached with the declared credentials instead')
+      auth = undefined
+    }
+    return { mcp, ...(auth ? { auth } : {}), ...declared, skipped, notes }
+  }
+
+  /** Codex's `oauth_resource` and `scopes`, Claude's `oauth.clientId`: the server signs in with OAuth. */
+  private oauth(server: RemoteEntry, skipped: string[]): Record<string, unknown> | undefined {
+    const { oauth_resource: resource, scopes, oauth } = server
+    for (const field of Object.keys(oauth ?? {})) {
+      if (field !== 'clientId') skipped.push(`oauth.${field}: tutti's sign-in chooses its own`)
+    }
+    const clientId = oauth?.clientId
+    if (resource === undefined && scopes === undefined && clientId === undefined) return undefined
+    const asked = { ...(resource ? { resource } : {}), ...(scopes?.length ? { scopes } : {}) }
+    return { kind: 'oauth', ...(clientId ? { clientId } : {}), ...asked }
+  }
+
+  /** Codex's start and call bounds as `mcp.timeouts` (start in seconds or, older, ms), within tutti's limits. */
+  private timeouts(server: PluginServer, notes: string[]): Record<string, number> | undefined {
+    const ms = server.startup_timeout_ms
+    const startupSeconds = server.startup_timeout_sec ?? (ms === undefined ? undefined : ms / 1000)
+    const given = { startupSeconds, toolCallSeconds: server.tool_timeout_sec }
+    const out: Record<string, number> = {}
+    type Field = keyof typeof MCP_TIMEOUT_LIMITS
+    for (const [field, seconds] of Object.entries(given) as Array<[Field, number | undefined]>) {
+      if (seconds === undefined) continue
+      const limit = MCP_TIMEOUT_LIMITS[field]
+      const what = field === 'startupSeconds' ? 'start' : 'tool call'
+      if (seconds > limit) notes.push(`a ${what} timeout of ${seconds} s is more than tutti allows: ${limit} s is used`)
+      out[field] = Math.min(seconds, limit)
+    }
+    return Object.keys(out).length ? out : undefined
   }
 }

@@ -94,6 +94,7 @@ async function singleExecutable(root: string, skipped: string[]): Promise<string
 export async function pluginSource(root: string, kind: (typeof PLUGIN_KINDS)[number], options: SourceOptions): Promise<GeneratedSource> {
   const plugin = parse(pluginJson, await readJson(root, kind.manifest), kind.manifest)
   const skipped: string[] = []
+  const notes: string[] = []
   for (const part of UNCARRIED) {
     const where = part.field in plugin ? `"${part.field}" in ${kind.manifest}` : (await exists(path.join(root, part.file))) ? part.file : undefined
     if (where) skipped.push(`${part.what} (${where}): tutti does not carry them`)
@@ -106,14 +107,16 @@ export async function pluginSource(root: string, kind: (typeof PLUGIN_KINDS)[num
     if ('url' in server && server.type === 'sse') throw invalid(config.file, `mcpServers.${name}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
     const mapped = new PluginServerMapper().toTutti(server, options.args ?? [])
     manifest.mcp = mapped.mcp
-    if (mapped.variables.length) manifest.auth = { kind: 'env', variables: mapped.variables }
+    if (mapped.auth) manifest.auth = mapped.auth
+    else if (mapped.variables.length) manifest.auth = { kind: 'env', variables: mapped.variables }
     if (mapped.config.length) manifest.config = mapped.config
-    skipped.push(...mapped.skipped)
+    skipped.push(...mapped.skipped.map((s) => `mcpServers.${name}.${s}`))
+    notes.push(...mapped.notes)
   } else if (options.server !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--server ${options.server}: this ${kind.kind} has no MCP servers`)
   const skillsDir = typeof plugin.skills === 'string' ? releasePath(plugin.skills) : 'skills'
   if (Array.isArray(plugin.skills)) skipped.push('a list of Skill directories (tutti reads one: skills/)')
   if (skillsDir && (await exists(path.join(root, skillsDir)))?.isDirectory()) manifest.skills = skillsDir
   const cli = await singleExecutable(root, skipped)
   if (cli) manifest.cli = { entrypoint: cli }
-  return { root, manifest, kind: kind.kind, source: sourceIdentity(kind.kind, plugin.name), skipped }
+  return { root, manifest, kind: kind.kind, source: sourceIdentity(kind.kind, plugin.name), skipped, notes }
 }

@@ -1,14 +1,20 @@
+import { isCredential } from '../manifest/credential-names.js'
 import type { ServerJsonArgument, ServerJsonInput, ServerJsonKeyValue } from './server-json-schema.js'
 
+/** Where an input's value goes: argv and the URL are public, the environment and headers are not. */
+export type InputPlace = 'args' | 'url' | 'env' | 'header'
+
 /**
- * server.json inputs as tutti declarations: a secret input becomes an auth
- * variable (required ones gate readiness), any other a setting with its
- * default; a fixed `value` is used as written, its `{variables}` resolved
- * the same way. Every input is referenced as `${NAME}` where it is used.
+ * server.json inputs as tutti declarations: a credential (`isSecret`, a
+ * name like a key, or a header value: credential-names.ts) becomes an auth
+ * variable (required ones gate readiness), or, in argv, a secret setting
+ * (0600, never shown); any other a setting with its default. A fixed
+ * `value` is used as written, its `{variables}` resolved the same way.
+ * Every input is referenced as `${NAME}` where it is used.
  */
 export class ServerJsonInputs {
   readonly variables = new Map<string, { name: string; secret: boolean; required?: boolean; description?: string }>()
-  readonly config = new Map<string, { name: string; default?: string; description?: string }>()
+  readonly config = new Map<string, { name: string; default?: string; description?: string; secret?: true }>()
   readonly warnings: string[] = []
 
   /** An environment variable name for an input label: `target_dir` → TARGET_DIR, `X-API-Key` → X_API_KEY. */
@@ -18,25 +24,34 @@ export class ServerJsonInputs {
     return safe.startsWith('TUTTI_') ? `SERVER_${safe}` : safe || 'VALUE'
   }
 
-  /** Declare `input` under `name` and return its reference. `inArgs`: argv is public, so a secret there is refused as such. */
-  declare(name: string, input: ServerJsonInput, inArgs: boolean): string {
+  /** Declare `input` under `name`, return its reference. In argv (public) a credential is a secret setting. */
+  declare(name: string, input: ServerJsonInput, place: InputPlace): string {
     const description = input.description?.slice(0, 1024)
-    if (input.isSecret && !inArgs) {
-      this.variables.set(name, { name, secret: true, ...(input.isRequired ? {} : { required: false }), ...(description ? { description } : {}) })
+    const secret = isCredential(name, { markedSecret: input.isSecret === true, header: place === 'header' })
+    if (secret && place !== 'args') {
+      const optional = input.isRequired ? {} : { required: false as const }
+      this.variables.set(name, { name, secret: true, ...optional, ...(description ? { description } : {}) })
     } else {
-      if (input.isSecret) this.warnings.push(`${name} is secret but goes in the server's arguments, which any local user can read in \`ps\`; it is declared as a setting`)
-      this.config.set(name, { name, ...(input.default !== undefined ? { default: input.default } : {}), ...(description ? { description } : {}) })
+      if (secret) {
+        this.warnings.push(
+          `${name} is secret but goes in the server's arguments, which any local user can read in \`ps\` ` +
+            'while it runs; it is declared as a secret setting (stored 0600, never shown)',
+        )
+      }
+      const fallback = input.default !== undefined ? { default: input.default } : {}
+      const marked: { secret?: true } = secret ? { secret: true } : {}
+      this.config.set(name, { name, ...fallback, ...(description ? { description } : {}), ...marked })
     }
     return `\${${name}}`
   }
 
   /** A fixed value with its `{variables}` resolved, or the input itself as a declared variable. */
-  value(input: ServerJsonInput & { variables?: Record<string, ServerJsonInput> }, label: string, inArgs: boolean): string {
-    if (input.value === undefined) return this.declare(ServerJsonInputs.envName(label), input, inArgs)
+  value(input: ServerJsonInput & { variables?: Record<string, ServerJsonInput> }, label: string, place: InputPlace) {
+    if (input.value === undefined) return this.declare(ServerJsonInputs.envName(label), input, place)
     return input.value.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, v: string) => {
       const variable = input.variables?.[v]
       if (!variable) return whole
-      return variable.value ?? this.declare(ServerJsonInputs.envName(v), variable, inArgs)
+      return variable.value ?? this.declare(ServerJsonInputs.envName(v), variable, place)
     })
   }
 
@@ -46,7 +61,7 @@ export class ServerJsonInputs {
     for (const arg of args ?? []) {
       const label = arg.type === 'named' ? arg.name : (arg.valueHint ?? `argument_${out.length + 1}`)
       if (arg.value === undefined && arg.default === undefined && !arg.isRequired) continue
-      const value = this.value(arg, label, true)
+      const value = this.value(arg, label, 'args')
       if (arg.type === 'named') out.push(arg.name, value)
       else out.push(value)
     }
@@ -59,9 +74,9 @@ export class ServerJsonInputs {
     for (const v of vars ?? []) {
       const name = ServerJsonInputs.envName(v.name)
       if (v.value === undefined) {
-        this.declare(name, v, false)
+        this.declare(name, v, 'env')
         if (name !== v.name) env[v.name] = `\${${name}}`
-      } else env[v.name] = this.value(v, v.name, false)
+      } else env[v.name] = this.value(v, v.name, 'env')
     }
     return env
   }

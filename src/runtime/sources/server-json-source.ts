@@ -33,6 +33,25 @@ const RUNTIMES: Record<string, readonly string[]> = {
 /** Runtimes that take docker's `run -i --rm -e NAME … image:tag` (podman's CLI is docker's). */
 const CONTAINER_RUNTIMES = new Set(['docker', 'podman'])
 
+/** The fields of an entry tutti reads; any other is listed under skipped, with REASONS' reason where it has one. */
+const KNOWN_FIELDS = {
+  packages: [
+    'registryType', 'identifier', 'version', 'runtimeHint',
+    'runtimeArguments', 'packageArguments', 'environmentVariables', 'transport',
+  ],
+  remotes: ['type', 'url', 'headers', 'variables'],
+}
+const REASONS: Record<string, string> = {
+  registryBaseUrl: 'the package is fetched from the registry your npm (or runtime) is configured with',
+  fileSha256: 'tutti does not check a file digest; npm checks the package integrity it publishes',
+}
+
+function unknownFields(entry: Record<string, unknown>, kind: keyof typeof KNOWN_FIELDS, at: string): string[] {
+  const known = new Set(KNOWN_FIELDS[kind])
+  const fields = Object.keys(entry).filter((f) => !known.has(f))
+  return fields.map((f) => `${at}.${f}: ${REASONS[f] ?? 'not a field tutti knows; it is not carried'}`)
+}
+
 const invalid = (message: string) => new TuttiError(ErrorCodes.MANIFEST_INVALID, `server.json: ${message}`)
 
 export async function readServerJson(file: string): Promise<ServerJson> {
@@ -64,7 +83,7 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   const [, chosen] = chooseServer('server.json', entries(doc), options.server, (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m))
   const inputs = new ServerJsonInputs()
   const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
-  const skipped: string[] = []
+  const skipped: string[] = unknownFields(chosen.entry, chosen.kind, chosen.at)
   // the document's name is the server's identity, whichever of its entries runs
   const source = sourceIdentity('server.json', doc.name)
   if (chosen.kind === 'remotes') {
@@ -73,12 +92,13 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for servers tutti starts; ${chosen.at} is a remote server`)
     const url = remote.url.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, v: string) => {
       const variable = remote.variables?.[v]
-      return variable ? (variable.value ?? inputs.declare(ServerJsonInputs.envName(v), variable, false)) : whole
+      return variable ? (variable.value ?? inputs.declare(ServerJsonInputs.envName(v), variable, 'url')) : whole
     })
     const headers: Record<string, string> = {}
-    for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, false)
+    for (const h of remote.headers ?? []) headers[h.name] = inputs.value(h, h.name, 'header')
     const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }, kind: 'server.json remote', source, skipped: [...skipped, ...inputs.warnings] }
+    const manifest = { ...base, ...inputs.manifestParts(), mcp: { transport: 'http', url, headers } }
+    return { root, manifest, kind: 'server.json remote', source, skipped, notes: inputs.warnings }
   }
   const pkg = chosen.entry
   if (pkg.transport.type !== 'stdio') throw invalid(`${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`)
@@ -92,7 +112,8 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     const npmPkg = (await readPackageJson(root)) ?? {}
     const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
     const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }
-    return { root, manifest: { ...base, ...inputs.manifestParts(), mcp }, kind: 'server.json npm package', source, skipped: [...skipped, ...inputs.warnings] }
+    const manifest = { ...base, ...inputs.manifestParts(), mcp }
+    return { root, manifest, kind: 'server.json npm package', source, skipped, notes: inputs.warnings }
   }
   if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
     throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`)
@@ -106,7 +127,9 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
       : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
         : [...runtimeArgs, ref, ...packageArgs, ...extra]
   const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
-  return { root, manifest: { ...base, ...inputs.manifestParts(), mcp: { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) } }, kind: `server.json ${pkg.registryType} package`, source, skipped: [...skipped, ...inputs.warnings] }
+  const mcp = { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) }
+  const manifest = { ...base, ...inputs.manifestParts(), mcp }
+  return { root, manifest, kind: `server.json ${pkg.registryType} package`, source, skipped, notes: inputs.warnings }
 }
 
 /** The command a package runs with: its registry type's default, or a runtimeHint that is one of that type's runtimes. */

@@ -1,7 +1,7 @@
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
-import { authVariableNames, settingNames } from '../manifest/schema.js'
+import { authVariableNames, secretSettingNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
@@ -128,6 +128,11 @@ export class ConnectorStore {
       if (runtime.command) entry.command = runtime.command
       const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
+      const moved = moveSecretSettings(entry, secretSettingNames(stored.release.manifest))
+      if (Object.keys(moved).length) {
+        credentials.connectors[key] = { ...moved, ...credentials.connectors[key] }
+        credentialsChanged = true
+      }
       const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
       const before = previous ?? (replaced ? installed.connectors[key] : undefined)
       if (before && before.digest !== stored.digest) {
@@ -167,8 +172,11 @@ export class ConnectorStore {
     const manifest = current.release.manifest
     const declared = authVariableNames(manifest)
     const declaredSettings = settingNames(manifest)
+    // a secret setting is kept with the credentials: --env, --from-env and --set all reach it
+    const secretSettings = secretSettingNames(manifest)
+    const { secrets, settings: publicInput } = splitSecretSettings(input, secretSettings)
     for (const [name, value] of Object.entries(input.credentials)) {
-      if (!declared.includes(name)) {
+      if (!declared.includes(name) && !secretSettings.includes(name)) {
         const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})` : ' (it declares none: auth.kind is "none")'
         throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
       }
@@ -183,16 +191,19 @@ export class ConnectorStore {
     return updateState(this.paths, async ({ installed, credentials }) => {
       const entry = installed.connectors[key]
       if (!entry || entry.digest !== current.installed.digest) throw notInstalled(key)
-      const merged = { ...credentials.connectors[key], ...input.credentials }
-      const credentialsChanged = Object.keys(input.credentials).length > 0
+      const moved = moveSecretSettings(entry, secretSettings)
+      const merged = { ...moved, ...credentials.connectors[key], ...secrets }
+      const credentialsChanged = Object.keys(secrets).length > 0 || Object.keys(moved).length > 0
       if (credentialsChanged) credentials.connectors[key] = merged
-      const settings = { ...entry.settings, ...input.settings }
+      const settings = { ...entry.settings, ...publicInput }
       if (Object.keys(settings).length) entry.settings = settings
       entry.environment = input.runtime.environment
       if (input.runtime.command) entry.command = input.runtime.command
       else delete entry.command
       const ready = declared.every((n) => merged[n])
-      return { result: { key, variables: Object.keys(merged).sort(), settings: Object.keys(settings).sort(), ready }, credentialsChanged, installedChanged: true }
+      const variables = Object.keys(merged).filter((n) => !secretSettings.includes(n)).sort()
+      const named = [...Object.keys(settings), ...secretSettings.filter((n) => merged[n] !== undefined)].sort()
+      return { result: { key, variables, settings: named, ready }, credentialsChanged, installedChanged: true }
     })
   }
 
@@ -233,6 +244,33 @@ export class ConnectorStore {
     }
     return out
   }
+}
+
+/** The values `connect` was given for secret settings (they join the credentials), and the rest of the settings. */
+function splitSecretSettings(input: ConnectInput, secretSettings: readonly string[]) {
+  const secrets: Record<string, string> = { ...input.credentials }
+  const settings: Record<string, string> = {}
+  for (const [name, value] of Object.entries(input.settings)) {
+    if (secretSettings.includes(name)) secrets[name] = value
+    else settings[name] = value
+  }
+  return { secrets, settings }
+}
+
+/**
+ * An install from before secret settings kept them in installed.json: they are taken out of it (and
+ * returned, for the credentials) whenever the entry is written again.
+ */
+function moveSecretSettings(entry: InstalledConnector, secretSettings: readonly string[]): Record<string, string> {
+  const moved: Record<string, string> = {}
+  for (const name of secretSettings) {
+    const value = entry.settings?.[name]
+    if (value === undefined) continue
+    moved[name] = value
+    delete entry.settings![name]
+  }
+  if (entry.settings && !Object.keys(entry.settings).length) delete entry.settings
+  return moved
 }
 
 function notInstalled(key: string): TuttiError {

@@ -1,4 +1,4 @@
-import { Client, type Transport } from '@modelcontextprotocol/client'
+import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
@@ -50,6 +50,12 @@ export function stderrSummary(tail: string): string {
 
 const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
 
+/** The start took longer than its bound (mcp.timeouts.startupSeconds, else UPSTREAM_LIMITS.connectTimeoutMs). */
+class StartupTimeout extends Error {}
+
+/** A bound as a person reads it: "1 s", "1.5 s", "600 s". */
+const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`
+
 /**
  * One live session with a connector's upstream MCP server, over stdio (own
  * process group) or Streamable HTTP. It is the route client of the
@@ -91,11 +97,14 @@ export class UpstreamConnection implements RouteClient {
     })
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
+    const startupMs = spec.timeouts?.startupMs ?? UPSTREAM_LIMITS.connectTimeoutMs
     try {
       await Promise.race([
         client.connect(transport),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error(`no initialize answer within ${UPSTREAM_LIMITS.connectTimeoutMs} ms`)), UPSTREAM_LIMITS.connectTimeoutMs)
+          const named = spec.timeouts?.startupMs ? ' (mcp.timeouts.startupSeconds)' : ''
+          const timedOut = () => reject(new StartupTimeout(`no initialize answer within ${seconds(startupMs)}${named}`))
+          timer = setTimeout(timedOut, startupMs)
           onAbort = () => reject(new Error('the connect was abandoned: the connector changed meanwhile'))
           if (signal?.aborted) onAbort()
           else signal?.addEventListener('abort', onAbort, { once: true })
@@ -114,9 +123,14 @@ export class UpstreamConnection implements RouteClient {
       if (onAbort) signal?.removeEventListener('abort', onAbort)
     }
     if (transport instanceof ProcessGroupStdioTransport && DIRECT_CALL_REVISIONS.has(client.getNegotiatedProtocolVersion() ?? '')) {
-      conn.direct = new DirectCalls(transport, client, UPSTREAM_LIMITS.callTimeoutMs)
+      conn.direct = new DirectCalls(transport, client, conn.callTimeoutMs)
     }
     return conn
+  }
+
+  /** How long one tools/call may take: the manifest's mcp.timeouts.toolCallSeconds, else tutti's default. */
+  private get callTimeoutMs(): number {
+    return this.spec.timeouts?.toolCallMs ?? UPSTREAM_LIMITS.callTimeoutMs
   }
 
   get pid(): number | undefined {
@@ -157,7 +171,11 @@ export class UpstreamConnection implements RouteClient {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
       if (this.direct) return await this.direct.call(params, options)
       const toolDefinition = this.paramHeaderTools.definition(upstreamName)
-      return (await this.client.callTool(params, { signal: options.signal, timeout: UPSTREAM_LIMITS.callTimeoutMs, ...(toolDefinition ? { toolDefinition } : {}) })) as ToolCallResult
+      const timeout = this.callTimeoutMs
+      const sent = { signal: options.signal, timeout, ...(toolDefinition ? { toolDefinition } : {}) }
+      return (await this.client.callTool(params, sent)) as ToolCallResult
+    } catch (err) {
+      throw this.timedOut(err, upstreamName) ?? err
     } finally {
       if (--this.inFlight === 0) this.drained?.()
     }
@@ -207,6 +225,10 @@ export class UpstreamConnection implements RouteClient {
 
   /** Why the server never answered initialize, as a person would put it: the exit and its stderr, not the SDK's "Connection closed". */
   private connectFailure(cause: unknown): TuttiError {
+    // the process exits because the start timed out and it was stopped: the timeout is the reason, not that exit
+    if (cause instanceof StartupTimeout) {
+      return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${cause.message}`, { cause })
+    }
     if (this.transport instanceof ProcessGroupStdioTransport && this.transport.exit()) {
       const exit = this.transport.exit()!
       const tail = this.transport.stderrTail()
@@ -216,6 +238,19 @@ export class UpstreamConnection implements RouteClient {
       return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
     }
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })
+  }
+
+  /** A call the upstream did not answer in time, said with the bound and where it is set; else undefined. */
+  private timedOut(err: unknown, upstreamName: string): TuttiError | undefined {
+    // a cancel is a RequestTimeout to the SDK as well; only its own timer's carries the bound
+    const bound = (err as SdkError).data as { timeout?: unknown } | undefined
+    if (!(err instanceof SdkError) || err.code !== SdkErrorCode.RequestTimeout) return undefined
+    if (bound?.timeout === undefined) return undefined
+    const where = this.spec.timeouts?.toolCallMs ? 'mcp.timeouts.toolCallSeconds' : "tutti's default"
+    const within = `${seconds(this.callTimeoutMs)} (${where})`
+    const tool = `connector "${this.spec.key}": tool "${upstreamName}"`
+    const message = `${tool} timed out: no answer within ${within}; the call was cancelled`
+    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause: err })
   }
 
   private failure(what: string, cause?: unknown): TuttiError {
