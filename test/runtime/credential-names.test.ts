@@ -9,7 +9,7 @@ describe('credential names', () => {
     }
   })
   it('ordinary settings are not', () => {
-    for (const name of ['ROOT_DIR', 'REGION', 'LOG_LEVEL', 'SLACK_TEAM_ID', 'PORT', 'DEBUG']) {
+    for (const name of ['ROOT_DIR', 'MEMORY_FILE_PATH', 'NODE_PATH', 'PATH', 'PATTERN', 'REGION', 'LOG_LEVEL', 'SLACK_TEAM_ID', 'PORT', 'DEBUG']) {
       expect(looksLikeCredential(name), name).toBe(false)
     }
   })

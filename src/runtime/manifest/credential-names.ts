@@ -5,7 +5,9 @@
  * overrides the name: a leak costs more than a hidden setting). Credentials go to the 0600 store and are
  * redacted everywhere; only what is none of these may become a public setting.
  */
-const CREDENTIAL_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|PAT|CREDENTIAL|AUTH|COOKIE)/i
+const CREDENTIAL_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE)/i
+/** PAT only as a whole word (GITLAB_PAT), or every *_PATH would be a secret. */
+const PAT_WORD = /(^|_)PAT(_|$)/i
 
 export interface VariableMarks {
   /** The source says so (server.json `isSecret`, VS Code `password: true`, `--secret`). */
@@ -16,7 +18,7 @@ export interface VariableMarks {
 
 /** Whether a name looks like a key, a token or a password. */
 export function looksLikeCredential(name: string): boolean {
-  return CREDENTIAL_NAME.test(name)
+  return CREDENTIAL_NAME.test(name) || PAT_WORD.test(name)
 }
 
 /** Whether a variable is a credential: marked secret, named like one, or a header value. */
