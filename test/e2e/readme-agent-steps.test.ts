@@ -76,6 +76,28 @@ describe("the README's Claude Code and Codex steps", () => {
     expect(fs.readFileSync(path.join(bin, 'claude.token'), 'utf8')).not.toBe(token)
   })
 
+  it('`tutti session exec --provider claude -- claude` as written works in a clone, where claude is only in node_modules/.bin', async () => {
+    const clone = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-clone-'))
+    try {
+      // the clone's claude (a dependency) runs the real one non-interactively; nothing named claude is on PATH
+      const local = path.join(clone, 'node_modules', '.bin')
+      fs.mkdirSync(local, { recursive: true })
+      fs.writeFileSync(path.join(local, 'claude'), `#!/bin/sh\nexec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"\n`, { mode: 0o755 })
+      const onPath = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-installed-'))
+      fs.writeFileSync(path.join(onPath, 'tutti'), `#!/bin/sh\nexec '${process.execPath}' '${BIN}' "$@"\n`, { mode: 0o755 })
+      const installed = { ...env, PATH: `${onPath}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin` }
+      fs.mkdirSync(path.join(clone, 'src'))
+      const res = await sh(readmeBlock('exec-claude'), installed, path.join(clone, 'src'))
+      fs.rmSync(onPath, { recursive: true, force: true })
+      const init = claudeInit(res.stdout)
+      expect(init, res.stdout + res.stderr).toBeDefined()
+      expect(init.tools).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph']))
+      expect(JSON.stringify(init.skills)).toMatch(/notes-workflow/)
+    } finally {
+      fs.rmSync(clone, { recursive: true, force: true })
+    }
+  })
+
   it('Codex: the documented lines give it a CODEX_HOME with the connector server, authenticated by the exported token', async () => {
     const res = await sh(readmeBlock('codex'), env, workspace)
     expect(res.code, res.stderr).toBe(0)

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { RouteClient, UpstreamTool } from '../../src/runtime/registry/route.js'
-import { localToolName, MAX_LOCAL_NAME } from '../../src/runtime/registry/tool-naming.js'
+import { localToolName, MAX_LOCAL_NAME, publishedToolNames } from '../../src/runtime/registry/tool-naming.js'
 
 const client = (label: string): RouteClient => ({ callTool: async () => ({ content: [{ type: 'text', text: label }] }) })
 const tool = (name: string, extra: Partial<UpstreamTool> = {}): UpstreamTool => ({ name, description: `${name} tool`, inputSchema: { type: 'object' }, ...extra })
@@ -171,5 +171,27 @@ describe('local tool names', () => {
     const b = localToolName('k', `${'x'.repeat(60)}-two`)
     expect(a).not.toBe(b)
     expect(a.slice(0, 39)).toBe(b.slice(0, 39))
+  })
+})
+
+describe('publishedToolNames', () => {
+  it('strips a doubled prefix only where the name is free; every other name is the plain one', () => {
+    const names = publishedToolNames('git', ['git_status', 'status', 'git_log', 'git_', 'gitlog', 'git.diff'])
+    expect(Object.fromEntries(names)).toEqual({
+      git_status: 'git_git_status',
+      status: 'git_status',
+      git_log: 'git_log',
+      git_: 'git_git_',
+      gitlog: 'git_gitlog',
+      // the prefix is looked for after invalid characters became "_"
+      'git.diff': 'git_diff',
+    })
+    for (const [upstream, local] of publishedToolNames('k', ['a', 'k_b'])) {
+      if (upstream === 'a') expect(local).toBe(localToolName('k', 'a'))
+    }
+    const long = `k_${'x'.repeat(80)}`
+    const fitted = publishedToolNames('k', [long]).get(long)!
+    expect(fitted.length).toBeLessThanOrEqual(MAX_LOCAL_NAME)
+    expect(fitted.startsWith('k_xxx')).toBe(true)
   })
 })

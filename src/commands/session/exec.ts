@@ -6,7 +6,7 @@ import { EXEC_PROVIDERS, execSession } from '../../runtime/exec/session-exec.js'
 export default class SessionExec extends TuttiCommand {
   static override hidden = true
   static override summary = "Run an agent with the connectors: prepare its session, start it with the provider's projection, revoke the session when it exits"
-  static override description = `Everything after \`--\` is the agent's command line, run without a shell. claude gets --mcp-config and --add-dir right after the executable; codex and tutti-agent get a session CODEX_HOME; all get PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
+  static override description = `Everything after \`--\` is the agent's command line, run without a shell. A bare name is looked up on PATH, then in node_modules/.bin from the working directory up. claude gets --mcp-config and --add-dir right after its own word, behind a wrapper too (env X=1 claude, npx, node script.js); in a command string (sh -c) it finds them through a session-private claude first on PATH; codex and tutti-agent get a session CODEX_HOME; all get PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
   // the agent's argv is split off at `--` before oclif sees the rest (oclif's argv reorders repeated words)
   static override strict = true
   static override flags = {
@@ -17,6 +17,7 @@ export default class SessionExec extends TuttiCommand {
   static override examples = [
     '<%= config.bin %> session exec --provider claude -- claude',
     '<%= config.bin %> session exec --provider codex --session task-1 -- codex exec "fix the tests"',
+    '<%= config.bin %> session exec --provider claude -- env ANTHROPIC_MODEL=claude-sonnet-4-5 npx claude',
   ]
 
   async run() {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
+import path from 'node:path'
 import { prepareRuntime, revokeSessions } from '../client/sessions.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { statePaths } from '../paths.js'
@@ -8,6 +9,7 @@ import type { PreparedRuntime } from '../sessions/prepared-runtime.js'
 import { removeSessionDirs } from '../sessions/session-dir.js'
 import { resolveAgentCommand, type AgentCommand } from './agent-command.js'
 import { runAgent, statusOfSignal } from './agent-process.js'
+import { CLAUDE_COMMAND, claudeOnPath } from './command-string-projection.js'
 import { SignalRelay } from './signal-relay.js'
 
 /**
@@ -73,17 +75,29 @@ export async function execSession(options: ExecOptions): Promise<number> {
     }
     const early = relay.terminatedEarly
     if (early) return statusOfSignal(early)
-    return await runAgent(command, agentArgs(provider, command, runtime), { ...env, ...runtime?.env }, relay)
+    const agentEnv = { ...env, ...runtime?.env }
+    if (provider === 'claude' && runtime?.projection.kind === 'claude' && command.place.kind === 'command-string') {
+      const bin = await claudeOnPath(runtime.projection, agentEnv, cwd)
+      if (bin) agentEnv.PATH = `${bin}${path.delimiter}${agentEnv.PATH ?? ''}`
+      else options.warn(`tutti: ${command.argv0} runs without connectors: no ${CLAUDE_COMMAND} for its command string`)
+    }
+    return await runAgent(command, agentArgs(provider, command, runtime), agentEnv, relay)
   } finally {
     relay.stop()
     if (runtime) await release(options, workspace, session)
   }
 }
 
-/** Claude Code takes the projection as flags right after the executable; Codex finds its CODEX_HOME in the environment. */
+/**
+ * Claude Code takes the projection as flags right after its own word, behind
+ * a wrapper too (`env X=1 claude --mcp-config …`); in a command string it
+ * finds them through PATH. Codex finds its CODEX_HOME in the environment.
+ */
 function agentArgs(provider: ExecProvider, command: AgentCommand, runtime: PreparedRuntime | undefined): string[] {
-  if (provider === 'claude' && runtime?.projection.kind === 'claude') return [...runtime.projection.args, ...command.args]
-  return [...command.args]
+  const args = [...command.args]
+  if (provider !== 'claude' || runtime?.projection.kind !== 'claude' || command.place.kind !== 'word') return args
+  args.splice(command.place.index + 1, 0, ...runtime.projection.args)
+  return args
 }
 
 /** The session's token goes with the agent, and its files with it (the daemon removes them too, when it is reached). */

@@ -3,7 +3,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { toMcpTool } from './mcp-tool.js'
 import type { ConnectorMCPRoute, ConnectorMCPTool, HeaderParam, RouteClient, UpstreamTool } from './route.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from './tool-table-limits.js'
-import { localToolName } from './tool-naming.js'
+import { publishedToolNames } from './tool-naming.js'
 
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const HEADER_TYPES = new Set(['string', 'integer', 'boolean'])
@@ -78,6 +78,7 @@ export function buildRoute(key: string, generation: number, client: RouteClient,
   const dropped: DroppedTool[] = []
   if (upstream.length > TOOL_TABLE_LIMITS.maxTools) throw invalid(key, `${upstream.length} tools, more than the limit of ${TOOL_TABLE_LIMITS.maxTools}`)
   let tableBytes = 0
+  const published = publishedToolNames(key, upstream.flatMap((t) => (typeof t.name === 'string' ? [t.name] : [])))
   for (const t of upstream) {
     if (typeof t.name !== 'string' || t.name === '') throw invalid(key, 'a tool has no name')
     // checked before anything recursive (the x-mcp-header scan, serialization) touches the schema
@@ -89,7 +90,7 @@ export function buildRoute(key: string, generation: number, client: RouteClient,
     if (t.outputSchema !== undefined && (!isObject(t.outputSchema) || t.outputSchema.type !== 'object')) {
       throw invalid(key, `tool "${t.name}": the root of outputSchema must be type "object"`)
     }
-    const localName = localToolName(key, t.name)
+    const localName = published.get(t.name)!
     const clash = byLocal.get(localName)
     if (clash !== undefined) {
       throw invalid(key, `tools "${clash}" and "${t.name}" both become "${localName}"; the new tool table was rejected`)
