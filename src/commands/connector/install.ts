@@ -24,7 +24,7 @@ A stdio command is resolved against this shell's PATH and recorded. The command 
 A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
 --replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
 in connectors/<key>/replaced/ (--purge deletes them instead). A new version of the same package keeps them.`
-  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, a server.json file, or an MCP config file (.mcp.json)' }) }
+  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, a server.json file, or an MCP config file (.mcp.json)', ignoreStdin: true }) }
   static override flags = {
     ...outcomeFlags,
     key: Flags.string({ description: 'the connector key, for a package without a tutti manifest (default: from its name)' }),

@@ -30,9 +30,10 @@ export class PlaceholderRewriter {
 
   rewrite(value: string): string {
     let out = value.replace(/\$\{([^}]*)\}/g, (whole, inner: string) => {
-      if (PLAIN.test(inner)) return whole
-      const fixed = this.syntax.fixed?.[inner]
+      // an editor variable (`${workspaceFolder}`) before a plain `${NAME}` of the environment
+      const fixed = this.syntax.fixed && Object.hasOwn(this.syntax.fixed, inner) ? this.syntax.fixed[inner] : undefined
       if (fixed !== undefined) return fixed
+      if (PLAIN.test(inner)) return whole
       const env = /^env:([A-Za-z_][A-Za-z0-9_]*)$/.exec(inner)
       if (env && this.syntax.envColon) return `\${${env[1]}}`
       const input = /^input:(.+)$/.exec(inner)
