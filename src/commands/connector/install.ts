@@ -5,6 +5,8 @@ import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 import { describeInstallChange } from '../../runtime/install/install-change.js'
 import { installScriptLines } from '../../cli/install-script-lines.js'
+import { CLIENTS } from '../../runtime/sources/client-configs/client-entry.js'
+import { importsConfig, runConfigImport } from '../../cli/config-import-command.js'
 
 export default class ConnectorInstall extends TuttiCommand {
   static override hidden = true
@@ -15,6 +17,9 @@ export default class ConnectorInstall extends TuttiCommand {
   npm:<name>[@<version|range>]   an npm MCP server (one "bin"), fetched with your npm
   a directory or .tgz without a tutti manifest: an npm package with one bin, or a Claude Code, Codex or Agent Plugins package
   a server.json file (MCP Registry)
+  an MCP config file (.mcp.json, mcp.json): each of its servers becomes a connector
+--from claude|claude-desktop|codex|cursor|vscode|gemini imports the servers of that client's user and project configs
+(--project DIR); --json-entry FILE|- one entry, named by --key. Literal secrets in them are stored as credentials.
 Arguments after "--" are appended to the server's arguments (a directory for a filesystem server).
 npm dependencies are installed into the release with your npm, without their install scripts unless --allow-scripts
 (or the manifest's npm.scripts) consents; --dry-run lists the packages that have them. The choice is kept by update.
@@ -22,7 +27,7 @@ A stdio command is resolved against this shell's PATH and recorded. The command 
 A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
 --replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
 in connectors/<key>/replaced/ (--purge deletes them instead). A new version of the same package keeps them.`
-  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, or a server.json file', required: true }) }
+  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, a server.json file, or an MCP config file (.mcp.json)', ignoreStdin: true }) }
   static override flags = {
     ...outcomeFlags,
     key: Flags.string({ description: 'the connector key, for a package without a tutti manifest (default: from its name)' }),
@@ -33,18 +38,29 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
     'allow-scripts': Flags.boolean({
       description: 'run the npm install scripts of the package and its dependencies (native modules)',
     }),
+    from: Flags.string({ description: "import every MCP server of a client's config, each as a connector", options: [...CLIENTS] }),
+    'json-entry': Flags.string({ description: 'import one server entry (JSON, as `claude mcp add-json` takes it) from FILE, or - for stdin; its name is --key' }),
+    project: Flags.string({ description: 'with --from: the project whose configs are read (default: the working directory)' }),
+    only: Flags.string({ description: 'with --from or a config file: import only these servers (NAME,NAME…)' }),
   }
   static override examples = [
     '<%= config.bin %> connector install ./examples/connectors/notes --json',
     '<%= config.bin %> connector install npm:@modelcontextprotocol/server-memory',
     '<%= config.bin %> connector install npm:@modelcontextprotocol/server-filesystem -- ~/projects',
     '<%= config.bin %> connector install ./server.json --server npm --dry-run --json',
+    '<%= config.bin %> connector install --from claude --dry-run',
+    '<%= config.bin %> connector install --from codex --only github,memory',
+    '<%= config.bin %> connector install ./.mcp.json',
   ]
 
   async run() {
     const { args, argv, flags } = await this.parse(ConnectorInstall)
     const dashes = this.argv.indexOf('--')
     const extra = dashes === -1 ? [] : this.argv.slice(dashes + 1)
+    if (await importsConfig(args.source, flags)) {
+      return runConfigImport({ paths: this.paths, json: this.jsonEnabled(), log: (t) => this.log(t) }, args.source, flags, extra.length)
+    }
+    if (args.source === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'missing <source>: a release, npm:<spec>, a plugin, a server.json, or --from CLIENT')
     // only the source may stand before "--": anything else is a typo, not a server argument
     if (argv.length !== 1 + extra.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `unexpected argument "${String(argv[1])}"; server arguments go after "--"`)
     const notice = (line: string) => process.stderr.write(`${line}\n`)

@@ -8,8 +8,8 @@ import type { ConnectorManifest } from '../manifest/schema.js'
 import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
-import { prepareSource } from '../sources/install-source.js'
-import type { GeneratedSource } from '../sources/generated-source.js'
+import { prepareSource, type PreparedSource } from '../sources/install-source.js'
+import type { GeneratedSource, SourceOptions } from '../sources/generated-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
 import { installOrigin } from '../store/install-origin.js'
@@ -67,6 +67,9 @@ export interface DryRunOutcome {
   installScripts: { packages: ScriptedPackage[]; run: boolean; unresolved?: string }
 }
 
+/** Makes a source's release directory under the scratch dir in `options`. */
+export type PrepareSource = (options: SourceOptions) => Promise<PreparedSource>
+
 /**
  * `connector install <dir|tgz>`: validate, make the release self-contained
  * (npm dependencies), resolve its command against the installing shell,
@@ -80,6 +83,11 @@ export class ConnectorInstaller {
   ) {}
 
   async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
+    return this.installFrom(source, (o) => prepareSource(source, o), options)
+  }
+
+  /** `prepare` makes the release directory of `source` (a name for messages) under the scratch dir it is given. */
+  async installFrom(source: string, prepare: PrepareSource, options: InstallOptions): Promise<InstallOutcome> {
     if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
     const resolve = (release: LoadedRelease) => this.resolveRuntime(release, options.env)
     const unchanged = await unchangedNpmReinstall(source, options, this.store, resolve)
@@ -96,7 +104,7 @@ export class ConnectorInstaller {
       if (madeTmp) await fs.rmdir(this.paths.tmpDir).catch(() => undefined)
     })
     try {
-      const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir })
+      const prepared = await prepare({ ...this.sourceOptions(options), scratchDir })
       scratch.push(prepared.cleanup)
       let root = prepared.root
       if (prepared.generated) {
@@ -147,10 +155,14 @@ export class ConnectorInstaller {
 
   /** The manifest a source maps to, validated as the release loader would, with nothing written to the state dir. */
   async dryRun(source: string, options: InstallOptions): Promise<DryRunOutcome> {
+    return this.dryRunFrom(source, (o) => prepareSource(source, o), options)
+  }
+
+  async dryRunFrom(source: string, prepare: PrepareSource, options: InstallOptions): Promise<DryRunOutcome> {
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
     const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
     try {
-      const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir: async () => tmpDir })
+      const prepared = await prepare({ ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
