@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { keyFlags, readKeys } from '../../cli/key-flags.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
@@ -27,8 +28,7 @@ export default class ConnectorConnect extends TuttiCommand {
   static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
-    env: Flags.string({ description: 'NAME=VALUE of a declared auth variable', multiple: true, default: [] }),
-    'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
+    ...keyFlags('NAME=VALUE of a credential (a connector tutti generated the manifest of declares a new NAME: a credential if it looks like one, else a setting)'),
     set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
     browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
     'client-id': Flags.string({ description: 'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the manifest\'s auth.clientId)' }),
@@ -39,6 +39,7 @@ export default class ConnectorConnect extends TuttiCommand {
   static override examples = [
     'GITHUB_TOKEN=... <%= config.bin %> connector connect github --from-env GITHUB_TOKEN',
     '<%= config.bin %> connector connect weather --env WEATHER_API_KEY=abc123',
+    '<%= config.bin %> connector connect slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
     'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
@@ -46,19 +47,13 @@ export default class ConnectorConnect extends TuttiCommand {
 
   async run() {
     const { args, flags } = await this.parse(ConnectorConnect)
-    const credentials: Record<string, string> = {}
     const settings: Record<string, string> = {}
-    parsePairs('--env', flags.env, credentials)
     parsePairs('--set', flags.set, settings)
-    for (const name of flags['from-env']) {
-      const value = process.env[name]
-      if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from-env ${name}: the variable is not set in this environment`)
-      credentials[name] = value
-    }
+    const keys = await readKeys(flags)
     const client = { ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}), ...clientSecret(flags['client-secret-from-env']) }
     // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
     const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}), client }
-    const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, signIn, ...outcomeWait(flags) })
+    const result = await new Connectors(this.paths).connect(args.key, { keys, settings, signIn, ...outcomeWait(flags) })
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result
   }

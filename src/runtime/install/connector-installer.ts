@@ -4,11 +4,12 @@ import os from 'node:os'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
+import { checkGivenKeys, declareGivenKeys, splitGivenKeys, type GivenKey } from '../manifest/given-keys.js'
 import type { ConnectorManifest } from '../manifest/schema.js'
 import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
-import { prepareSource } from '../sources/install-source.js'
+import { prepareSource, type PreparedSource } from '../sources/install-source.js'
 import type { GeneratedSource } from '../sources/generated-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
@@ -31,6 +32,11 @@ export interface InstallOptions {
   key?: string
   server?: string
   args?: string[]
+  /** The command form's command and arguments; a URL source's `--header` lines. */
+  command?: string[]
+  headers?: string[]
+  /** `--env`, `--from-env`, `--secret`: stored with the install (a generated manifest declares them). */
+  keys?: GivenKey[]
   /** `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what it leaves. */
   replace?: boolean
   purge?: boolean
@@ -66,8 +72,10 @@ export class ConnectorInstaller {
     private readonly store: ConnectorStore,
   ) {}
 
-  async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
+  async install(source: string | undefined, options: InstallOptions): Promise<InstallOutcome> {
     if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
+    // a bad name is refused before anything is fetched
+    checkGivenKeys(options.keys ?? [])
     const scratch: Array<() => Promise<void>> = []
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
     let madeTmp = false
@@ -83,13 +91,15 @@ export class ConnectorInstaller {
       const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir })
       scratch.push(prepared.cleanup)
       let root = prepared.root
+      const keys = declareKeys(prepared, options.keys)
       if (prepared.generated) {
         root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
         for (const line of prepared.generated.skipped) options.notice?.(`skipped: ${line}`)
       }
       let release = await loadRelease(root)
+      const values = splitGivenKeys(release.manifest, keys)
       // before npm runs or anything is stored: another package under the key is refused with the state as it was
-      const claim = await this.claimKey(release.manifest, prepared.generated?.source, options)
+      const claim = { ...(await this.claimKey(release.manifest, prepared.generated?.source, options)), ...(keys.length ? { keys: values } : {}) }
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
       if (check.missing.length) {
@@ -123,14 +133,17 @@ export class ConnectorInstaller {
   }
 
   /** The manifest a source maps to, validated as the release loader would, with nothing written to the state dir. */
-  async dryRun(source: string, options: InstallOptions): Promise<DryRunOutcome> {
+  async dryRun(source: string | undefined, options: InstallOptions): Promise<DryRunOutcome> {
+    checkGivenKeys(options.keys ?? [])
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
     const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
     try {
       const prepared = await prepareSource(source, { ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
+      const keys = declareKeys(prepared, options.keys)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
+      splitGivenKeys(release.manifest, keys)
       return { dryRun: true, manifest: prepared.generated?.manifest ?? release.manifest, generated: !!prepared.generated, ...(prepared.generated ? { source: summary(prepared.generated) } : {}) }
     } finally {
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
@@ -148,7 +161,14 @@ export class ConnectorInstaller {
   }
 
   private sourceOptions(options: InstallOptions) {
-    return { env: options.env, ...(options.key !== undefined ? { key: options.key } : {}), ...(options.server !== undefined ? { server: options.server } : {}), ...(options.args?.length ? { args: options.args } : {}) }
+    return {
+      env: options.env,
+      ...(options.key !== undefined ? { key: options.key } : {}),
+      ...(options.server !== undefined ? { server: options.server } : {}),
+      ...(options.args?.length ? { args: options.args } : {}),
+      ...(options.command?.length ? { command: options.command } : {}),
+      ...(options.headers?.length ? { headers: options.headers } : {}),
+    }
   }
 
   /**
@@ -156,9 +176,9 @@ export class ConnectorInstaller {
    * normal tutti release and its digest covers the manifest. A directory of
    * the user's is copied first: the source is never written to.
    */
-  private async writeGenerated(generated: GeneratedSource, source: string, scratch: Array<() => Promise<void>>, tmpDir: string): Promise<string> {
+  private async writeGenerated(generated: GeneratedSource, source: string | undefined, scratch: Array<() => Promise<void>>, tmpDir: string): Promise<string> {
     let root = generated.root
-    if (path.resolve(root) === path.resolve(source)) {
+    if (source !== undefined && path.resolve(root) === path.resolve(source)) {
       let entries
       try {
         entries = await walkRelease(await fs.realpath(root))
@@ -188,6 +208,18 @@ export class ConnectorInstaller {
     await copyEntries(release.root, dir, release.entries)
     return dir
   }
+}
+
+/**
+ * The user's keys and the source's own (header values), checked together;
+ * a generated manifest declares the ones it lacks.
+ */
+function declareKeys(prepared: PreparedSource, given: readonly GivenKey[] = []): GivenKey[] {
+  const generated = prepared.generated
+  const keys = [...given, ...(generated?.keys ?? [])]
+  checkGivenKeys(keys)
+  if (generated && keys.length) generated.manifest = declareGivenKeys(generated.manifest, keys, String(generated.manifest.key))
+  return keys
 }
 
 const summary = (generated: GeneratedSource): SourceSummary => ({ kind: generated.kind, name: generated.source.name, skipped: generated.skipped })

@@ -1,7 +1,9 @@
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import type { KeyValues } from '../manifest/given-keys.js'
 import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, settingNames } from '../manifest/schema.js'
+import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
@@ -51,6 +53,8 @@ export interface RecordRequest {
   checked: { digest?: string; same: boolean }
   /** `--replace`: another package under the key is replaced; `purge` deletes what it leaves instead of keeping it. */
   replace?: { purge: boolean }
+  /** Credentials and settings given with the install, split as the release declares them: merged into what is stored. */
+  keys?: KeyValues
 }
 
 export interface InstalledRelease {
@@ -108,16 +112,22 @@ export class ConnectorStore {
         previous = undefined
       }
       const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
-      if (previous?.digest === stored.digest && sameRuntime) {
+      const given = request.keys ?? { credentials: {}, settings: {} }
+      if (Object.keys(given.credentials).length) {
+        credentials.connectors[key] = { ...credentials.connectors[key], ...given.credentials }
+        credentialsChanged = true
+      }
+      const sameSettings = Object.entries(given.settings).every(([name, value]) => previous?.settings?.[name] === value)
+      if (previous?.digest === stored.digest && sameRuntime && sameSettings) {
         const result = { key, version, digest: stored.digest, changed: false }
         // an install recorded before sources were learns its own here
-        if (previous.source) return { result }
+        if (previous.source) return { result, credentialsChanged }
         previous.source = request.source
-        return { result, installedChanged: true }
+        return { result, installedChanged: true, credentialsChanged }
       }
       const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
       if (runtime.command) entry.command = runtime.command
-      const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
+      const settings = keepDeclared({ ...previous?.settings, ...given.settings }, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
       const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
       const before = previous ?? (replaced ? installed.connectors[key] : undefined)
@@ -157,14 +167,14 @@ export class ConnectorStore {
     const declaredSettings = settingNames(manifest)
     for (const [name, value] of Object.entries(input.credentials)) {
       if (!declared.includes(name)) {
-        const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})` : ' (it declares none: auth.kind is "none")'
+        const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})${declareHint(name, 'credential')}` : ` (it declares none: auth.kind is "none")${declareHint(name, 'credential')}`
         throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
       }
       if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
     }
     for (const name of Object.keys(input.settings)) {
       if (!declaredSettings.includes(name)) {
-        const hint = declared.includes(name) ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}` : declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : ' (it declares no config)'
+        const hint = declared.includes(name) ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}` : `${declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : ' (it declares no config)'}${declareHint(name, 'setting')}`
         throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector "${key}" does not declare the setting ${name}${hint}`)
       }
     }
@@ -221,6 +231,12 @@ export class ConnectorStore {
     }
     return out
   }
+}
+
+/** A hand-written manifest is the author's: how to declare a variable in it. */
+function declareHint(name: string, what: 'credential' | 'setting'): string {
+  const where = what === 'credential' ? `"auth": {"kind": "env", "variables": [{"name": "${name}"}]}` : `"config": [{"name": "${name}"}]`
+  return `; declare it in the release's ${MANIFEST_FILE} (${where}) and install it again`
 }
 
 function notInstalled(key: string): TuttiError {

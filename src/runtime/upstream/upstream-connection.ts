@@ -4,6 +4,7 @@ import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
+import { missingVariableHint } from './missing-variable.js'
 import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
@@ -186,7 +187,8 @@ export class UpstreamConnection implements RouteClient {
 
   describeExit(): string {
     if (this.transport instanceof ProcessGroupStdioTransport) {
-      return `${this.transport.exit() ?? 'connection closed'}${stderrSummary(this.transport.stderrTail())}`
+      const tail = this.transport.stderrTail()
+      return `${this.transport.exit() ?? 'connection closed'}${stderrSummary(tail)}${missingVariableHint(this.spec.key, tail)}`
     }
     return 'connection closed'
   }
@@ -201,9 +203,10 @@ export class UpstreamConnection implements RouteClient {
   private connectFailure(cause: unknown): TuttiError {
     if (this.transport instanceof ProcessGroupStdioTransport && this.transport.exit()) {
       const exit = this.transport.exit()!
-      const described = this.describeExit()
-      const stderr = described.length > exit.length ? `: ${described.slice(exit.length + '; stderr: '.length)}` : ''
-      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}`
+      const tail = this.transport.stderrTail()
+      const summary = stderrSummary(tail)
+      const stderr = summary ? `: ${summary.slice('; stderr: '.length)}` : ''
+      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}${missingVariableHint(this.spec.key, tail)}`
       return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
     }
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })
