@@ -8,12 +8,26 @@ import type { GivenKey } from '../runtime/manifest/given-keys.js'
  * reach the daemon's server only through the 0600 store, never an argv.
  */
 export const keyFlags = (env: string) => ({
-  env: Flags.string({ description: env, multiple: true, multipleNonGreedy: true, default: [], helpValue: 'NAME=VALUE' }),
-  'from-env': Flags.string({ description: "take NAME's value from this shell's environment", multiple: true, multipleNonGreedy: true, default: [], helpValue: 'NAME' }),
-  secret: Flags.string({
-    description: "a credential NAME whose value is typed at a prompt (not echoed), or read as one line of stdin (one line per --secret, in order)",
+  // multipleNonGreedy: one value per flag, so `--secret A npm:x` leaves npm:x the source
+  env: Flags.string({
+    description: env,
     multiple: true,
-    // one value per flag: `--secret A npm:x` must leave npm:x the source
+    multipleNonGreedy: true,
+    default: [],
+    helpValue: 'NAME=VALUE',
+  }),
+  'from-env': Flags.string({
+    description: "take NAME's value from this shell's environment",
+    multiple: true,
+    multipleNonGreedy: true,
+    default: [],
+    helpValue: 'NAME',
+  }),
+  secret: Flags.string({
+    description:
+      'a credential NAME whose value is typed at a prompt (not echoed), or read as one line of stdin ' +
+      '(one line per --secret, in order)',
+    multiple: true,
     multipleNonGreedy: true,
     default: [],
     helpValue: 'NAME',
@@ -38,7 +52,8 @@ export async function readKeys(flags: { env: string[]; 'from-env': string[]; sec
     const values = process.stdin.isTTY ? await promptEach(flags.secret) : await stdinLines(flags.secret.length)
     flags.secret.forEach((name, i) => {
       const value = values[i] ?? ''
-      if (value === '') throw invalid(`--secret ${name}: no value (${process.stdin.isTTY ? 'nothing was typed' : 'stdin has no line for it'})`)
+      const why = process.stdin.isTTY ? 'nothing was typed' : 'stdin has no line for it'
+      if (value === '') throw invalid(`--secret ${name}: no value (${why})`)
       keys.push({ name, value, secret: true, flag: '--secret' })
     })
   }

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { listeningPort } from '../support/listening-port.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, connectorState, EXAMPLES, REPO, snapshotTree, tempStateDir, tutti, type RunResult } from '../support/tutti.js'
+import { cleanupState, connectorState, EXAMPLES, REPO, snapshotTree, tempStateDir, tutti } from '../support/tutti.js'
+import type { RunResult } from '../support/tutti.js'
 
 const EVERYTHING = path.join(REPO, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js')
 const SLACK = 'npm:@modelcontextprotocol/server-slack'
@@ -46,12 +47,15 @@ describe('install with keys, from a command or a URL', () => {
   }
   /** Ready, and for a stdio server running (its pid known); a remote one has no process. */
   const ready = async (key: string, remote = false) => {
-    const state = await eventually(() => connectorState(dir, key), (s) => s?.status === 'ready' && (remote || s.pid !== undefined))
+    type State = { status?: string; pid?: number } | undefined
+    const running = (s: State) => s?.status === 'ready' && (remote || s.pid !== undefined)
+    const state = await eventually(() => connectorState(dir, key), running)
     expect(state?.status, JSON.stringify(state)).toBe('ready')
     return state
   }
   const noLeak = async (value: string) => {
-    for (const args of [['daemon', 'status'], ['daemon', 'status', '--json'], ['connector', 'available', '--json']]) await run(args)
+    const looks = [['daemon', 'status'], ['daemon', 'status', '--json'], ['connector', 'available', '--json']]
+    for (const args of looks) await run(args)
     for (const out of outputs) expect(`${out.stdout}${out.stderr}`).not.toContain(value)
     expect(stateFilesBut(dir, path.join(dir, 'credentials.json'))).not.toContain(value)
     expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toContain(value)
@@ -71,9 +75,10 @@ describe('install with keys, from a command or a URL', () => {
     await cleanupState(dir)
   })
 
-  it.concurrent('a real npm server that needs a key installs with --secret (stdin) and --env; the key reaches its process only', async () => {
+  it.concurrent('an npm server that needs a key installs with --secret, --env; only its process has it', async () => {
     const token = 'xoxb-install-secret-0815'
-    const res = await run(['connector', 'install', SLACK, '--secret', 'SLACK_BOT_TOKEN', '--env', 'SLACK_TEAM_ID=T0KEYS'], { input: `${token}\n` })
+    const args = ['connector', 'install', SLACK, '--secret', 'SLACK_BOT_TOKEN', '--env', 'SLACK_TEAM_ID=T0KEYS']
+    const res = await run(args, { input: `${token}\n` })
     expect(res.code, res.stderr).toBe(0)
     expect(res.stdout).toMatch(/installed slack .*\(ready\)/)
     const state = await ready('slack')
@@ -84,18 +89,25 @@ describe('install with keys, from a command or a URL', () => {
     await noLeak(token)
   })
 
-  it.concurrent('a server that exits on a missing variable names the flag; connect --env then declares it and restarts it', async () => {
+  it.concurrent('a server that exits on a missing variable names the flag; connect --env declares it', async () => {
     const res = await run(['connector', 'install', SLACK, '--key', 'slacker'])
     expect(res.code).toBe(1)
-    expect(res.stderr).toContain('Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables; run tutti connector connect slacker --env SLACK_BOT_TOKEN=… --env SLACK_TEAM_ID=… (or --secret SLACK_BOT_TOKEN)')
+    expect(res.stderr).toContain(
+      'Please set SLACK_BOT_TOKEN and SLACK_TEAM_ID environment variables; ' +
+        'run tutti connector connect slacker --env SLACK_BOT_TOKEN=… --env SLACK_TEAM_ID=… ' +
+        '(or --secret SLACK_BOT_TOKEN)',
+    )
     const token = 'xoxb-connect-secret-4242'
-    const connected = await run(['connector', 'connect', 'slacker', '--env', `SLACK_BOT_TOKEN=${token}`, '--env', 'SLACK_TEAM_ID=T0CONN'])
+    const connected = await run([
+      'connector', 'connect', 'slacker', '--env', `SLACK_BOT_TOKEN=${token}`, '--env', 'SLACK_TEAM_ID=T0CONN',
+    ])
     expect(connected.code, connected.stderr).toBe(0)
     const state = await ready('slacker')
     expect(environ(state.pid)).toEqual(expect.arrayContaining([`SLACK_BOT_TOKEN=${token}`, 'SLACK_TEAM_ID=T0CONN']))
     // the new release generation declares both: the token as a secret auth variable, the team as a setting
     const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).connectors.slacker
-    const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'connectors/slacker/releases', installed.digest, 'tutti-connector.json'), 'utf8'))
+    const release = path.join(dir, 'connectors/slacker/releases', installed.digest)
+    const manifest = JSON.parse(fs.readFileSync(path.join(release, 'tutti-connector.json'), 'utf8'))
     expect(manifest.auth).toEqual({ kind: 'env', variables: [{ name: 'SLACK_BOT_TOKEN', secret: true }] })
     expect(manifest.config).toEqual([{ name: 'SLACK_TEAM_ID' }])
     await noLeak(token)
@@ -104,7 +116,8 @@ describe('install with keys, from a command or a URL', () => {
   it('the command form runs a real server with its keys; --from-env takes one from the shell', async () => {
     const key = 'every-api-key-value-31337'
     const res = await run(
-      ['connector', 'install', '--key', 'every', '--env', 'EVERY_LOG=debug', '--from-env', 'EVERY_API_KEY', '--', 'node', EVERYTHING, 'stdio'],
+      ['connector', 'install', '--key', 'every', '--env', 'EVERY_LOG=debug', '--from-env', 'EVERY_API_KEY',
+        '--', 'node', EVERYTHING, 'stdio'],
       { env: { EVERY_API_KEY: key } },
     )
     expect(res.code, res.stderr).toBe(0)
@@ -115,12 +128,15 @@ describe('install with keys, from a command or a URL', () => {
     await noLeak(key)
   })
 
-  it('a URL with --header: the remote gets the header, a call works, and the value is stored as a credential only', async () => {
+  it('a URL with --header: the remote gets the header, a call works, the value is a credential only', async () => {
     const header = 'Bearer remote-header-secret-4711'
-    const res = await run(['connector', 'install', '--key', 'remote', '--header', `Authorization: ${header}`, `http://127.0.0.1:${port}/mcp`])
+    const url = `http://127.0.0.1:${port}/mcp`
+    const res = await run(['connector', 'install', '--key', 'remote', '--header', `Authorization: ${header}`, url])
     expect(res.code, res.stderr).toBe(0)
     await ready('remote', true)
-    const binding: Binding = JSON.parse((await run(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'keys', '--json'])).stdout).mcpServers[0]
+    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'keys', '--json']
+    const prepared = await run(prepare)
+    const binding: Binding = JSON.parse(prepared.stdout).mcpServers[0]
     const client = await modernClient(binding)
     const answer = await client.callTool({ name: 'remote_whoami', arguments: {} })
     await client.close()
@@ -135,25 +151,32 @@ describe('install with keys, from a command or a URL', () => {
       expect(out.code, out.stderr).toBe(2)
       expect(out.stderr).toMatch(message)
     }
-    await refused(['connector', 'install', '--env', '1BAD=x', '--key', 'x', '--', 'node', EVERYTHING], /--env "1BAD": not an environment variable name/)
-    await refused(['connector', 'install', '--secret', 'NO_LINE_TOKEN', '--key', 'x', '--', 'node', EVERYTHING], /--secret NO_LINE_TOKEN: no value/, '')
+    const command = ['--key', 'x', '--', 'node', EVERYTHING]
+    const install = ['connector', 'install']
+    await refused([...install, '--env', '1BAD=x', ...command], /--env "1BAD": not an environment variable name/)
+    await refused([...install, '--secret', 'NO_LINE_TOKEN', ...command], /--secret NO_LINE_TOKEN: no value/, '')
     // a hand-written release declares its own variables: the refusal says where
-    await refused(['connector', 'install', path.join(EXAMPLES, 'notes'), '--env', 'NOTES_TOKEN=abc'], /does not declare NOTES_TOKEN .*"auth": \{"kind": "env", "variables": \[\{"name": "NOTES_TOKEN"\}\]\}/)
-    await refused(['connector', 'install', '--header', 'NoColon', 'https://mcp.example.com/mcp'], /--header "NoColon": expects "Name: value"/)
-    await refused(['connector', 'install', '--header', 'X: y', 'npm:@modelcontextprotocol/server-memory'], /--header is for a remote server/)
+    const declare = /does not declare NOTES_TOKEN .*"auth": \{"kind": "env", "variables": \[\{"name": "NOTES_TOKEN"/
+    await refused(['connector', 'install', path.join(EXAMPLES, 'notes'), '--env', 'NOTES_TOKEN=abc'], declare)
+    const noColon = /--header "NoColon": expects "Name: value"/
+    await refused(['connector', 'install', '--header', 'NoColon', 'https://mcp.example.com/mcp'], noColon)
+    const memory = 'npm:@modelcontextprotocol/server-memory'
+    await refused(['connector', 'install', '--header', 'X: y', memory], /--header is for a remote server/)
     await refused(['connector', 'install', '--', './not-a-name.sh'], /give the command by name/)
     await refused(['connector', 'install', '--', 'some-server'], /name the connector with --key NAME/)
-    await refused(['connector', 'install', 'http://127.0.0.1:9/mcp'], /an IP address names no connector; choose its key with --key NAME/)
+    await refused(['connector', 'install', 'http://127.0.0.1:9/mcp'], /an IP address names no connector; choose/)
     expect(snapshotTree(dir)).toEqual(before)
   })
 
-  it('a dry run shows a URL\'s generated manifest: the key from its host, the header as ${VAR}, no value', async () => {
-    const res = await run(['connector', 'install', '--dry-run', '--json', '--header', 'X-Api-Key: dry-run-value-1', 'https://mcp.linear.app/mcp?api_key=dry-query-2'])
+  it("a dry run shows a URL's generated manifest: the key from its host, headers as ${VAR}, no value", async () => {
+    const url = 'https://mcp.linear.app/mcp?api_key=dry-query-2'
+    const res = await run(['connector', 'install', '--dry-run', '--json', '--header', 'X-Api-Key: dry-value-1', url])
     expect(res.code, res.stderr).toBe(0)
-    expect(res.stdout).not.toMatch(/dry-run-value-1|dry-query-2/)
+    expect(res.stdout).not.toMatch(/dry-value-1|dry-query-2/)
     const { manifest } = JSON.parse(res.stdout)
     expect(manifest.key).toBe('linear')
-    expect(manifest.mcp).toEqual({ transport: 'http', url: 'https://mcp.linear.app/mcp?api_key=${API_KEY}', headers: { 'X-Api-Key': '${X_API_KEY}' } })
+    const headers = { 'X-Api-Key': '${X_API_KEY}' }
+    expect(manifest.mcp).toEqual({ transport: 'http', url: 'https://mcp.linear.app/mcp?api_key=${API_KEY}', headers })
     expect(manifest.auth.variables.map((v: { name: string }) => v.name)).toEqual(['X_API_KEY', 'API_KEY'])
   })
 })

@@ -3,7 +3,8 @@ import { checkGivenKeys, declareGivenKeys, type GivenKey } from '../../src/runti
 import { urlKey } from '../../src/runtime/sources/url-source.js'
 import { missingVariableHint, missingVariables } from '../../src/runtime/upstream/missing-variable.js'
 
-const given = (name: string, value = 'v', secret = false): GivenKey => ({ name, value, secret, flag: secret ? '--secret' : '--env' })
+const given = (name: string, value = 'v', secret = false): GivenKey =>
+  ({ name, value, secret, flag: secret ? '--secret' : '--env' })
 
 describe('the key of a URL source', () => {
   it.each([
@@ -25,8 +26,10 @@ describe('given keys on a generated manifest', () => {
   const manifest = { schemaVersion: 1, key: 'k', mcp: { transport: 'stdio', command: 'x', env: { MODE: 'literal' } } }
 
   it('a credential-like or --secret name becomes a secret auth variable, anything else a setting', () => {
-    const out = declareGivenKeys(manifest, [given('API_TOKEN'), given('TEAM_ID'), given('SIGNING', 'v', true), given('MODE')], 'k')
-    expect(out.auth).toEqual({ kind: 'env', variables: [{ name: 'API_TOKEN', secret: true }, { name: 'SIGNING', secret: true }] })
+    const keys = [given('API_TOKEN'), given('TEAM_ID'), given('SIGNING', 'v', true), given('MODE')]
+    const out = declareGivenKeys(manifest, keys, 'k')
+    const variables = [{ name: 'API_TOKEN', secret: true }, { name: 'SIGNING', secret: true }]
+    expect(out.auth).toEqual({ kind: 'env', variables })
     expect(out.config).toEqual([{ name: 'TEAM_ID' }, { name: 'MODE' }])
     // the source's literal gives way to the user's value
     expect((out.mcp as { env: Record<string, string> }).env).toEqual({ MODE: '${MODE}' })
@@ -34,7 +37,8 @@ describe('given keys on a generated manifest', () => {
   })
 
   it('an OAuth connector takes no other credential', () => {
-    expect(() => declareGivenKeys({ ...manifest, auth: { kind: 'oauth' } }, [given('API_TOKEN')], 'k')).toThrow(/signs in with OAuth/)
+    const oauth = { ...manifest, auth: { kind: 'oauth' } }
+    expect(() => declareGivenKeys(oauth, [given('API_TOKEN')], 'k')).toThrow(/signs in with OAuth/)
   })
 
   it('bad names, reserved names, empty values and repeats are refused naming them', () => {
@@ -55,7 +59,9 @@ describe('a missing variable on stderr', () => {
   ])('%s', (line, names) => expect(missingVariables(`noise\n${line}\n    at main (file.js:1:1)`)).toEqual(names))
 
   it('the hint names connect with --env, and --secret for a credential', () => {
-    expect(missingVariableHint('gh', 'Please set GITHUB_TOKEN and GITHUB_ORG_NAME')).toBe('; run tutti connector connect gh --env GITHUB_TOKEN=… --env GITHUB_ORG_NAME=… (or --secret GITHUB_TOKEN)')
+    expect(missingVariableHint('gh', 'Please set GITHUB_TOKEN and GITHUB_ORG_NAME')).toBe(
+      '; run tutti connector connect gh --env GITHUB_TOKEN=… --env GITHUB_ORG_NAME=… (or --secret GITHUB_TOKEN)',
+    )
     expect(missingVariableHint('gh', 'all good')).toBe('')
   })
 })

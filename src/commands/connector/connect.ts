@@ -25,10 +25,13 @@ function clientSecret(name: string | undefined): { clientSecret?: string } {
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
   static override summary = "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve its command again"
-  static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
+  static override description = `With no flags it re-resolves the stdio command against this shell's PATH and retries
+the connector.
+A connector whose manifest tutti generated (npm, plugin, server.json, command, URL) gets a new release generation that
+declares a NAME it lacks; a tutti release must declare it in its tutti-connector.json (auth.variables or config).`
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
-    ...keyFlags('NAME=VALUE of a credential (a connector tutti generated the manifest of declares a new NAME: a credential if it looks like one, else a setting)'),
+    ...keyFlags('NAME=VALUE of a declared credential or setting (a generated manifest declares a new NAME)'),
     set: Flags.string({ description: 'NAME=VALUE of a declared (non-secret) config setting', multiple: true, default: [] }),
     browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
     'client-id': Flags.string({ description: 'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the manifest\'s auth.clientId)' }),
@@ -53,7 +56,8 @@ export default class ConnectorConnect extends TuttiCommand {
     const client = { ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}), ...clientSecret(flags['client-secret-from-env']) }
     // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
     const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}), client }
-    const result = await new Connectors(this.paths).connect(args.key, { keys, settings, signIn, ...outcomeWait(flags) })
+    const request = { keys, settings, signIn, ...outcomeWait(flags) }
+    const result = await new Connectors(this.paths).connect(args.key, request)
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result
   }

@@ -8,7 +8,8 @@ import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 export default class ConnectorInstall extends TuttiCommand {
   static override hidden = true
   static override strict = false
-  static override summary = 'Install a connector from a tutti release, an npm package, a plugin, a server.json, a command or a URL'
+  static override summary =
+    'Install a connector from a tutti release, an npm package, a plugin, a server.json, a command or a URL'
   static override description = `<source> is any of:
   a directory or .tgz with tutti-connector.json
   npm:<name>[@<version|range>]   an npm MCP server (one "bin"), fetched with your npm
@@ -16,7 +17,8 @@ export default class ConnectorInstall extends TuttiCommand {
   a server.json file (MCP Registry)
   https://host/path   a remote MCP server; --header "Name: value" sends a header (its value is a credential)
   none: the words after "--" are a stdio server's command and arguments (--key names it; npx/uvx/bunx/pnpm dlx
-    lines default to the package's name). The command is looked up on PATH and recorded; ./relative paths become absolute.
+    lines default to the package's name). The command is looked up on PATH and recorded; ./relative paths become
+    absolute.
 With a source, arguments after "--" are appended to the server's arguments (a directory for a filesystem server).
 A URL's key defaults to its host's main label, without the top-level domain and mcp/api/www labels (mcp.linear.app is
 "linear"); an IP address needs --key.
@@ -28,24 +30,39 @@ A stdio command is resolved against this shell's PATH and recorded. The command 
 A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
 --replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
 in connectors/<key>/replaced/ (--purge deletes them instead). A new version of the same package keeps them.`
-  static override args = { source: Args.string({ description: 'a release directory or .tgz, npm:<spec>, a plugin or package directory, a server.json file, or an http(s) URL; none for a command after "--"' }) }
+  static override args = {
+    source: Args.string({
+      description:
+        'a release directory or .tgz, npm:<spec>, a plugin or package directory, a server.json file, ' +
+        'or an http(s) URL; none for a command after "--"',
+    }),
+  }
   static override flags = {
     ...outcomeFlags,
-    key: Flags.string({ description: 'the connector key, for a package without a tutti manifest (default: from its name)' }),
+    key: Flags.string({
+      description: 'the connector key, for a source without a tutti manifest (default: from its name or host)',
+    }),
     server: Flags.string({ description: 'which MCP server of a plugin or server.json with several' }),
     'dry-run': Flags.boolean({ description: 'print the manifest the connector would be installed with, and change nothing' }),
     replace: Flags.boolean({ description: 'replace the connector of another package installed under the key (nothing of it is carried over)' }),
     purge: Flags.boolean({ description: 'with --replace: delete what the replaced connector leaves instead of keeping it aside' }),
     ...keyFlags('NAME=VALUE for the server: a credential if NAME looks like one, else a setting'),
-    header: Flags.string({ description: 'a URL source: an HTTP header sent to the server (its value is stored as a credential)', multiple: true, multipleNonGreedy: true, default: [], helpValue: '"Name: value"' }),
+    header: Flags.string({
+      description: 'a URL source: an HTTP header sent to the server (its value is stored as a credential)',
+      multiple: true,
+      multipleNonGreedy: true,
+      default: [],
+      helpValue: '"Name: value"',
+    }),
   }
   static override examples = [
     '<%= config.bin %> connector install ./examples/connectors/notes --json',
     '<%= config.bin %> connector install npm:@modelcontextprotocol/server-memory',
     '<%= config.bin %> connector install npm:@modelcontextprotocol/server-filesystem -- ~/projects',
     '<%= config.bin %> connector install ./server.json --server npm --dry-run --json',
-    '<%= config.bin %> connector install npm:@modelcontextprotocol/server-slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
-    '<%= config.bin %> connector install --key everything --env LOG_LEVEL=debug -- npx -y @modelcontextprotocol/server-everything',
+    '<%= config.bin %> connector install npm:@modelcontextprotocol/server-slack --secret SLACK_BOT_TOKEN ' +
+      '--env SLACK_TEAM_ID=T1',
+    '<%= config.bin %> connector install --key every -- npx -y @modelcontextprotocol/server-everything',
     '<%= config.bin %> connector install https://mcp.example.com/mcp --header "Authorization: Bearer $EXAMPLE_TOKEN"',
   ]
 
@@ -57,7 +74,9 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
     const commandForm = dashes !== -1 && argv.length === extra.length
     // only the source may stand before "--": anything else is a typo, not a server argument
     if (!commandForm && argv.length !== 1 + extra.length) {
-      const message = argv.length === 0 ? 'give a source (a package, a server.json, a URL) or a command after "--"' : `unexpected argument "${String(argv[1])}"; server arguments go after "--"`
+      const message = argv.length === 0
+        ? 'give a source (a package, a server.json, a URL) or a command after "--"'
+        : `unexpected argument "${String(argv[1])}"; server arguments go after "--"`
       throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)
     }
     const source = commandForm ? undefined : args.source

@@ -90,7 +90,8 @@ export class Connectors {
   }
 
   /** `source` undefined: the command form (`request.command`). */
-  async install(source: string | undefined, request: InstallRequest): Promise<InstallOutcome & { state?: ConnectorState }> {
+  async install(source: string | undefined, request: InstallRequest): 
+    Promise<InstallOutcome & { state?: ConnectorState }> {
     const installer = await this.installer(await this.store())
     const result = await installer.install(source, { env: this.env, ...sourceRequest(request) })
     const state = await this.reconcile(result.key, request)
@@ -140,20 +141,24 @@ export class Connectors {
    */
   private async storeKeys(store: ConnectorStore, current: InstalledRelease, request: ConnectRequest) {
     const { checkGivenKeys, splitGivenKeys } = await import('../manifest/given-keys.js')
-    const settings = Object.entries(request.settings).map(([name, value]) => ({ name, value, secret: false, flag: '--set' }))
+    const settings = Object.entries(request.settings).map(([name, value]) => ({
+      name, value, secret: false, flag: '--set',
+    }))
     checkGivenKeys([...request.keys, ...settings])
     const { declareAndStore, isGenerated, undeclared } = await import('../install/declare-variables.js')
     const key = current.release.manifest.key
     if (isGenerated(current) && undeclared(current, [...request.keys, ...settings]).length) {
       await declareAndStore(this.paths, store, current, [...request.keys, ...settings], this.env)
       const stored = await store.get(key)
-      return { variables: Object.keys(stored.credentials).sort(), settings: Object.keys(stored.installed.settings ?? {}).sort() }
+      const storedSettings = Object.keys(stored.installed.settings ?? {}).sort()
+      return { variables: Object.keys(stored.credentials).sort(), settings: storedSettings }
     }
     // the connecting shell resolves the command again: a fixed PATH is picked up here
     const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
     // --env of a declared setting sets it, as on install; an undeclared name is refused saying how to declare it
     const given = splitGivenKeys(current.release.manifest, request.keys)
-    return store.connect(key, { credentials: given.credentials, settings: { ...given.settings, ...request.settings }, runtime })
+    const settingValues = { ...given.settings, ...request.settings }
+    return store.connect(key, { credentials: given.credentials, settings: settingValues, runtime })
   }
 
   async disconnect(key: string): Promise<{ key: string; disconnected: boolean; revocation?: RevocationOutcome; state?: ConnectorState }> {

@@ -99,7 +99,8 @@ export class ConnectorInstaller {
       let release = await loadRelease(root)
       const values = splitGivenKeys(release.manifest, keys)
       // before npm runs or anything is stored: another package under the key is refused with the state as it was
-      const claim = { ...(await this.claimKey(release.manifest, prepared.generated?.source, options)), ...(keys.length ? { keys: values } : {}) }
+      const claimed = await this.claimKey(release.manifest, prepared.generated?.source, options)
+      const claim = { ...claimed, ...(keys.length ? { keys: values } : {}) }
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
       if (check.missing.length) {
@@ -176,7 +177,12 @@ export class ConnectorInstaller {
    * normal tutti release and its digest covers the manifest. A directory of
    * the user's is copied first: the source is never written to.
    */
-  private async writeGenerated(generated: GeneratedSource, source: string | undefined, scratch: Array<() => Promise<void>>, tmpDir: string): Promise<string> {
+  private async writeGenerated(
+    generated: GeneratedSource,
+    source: string | undefined,
+    scratch: Array<() => Promise<void>>,
+    tmpDir: string,
+  ): Promise<string> {
     let root = generated.root
     if (source !== undefined && path.resolve(root) === path.resolve(source)) {
       let entries
@@ -218,7 +224,9 @@ function declareKeys(prepared: PreparedSource, given: readonly GivenKey[] = []):
   const generated = prepared.generated
   const keys = [...given, ...(generated?.keys ?? [])]
   checkGivenKeys(keys)
-  if (generated && keys.length) generated.manifest = declareGivenKeys(generated.manifest, keys, String(generated.manifest.key))
+  if (generated && keys.length) {
+    generated.manifest = declareGivenKeys(generated.manifest, keys, String(generated.manifest.key))
+  }
   return keys
 }
 

@@ -15,7 +15,8 @@ import { recordEnvironment } from './recorded-environment.js'
 import { locateCommand, recordedCommand } from './resolve-command.js'
 
 /** Whether tutti wrote the connector's manifest (from a package, plugin, server.json, command or URL). */
-export const isGenerated = (current: InstalledRelease): boolean => !!current.installed.source && current.installed.source.kind !== RELEASE_KIND
+export const isGenerated = (current: InstalledRelease): boolean =>
+  !!current.installed.source && current.installed.source.kind !== RELEASE_KIND
 
 /** The given names its manifest does not declare. */
 export function undeclared(current: InstalledRelease, keys: readonly GivenKey[]): GivenKey[] {
@@ -31,7 +32,13 @@ export function undeclared(current: InstalledRelease, keys: readonly GivenKey[])
  * state update. The daemon then restarts the server with them. Nothing is
  * written to the state before every check has passed.
  */
-export async function declareAndStore(paths: StatePaths, store: ConnectorStore, current: InstalledRelease, keys: readonly GivenKey[], env: NodeJS.ProcessEnv): Promise<InstallResult> {
+export async function declareAndStore(
+  paths: StatePaths,
+  store: ConnectorStore,
+  current: InstalledRelease,
+  keys: readonly GivenKey[],
+  env: NodeJS.ProcessEnv,
+): Promise<InstallResult> {
   const { key } = current.release.manifest
   const text = await fs.readFile(path.join(current.release.root, MANIFEST_FILE), 'utf8')
   const manifest = declareGivenKeys(JSON.parse(text) as Record<string, unknown>, keys, key)
@@ -51,7 +58,8 @@ export async function declareAndStore(paths: StatePaths, store: ConnectorStore, 
     const command = recordedCommand(located, stored.dir)
     const runtime = { environment: recordEnvironment(env), ...(command ? { command } : {}) }
     const source = current.installed.source!
-    return await store.record(stored, runtime, { source, checked: { digest: current.installed.digest, same: true }, keys: values })
+    const checked = { digest: current.installed.digest, same: true }
+    return await store.record(stored, runtime, { source, checked, keys: values })
   } finally {
     await removeTree(staged).catch(() => undefined)
     if (madeTmp) await fs.rmdir(paths.tmpDir).catch(() => undefined)

@@ -30,10 +30,18 @@ const invalid = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID,
 export function checkGivenKeys(keys: readonly GivenKey[]): void {
   const seen = new Set<string>()
   for (const k of keys) {
-    if (!ENV_NAME.test(k.name)) throw invalid(`${k.flag} ${JSON.stringify(k.name.slice(0, 64))}: not an environment variable name (letters, digits and _, not starting with a digit)`)
-    if (k.name.startsWith(RESERVED_VAR_PREFIX)) throw invalid(`${k.flag} ${k.name}: names starting with ${RESERVED_VAR_PREFIX} are tutti's own`)
+    if (!ENV_NAME.test(k.name)) {
+      const name = JSON.stringify(k.name.slice(0, 64))
+      throw invalid(`${k.flag} ${name}: not an environment variable name (letters, digits and _, not a digit first)`)
+    }
+    if (k.name.startsWith(RESERVED_VAR_PREFIX)) {
+      throw invalid(`${k.flag} ${k.name}: names starting with ${RESERVED_VAR_PREFIX} are tutti's own`)
+    }
     if (k.value === '') throw invalid(`${k.flag} ${k.name}: the value is empty`)
-    if (seen.has(k.name)) throw invalid(`${k.name} is given twice (${keys.filter((o) => o.name === k.name).map((o) => o.flag).join(', ')})`)
+    if (seen.has(k.name)) {
+      const flags = keys.filter((o) => o.name === k.name).map((o) => o.flag)
+      throw invalid(`${k.name} is given twice (${flags.join(', ')})`)
+    }
     seen.add(k.name)
   }
 }
@@ -58,7 +66,8 @@ export function declareGivenKeys(manifest: Json, keys: readonly GivenKey[], key:
     if (variables.some((v) => v.name === k.name) || config.some((c) => c.name === k.name)) continue
     if (!credentialOf(k)) config.push({ name: k.name })
     else if (auth.kind === 'oauth') {
-      throw invalid(`${k.flag} ${k.name}: connector "${key}" signs in with OAuth (tutti connector connect ${key}); it takes no other credential`)
+      const signIn = `tutti connector connect ${key}`
+      throw invalid(`${k.flag} ${k.name}: connector "${key}" signs in with OAuth (${signIn}); it takes no other key`)
     } else variables.push({ name: k.name, secret: true })
   }
   if (variables.length) out.auth = { kind: 'env', variables }
@@ -82,7 +91,10 @@ export function splitGivenKeys(manifest: ConnectorManifest, keys: readonly Given
     if (variables.includes(k.name)) out.credentials[k.name] = k.value
     else if (!settings.includes(k.name)) throw notDeclared(manifest, k)
     else if (k.secret || credentialOf(k)) {
-      throw invalid(`${k.flag} ${k.name}: connector "${manifest.key}" declares ${k.name} as a setting, which is not secret (status shows it); declare it in auth.variables of its ${MANIFEST_FILE} to keep it as a credential`)
+      throw invalid(
+        `${k.flag} ${k.name}: connector "${manifest.key}" declares ${k.name} as a setting, which is not secret ` +
+          `(status shows it); declare it in auth.variables of its ${MANIFEST_FILE} to keep it as a credential`,
+      )
     } else out.settings[k.name] = k.value
   }
   return out
@@ -96,6 +108,7 @@ function notDeclared(manifest: ConnectorManifest, k: GivenKey): TuttiError {
     : `"config": [{"name": "${k.name}"}]`
   return new TuttiError(
     ErrorCodes.CREDENTIAL_INVALID,
-    `${k.flag} ${k.name}: connector "${manifest.key}" does not declare ${k.name} (${list}); its ${MANIFEST_FILE} is its own, so declare it there (${where}) and install the release again`,
+    `${k.flag} ${k.name}: connector "${manifest.key}" does not declare ${k.name} (${list}); ` +
+      `its ${MANIFEST_FILE} is its own, so declare it there (${where}) and install the release again`,
   )
 }

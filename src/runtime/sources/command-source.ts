@@ -13,11 +13,14 @@ import { deriveKey } from './source-key.js'
  */
 
 /** Runners whose first operand is the package they run: `npx -y @scope/server-slack` is "slack". */
-const PACKAGE_RUNNERS: Record<string, string[]> = { npx: [], bunx: [], uvx: [], pnpx: [], pnpm: ['dlx'], yarn: ['dlx'], bun: ['x'] }
+const PACKAGE_RUNNERS: Record<string, string[]> = {
+  npx: [], bunx: [], uvx: [], pnpx: [], pnpm: ['dlx'], yarn: ['dlx'], bun: ['x'],
+}
 /** Interpreters whose first operand is the server's script. */
 const INTERPRETERS = new Set(['node', 'deno', 'bun', 'python', 'python3', 'uv', 'tsx'])
 
 const invalid = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)
+export const HEADER_NOT_STDIO = '--header is for a remote server (a URL source); a stdio server takes --env NAME=VALUE'
 
 /** The package a runner runs (without its version), if the command line is one. */
 function runPackage(words: readonly string[]): string | undefined {
@@ -61,11 +64,14 @@ export async function commandSource(options: SourceOptions): Promise<GeneratedSo
   const command = words[0]
   if (!command) throw invalid('no source and no command: give a package, a URL, or the server\'s command after "--"')
   if (command.includes('/') || command.includes('\\')) {
-    throw invalid(`-- ${command}: give the command by name (it is looked up on PATH and recorded), or run a script through its interpreter (-- node ${command})`)
+    const how = `or run a script through its interpreter (-- node ${command})`
+    throw invalid(`-- ${command}: give the command by name (it is looked up on PATH and recorded), ${how}`)
   }
   const runs = runPackage(words)
-  if (options.key === undefined && !runs) throw invalid(`-- ${command}: name the connector with --key NAME (a command line has no package name to take it from)`)
-  if (options.headers?.length) throw invalid('--header is for a remote server (a URL source); a stdio server takes --env NAME=VALUE')
+  if (options.key === undefined && !runs) {
+    throw invalid(`-- ${command}: name the connector with --key NAME (a command line has no package name to give one)`)
+  }
+  if (options.headers?.length) throw invalid(HEADER_NOT_STDIO)
   const key = deriveKey(runs ?? '', options.key)
   const args = await absoluteArgs(words)
   const line = [command, ...args].join(' ')

@@ -8,7 +8,7 @@ import { fetchNpmPackage } from './npm-fetch.js'
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { detectPlugin, pluginSource } from './plugin-source.js'
 import { serverJsonSource } from './server-json-source.js'
-import { commandSource } from './command-source.js'
+import { commandSource, HEADER_NOT_STDIO } from './command-source.js'
 import { isUrlSource, urlSource } from './url-source.js'
 
 /**
@@ -53,9 +53,9 @@ export async function prepareSource(source: string | undefined, options: SourceO
   }
   try {
     if (source === undefined) return await bare(await commandSource(options))
-    if (options.command?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'a source and a command: give one of them')
+    if (options.command?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'a source and a command: give one')
     if (isUrlSource(source)) return await bare(await urlSource(source, options))
-    if (options.headers?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--header is for a remote server (a URL source); a stdio server takes --env NAME=VALUE')
+    if (options.headers?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, HEADER_NOT_STDIO)
     let root: string
     if (source.startsWith(NPM_PREFIX)) root = await fetchNpm(source.slice(NPM_PREFIX.length))
     else if (ARCHIVE.test(source)) root = await unpack(source)

@@ -57,8 +57,12 @@ export async function urlSource(source: string, options: SourceOptions): Promise
   } catch {
     throw invalid(`${source.slice(0, 200)}: not a valid URL`)
   }
-  if (url.username || url.password) throw invalid(`${url.host}: credentials in the URL would be shown in status; give them with --header "Authorization: …"`)
-  if (options.args?.length || options.command?.length) throw invalid('a remote server takes no arguments after "--"; headers go in --header "Name: value"')
+  if (url.username || url.password) {
+    throw invalid(`${url.host}: credentials in the URL would be shown in status; use --header "Authorization: …"`)
+  }
+  if (options.args?.length || options.command?.length) {
+    throw invalid('a remote server takes no arguments after "--"; headers go in --header "Name: value"')
+  }
   const key = urlKey(url, options.key)
   const keys: GivenKey[] = []
   const variables = new Map<string, { name: string; secret: true }>()
@@ -68,9 +72,13 @@ export async function urlSource(source: string, options: SourceOptions): Promise
     const colon = line.indexOf(':')
     const name = colon > 0 ? line.slice(0, colon).trim() : ''
     const value = colon > 0 ? line.slice(colon + 1).trim() : ''
-    if (!HEADER_NAME.test(name)) throw invalid(`--header ${JSON.stringify(name.slice(0, 64) || line.slice(0, 16))}: expects "Name: value" with a header name before the colon`)
+    if (!HEADER_NAME.test(name)) {
+      const shown = JSON.stringify(name.slice(0, 64) || line.slice(0, 16))
+      throw invalid(`--header ${shown}: expects "Name: value" with a header name before the colon`)
+    }
     if (!value) throw invalid(`--header ${name}: the value is empty`)
-    if (Object.keys(headers).some((h) => h.toLowerCase() === name.toLowerCase())) throw invalid(`--header ${name} is given twice`)
+    const twice = Object.keys(headers).some((h) => h.toLowerCase() === name.toLowerCase())
+    if (twice) throw invalid(`--header ${name} is given twice`)
     const refs = [...value.matchAll(REF)].map((m) => m[1]!)
     if (refs.length) {
       // the user's own template: the values come from --env/--secret/--from-env, or later from connect
@@ -78,7 +86,7 @@ export async function urlSource(source: string, options: SourceOptions): Promise
       headers[name] = value
     } else {
       const variable = variableName(name)
-      if (variables.has(variable)) throw invalid(`--header ${name}: its variable ${variable} is taken by another header`)
+      if (variables.has(variable)) throw invalid(`--header ${name}: its variable ${variable} is taken by another`)
       declare(variable)
       keys.push({ name: variable, value, secret: true, flag: `--header ${name}` })
       headers[name] = `\${${variable}}`

@@ -53,7 +53,7 @@ export interface RecordRequest {
   checked: { digest?: string; same: boolean }
   /** `--replace`: another package under the key is replaced; `purge` deletes what it leaves instead of keeping it. */
   replace?: { purge: boolean }
-  /** Credentials and settings given with the install, split as the release declares them: merged into what is stored. */
+  /** Credentials and settings given with the install, split as the release declares them; merged into the stored. */
   keys?: KeyValues
 }
 
@@ -117,7 +117,7 @@ export class ConnectorStore {
         credentials.connectors[key] = { ...credentials.connectors[key], ...given.credentials }
         credentialsChanged = true
       }
-      const sameSettings = Object.entries(given.settings).every(([name, value]) => previous?.settings?.[name] === value)
+      const sameSettings = Object.entries(given.settings).every(([name, v]) => previous?.settings?.[name] === v)
       if (previous?.digest === stored.digest && sameRuntime && sameSettings) {
         const result = { key, version, digest: stored.digest, changed: false }
         // an install recorded before sources were learns its own here
@@ -127,7 +127,8 @@ export class ConnectorStore {
       }
       const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
       if (runtime.command) entry.command = runtime.command
-      const settings = keepDeclared({ ...previous?.settings, ...given.settings }, settingNames(stored.release.manifest))
+      const merged = { ...previous?.settings, ...given.settings }
+      const settings = keepDeclared(merged, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
       const result: InstallResult = { key, version, digest: stored.digest, changed: previous?.digest !== stored.digest }
       const before = previous ?? (replaced ? installed.connectors[key] : undefined)
@@ -167,14 +168,22 @@ export class ConnectorStore {
     const declaredSettings = settingNames(manifest)
     for (const [name, value] of Object.entries(input.credentials)) {
       if (!declared.includes(name)) {
-        const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})${declareHint(name, 'credential')}` : ` (it declares none: auth.kind is "none")${declareHint(name, 'credential')}`
+        const none = ' (it declares none: auth.kind is "none")'
+        const list = declared.length ? ` (declared: ${declared.join(', ')})` : none
+        const hint = declaredSettings.includes(name)
+          ? `; ${name} is a setting: use --set ${name}=VALUE`
+          : `${list}${declareHint(name, 'credential')}`
         throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
       }
       if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
     }
     for (const name of Object.keys(input.settings)) {
       if (!declaredSettings.includes(name)) {
-        const hint = declared.includes(name) ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}` : `${declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : ' (it declares no config)'}${declareHint(name, 'setting')}`
+        const none = ' (it declares no config)'
+        const list = declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : none
+        const hint = declared.includes(name)
+          ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}`
+          : `${list}${declareHint(name, 'setting')}`
         throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector "${key}" does not declare the setting ${name}${hint}`)
       }
     }
@@ -235,7 +244,9 @@ export class ConnectorStore {
 
 /** A hand-written manifest is the author's: how to declare a variable in it. */
 function declareHint(name: string, what: 'credential' | 'setting'): string {
-  const where = what === 'credential' ? `"auth": {"kind": "env", "variables": [{"name": "${name}"}]}` : `"config": [{"name": "${name}"}]`
+  const where = what === 'credential'
+    ? `"auth": {"kind": "env", "variables": [{"name": "${name}"}]}`
+    : `"config": [{"name": "${name}"}]`
   return `; declare it in the release's ${MANIFEST_FILE} (${where}) and install it again`
 }
 

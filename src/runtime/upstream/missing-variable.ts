@@ -7,7 +7,14 @@ import { RESERVED_VAR_PREFIX } from '../names.js'
  * GITHUB_PERSONAL_ACCESS_TOKEN", "Missing required environment variable:
  * X"). The reason then names the flag that supplies it.
  */
-const SAYS_MISSING = /not set|isn't set|is unset|missing|required|please (set|provide|define)|must (be )?(set|provided|defined)|not (defined|provided|configured|found)|no .{0,40}(provided|configured|set)|undefined/i
+const SAYS_MISSING = new RegExp(
+  [
+    "not set|isn't set|is unset|missing|required|undefined",
+    'please (set|provide|define)|must (be )?(set|provided|defined)',
+    'not (defined|provided|configured|found)|no .{0,40}(provided|configured|set)',
+  ].join('|'),
+  'i',
+)
 /** An environment-style name: capitals with at least one underscore (HTTP or MCP alone name no variable). */
 const VARIABLE = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b/g
 /** Names that are not the server's to ask for. */
@@ -19,7 +26,9 @@ export function missingVariables(stderr: string): string[] {
   const names = new Set<string>()
   for (const line of stderr.split('\n')) {
     if (!SAYS_MISSING.test(line)) continue
-    for (const m of line.matchAll(VARIABLE)) if (!m[0].startsWith(RESERVED_VAR_PREFIX) && !NOT_ASKED.test(m[0])) names.add(m[0])
+    for (const [name] of line.matchAll(VARIABLE)) {
+      if (!name.startsWith(RESERVED_VAR_PREFIX) && !NOT_ASKED.test(name)) names.add(name)
+    }
   }
   return [...names].slice(0, MAX_NAMES)
 }

@@ -188,7 +188,8 @@ export class UpstreamConnection implements RouteClient {
   describeExit(): string {
     if (this.transport instanceof ProcessGroupStdioTransport) {
       const tail = this.transport.stderrTail()
-      return `${this.transport.exit() ?? 'connection closed'}${stderrSummary(tail)}${missingVariableHint(this.spec.key, tail)}`
+      const hint = missingVariableHint(this.spec.key, tail)
+      return `${this.transport.exit() ?? 'connection closed'}${stderrSummary(tail)}${hint}`
     }
     return 'connection closed'
   }
@@ -206,7 +207,8 @@ export class UpstreamConnection implements RouteClient {
       const tail = this.transport.stderrTail()
       const summary = stderrSummary(tail)
       const stderr = summary ? `: ${summary.slice('; stderr: '.length)}` : ''
-      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}${missingVariableHint(this.spec.key, tail)}`
+      const hint = missingVariableHint(this.spec.key, tail)
+      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}${hint}`
       return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
     }
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })
