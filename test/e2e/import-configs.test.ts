@@ -59,7 +59,7 @@ describe('install --from: existing client configs', () => {
       inputs: [{ type: 'promptString', id: 'mem-key', description: 'The memory key', password: true }, { type: 'promptString', id: 'region' }],
       servers: { 'vscode-mem': { type: 'stdio', ...stdio({ env: { MEM_KEY: '${input:mem-key}', REGION: '${input:region}' } }), envFile: '${workspaceFolder}/.env' } },
     })
-    write(path.join(home, '.gemini', 'settings.json'), { mcpServers: { 'gemini-remote': { httpUrl: 'https://gemini.example.test/mcp', headers: { 'X-Api-Key': GEMINI_SECRET }, trust: true } } })
+    write(path.join(home, '.gemini', 'settings.json'), { mcpServers: { 'gemini-remote': { httpUrl: 'https://gemini.example.test/mcp', headers: { 'X-Api-Key': GEMINI_SECRET }, trust: true, timeout: 30000 } } })
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -80,7 +80,9 @@ describe('install --from: existing client configs', () => {
     expect(claude.legacy).toMatchObject({ outcome: 'failed', reason: expect.stringContaining('SSE') })
     expect(byName(await dryRun('claude-desktop')).desktop).toMatchObject({ outcome: 'would install', key: 'desktop' })
     const codex = byName(await dryRun('codex'))
-    expect(codex.codex_mem).toMatchObject({ outcome: 'would install', key: 'codex-mem', needs: ['SOME_TOKEN'], skipped: [expect.stringContaining('"tool_timeout_sec"')] })
+    // Codex's own call bound is carried, within tutti's limit
+    expect(codex.codex_mem).toMatchObject({ outcome: 'would install', key: 'codex-mem', needs: ['SOME_TOKEN'], skipped: [] })
+    expect(codex.codex_mem.manifest.mcp.timeouts).toEqual({ toolCallSeconds: 900 })
     expect(codex.off).toMatchObject({ outcome: 'not imported', reason: expect.stringContaining('enabled = false') })
     expect(codex.broken.outcome).toBe('failed')
     const cursor = byName(await dryRun('cursor'))
@@ -91,6 +93,8 @@ describe('install --from: existing client configs', () => {
     expect(vscode.skipped).toEqual([expect.stringContaining('"envFile"')])
     const gemini = byName(await dryRun('gemini'))['gemini-remote']
     expect(gemini.manifest).toMatchObject({ mcp: { transport: 'http', url: 'https://gemini.example.test/mcp', headers: { 'X-Api-Key': '${X_API_KEY}' } } })
+    // Gemini's request timeout (ms) is the tool-call timeout
+    expect(gemini.manifest.mcp.timeouts).toEqual({ toolCallSeconds: 30 })
     expect(gemini).toMatchObject({ storedCredentials: ['X_API_KEY'], skipped: [expect.stringContaining('"trust"')] })
     const human = await run(['--from', 'claude', '--project', project, '--dry-run'])
     expect(human.stdout).toContain('would install mem-user')

@@ -212,7 +212,9 @@ describe('UpstreamConnection: connect failures', () => {
 
   it('a server that exits before it answers initialize: its exit code and what it said on stderr', async () => {
     const err = await rejection(UpstreamConnection.open(script("process.stderr.write('missing setting FX_URL\\n'); process.exit(2)")))
-    expect(err.message).toBe('exited with code 2 before it answered initialize: missing setting FX_URL')
+    // the variable it names is followed by the flag that supplies it
+    const said = 'exited with code 2 before it answered initialize: missing setting FX_URL'
+    expect(err.message).toBe(`${said}; run tutti connector connect fx --env FX_URL=…`)
     // node's own crash: the error line, not the source excerpt or stack
     const crash = await rejection(UpstreamConnection.open({ ...fault(), args: ['no-such-entry.mjs'] }))
     expect(crash.message).toMatch(/^exited with code 1 before it answered initialize: Error: Cannot find module '.*no-such-entry\.mjs'$/)

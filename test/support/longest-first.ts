@@ -19,6 +19,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/available-entry.test.ts': 40,
   'test/e2e/session-bridge.test.ts': 34,
   'test/e2e/hardening-daemon.test.ts': 34,
+  'test/e2e/install-keys.test.ts': 35,
   'test/e2e/connector-lifecycle.test.ts': 33,
   'test/e2e/serving-generation.test.ts': 38,
   'test/e2e/oauth-connector.test.ts': 32,

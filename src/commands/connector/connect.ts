@@ -1,5 +1,6 @@
 import { Args, Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { keyFlags, readKeys } from '../../cli/key-flags.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
@@ -24,15 +25,13 @@ function clientSecret(name: string | undefined): { clientSecret?: string } {
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
   static override summary = "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve its command again"
-  static override description = 'With no flags it re-resolves the stdio command against this shell\'s PATH and retries the connector.'
+  static override description = `With no flags it re-resolves the stdio command against this shell's PATH and retries
+the connector.
+A connector whose manifest tutti generated (npm, plugin, server.json, command, URL) gets a new release generation that
+declares a NAME it lacks; a tutti release must declare it in its tutti-connector.json (auth.variables or config).`
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
-    env: Flags.string({
-      description: 'NAME=VALUE of a declared auth variable or secret setting',
-      multiple: true,
-      default: [],
-    }),
-    'from-env': Flags.string({ description: "read NAME's value from this process's environment", multiple: true, default: [] }),
+    ...keyFlags('NAME=VALUE of a declared credential or setting (a generated manifest declares a new NAME)'),
     set: Flags.string({
       description: 'NAME=VALUE of a declared config setting (a secret one is kept with the credentials)',
       multiple: true,
@@ -47,6 +46,7 @@ export default class ConnectorConnect extends TuttiCommand {
   static override examples = [
     'GITHUB_TOKEN=... <%= config.bin %> connector connect github --from-env GITHUB_TOKEN',
     '<%= config.bin %> connector connect weather --env WEATHER_API_KEY=abc123',
+    '<%= config.bin %> connector connect slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
     'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
@@ -54,19 +54,14 @@ export default class ConnectorConnect extends TuttiCommand {
 
   async run() {
     const { args, flags } = await this.parse(ConnectorConnect)
-    const credentials: Record<string, string> = {}
     const settings: Record<string, string> = {}
-    parsePairs('--env', flags.env, credentials)
     parsePairs('--set', flags.set, settings)
-    for (const name of flags['from-env']) {
-      const value = process.env[name]
-      if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from-env ${name}: the variable is not set in this environment`)
-      credentials[name] = value
-    }
+    const keys = await readKeys(flags)
     const client = { ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}), ...clientSecret(flags['client-secret-from-env']) }
     // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
     const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}), client }
-    const result = await new Connectors(this.paths).connect(args.key, { credentials, settings, signIn, ...outcomeWait(flags) })
+    const request = { keys, settings, signIn, ...outcomeWait(flags) }
+    const result = await new Connectors(this.paths).connect(args.key, request)
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
     return result
   }

@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { DryRunOutcome, InstallOutcome } from '../install/connector-installer.js'
+import type { GivenKey } from '../manifest/given-keys.js'
 import type { StatePaths } from '../paths.js'
 import type { AvailableResult } from '../protocol/available.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
@@ -27,6 +28,11 @@ export interface InstallRequest extends OutcomeWait {
   key?: string
   server?: string
   args?: string[]
+  /** The command form's words after "--"; a URL source's `--header` lines. */
+  command?: string[]
+  headers?: string[]
+  /** `--env`, `--from-env`, `--secret` (values read by the command, never in any child's argv). */
+  keys?: GivenKey[]
   /** Another package under the key is replaced (`--replace`), what it leaves deleted (`--purge`). */
   replace?: boolean
   purge?: boolean
@@ -40,13 +46,17 @@ const sourceRequest = (r: InstallRequest) => ({
   ...(r.key !== undefined ? { key: r.key } : {}),
   ...(r.server !== undefined ? { server: r.server } : {}),
   ...(r.args?.length ? { args: r.args } : {}),
+  ...(r.command?.length ? { command: r.command } : {}),
+  ...(r.headers?.length ? { headers: r.headers } : {}),
+  ...(r.keys?.length ? { keys: r.keys } : {}),
   ...(r.replace ? { replace: true } : {}),
   ...(r.purge ? { purge: true } : {}),
   ...(r.allowScripts ? { allowScripts: true } : {}),
 })
 
 export interface ConnectRequest extends OutcomeWait {
-  credentials: Record<string, string>
+  /** `--env`, `--from-env`, `--secret`: declared credentials (a generated connector declares new ones). */
+  keys: GivenKey[]
   settings: Record<string, string>
   /** OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`, `--client-id`, `--client-secret-from-env`'s value) and where its human lines go (stderr). */
   signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void; client?: ClientFlags }
@@ -82,7 +92,9 @@ export class Connectors {
     return (await ensureDaemon(this.paths)).available()
   }
 
-  async install(source: string, request: InstallRequest): Promise<InstallOutcome & { state?: ConnectorState }> {
+  /** `source` undefined: the command form (`request.command`). */
+  async install(source: string | undefined, request: InstallRequest): 
+    Promise<InstallOutcome & { state?: ConnectorState }> {
     const installer = await this.installer(await this.store())
     const result = await installer.install(source, { env: this.env, ...sourceRequest(request) })
     const state = await this.reconcile(result.key, request)
@@ -91,7 +103,7 @@ export class Connectors {
   }
 
   /** The manifest `source` would be installed with; nothing is written and no daemon is started. */
-  async installDryRun(source: string, request: InstallRequest): Promise<DryRunOutcome> {
+  async installDryRun(source: string | undefined, request: InstallRequest): Promise<DryRunOutcome> {
     return (await this.installer(await this.store())).dryRun(source, { env: this.env, ...sourceRequest(request) })
   }
 
@@ -119,13 +131,38 @@ export class Connectors {
     const current = await store.get(key)
     // bad client flags are refused before anything is stored
     const preRegistered = preRegisteredClient(key, current.release.manifest.auth, request.signIn?.client)
-    // the connecting shell resolves the command again: a fixed PATH is picked up here
-    const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
-    const result = await store.connect(key, { credentials: request.credentials, settings: request.settings, runtime })
+    const result = await this.storeKeys(store, current, request)
+    // signIn decides: an oauth manifest, or a remote that offers OAuth on a 401
     await this.signIn(await store.get(key), request, preRegistered)
     const state = await this.reconcile(key, request)
     expectOutcome(`connected ${key}`, state, request)
     return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
+  }
+
+  /**
+   * The values as the manifest declares them; names a generated manifest
+   * lacks are declared by a new release generation (install/declare-variables.ts).
+   */
+  private async storeKeys(store: ConnectorStore, current: InstalledRelease, request: ConnectRequest) {
+    const { checkGivenKeys, splitGivenKeys } = await import('../manifest/given-keys.js')
+    const settings = Object.entries(request.settings).map(([name, value]) => ({
+      name, value, secret: false, flag: '--set',
+    }))
+    checkGivenKeys([...request.keys, ...settings])
+    const { declareAndStore, isGenerated, undeclared } = await import('../install/declare-variables.js')
+    const key = current.release.manifest.key
+    if (isGenerated(current) && undeclared(current, [...request.keys, ...settings]).length) {
+      await declareAndStore(this.paths, store, current, [...request.keys, ...settings], this.env)
+      const stored = await store.get(key)
+      const storedSettings = Object.keys(stored.installed.settings ?? {}).sort()
+      return { variables: Object.keys(stored.credentials).sort(), settings: storedSettings }
+    }
+    // the connecting shell resolves the command again: a fixed PATH is picked up here
+    const runtime = await (await this.installer(store)).resolveRuntime(current.release, this.env)
+    // --env of a declared setting sets it, as on install; an undeclared name is refused saying how to declare it
+    const given = splitGivenKeys(current.release.manifest, request.keys)
+    const settingValues = { ...given.settings, ...request.settings }
+    return store.connect(key, { credentials: given.credentials, settings: settingValues, runtime })
   }
 
   async disconnect(key: string): Promise<{ key: string; disconnected: boolean; revocation?: RevocationOutcome; state?: ConnectorState }> {

@@ -4,12 +4,15 @@ import os from 'node:os'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
+import { checkGivenKeys, splitGivenKeys, type GivenKey } from '../manifest/given-keys.js'
+import { declareKeys } from './source-keys.js'
 import type { ConnectorManifest } from '../manifest/schema.js'
 import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
 import { prepareSource, type PreparedSource } from '../sources/install-source.js'
 import type { GeneratedSource, SourceOptions } from '../sources/generated-source.js'
+import { isUrlSource } from '../sources/url-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
 import { installOrigin } from '../store/install-origin.js'
@@ -35,6 +38,11 @@ export interface InstallOptions {
   key?: string
   server?: string
   args?: string[]
+  /** The command form's command and arguments; a URL source's `--header` lines. */
+  command?: string[]
+  headers?: string[]
+  /** `--env`, `--from-env`, `--secret`: stored with the install (a generated manifest declares them). */
+  keys?: GivenKey[]
   /** `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what it leaves. */
   replace?: boolean
   purge?: boolean
@@ -82,15 +90,20 @@ export class ConnectorInstaller {
     private readonly store: ConnectorStore,
   ) {}
 
-  async install(source: string, options: InstallOptions): Promise<InstallOutcome> {
+  /** `source` undefined: the command form (`options.command`). */
+  async install(source: string | undefined, options: InstallOptions): Promise<InstallOutcome> {
     return this.installFrom(source, (o) => prepareSource(source, o), options)
   }
 
   /** `prepare` makes the release directory of `source` (a name for messages) under the scratch dir it is given. */
-  async installFrom(source: string, prepare: PrepareSource, options: InstallOptions): Promise<InstallOutcome> {
+  async installFrom(source: string | undefined, prepare: PrepareSource, options: InstallOptions): Promise<InstallOutcome> {
     if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
+    // a bad name is refused before anything is fetched
+    checkGivenKeys(options.keys ?? [])
     const resolve = (release: LoadedRelease) => this.resolveRuntime(release, options.env)
-    const unchanged = await unchangedNpmReinstall(source, options, this.store, resolve)
+    // keys given with it are stored by the full install
+    const quick = source !== undefined && !options.keys?.length
+    const unchanged = quick ? await unchangedNpmReinstall(source, options, this.store, resolve) : undefined
     if (unchanged) return { ...unchanged, change: installChange(unchanged) }
     const scratch: Array<() => Promise<void>> = []
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
@@ -107,13 +120,16 @@ export class ConnectorInstaller {
       const prepared = await prepare({ ...this.sourceOptions(options), scratchDir })
       scratch.push(prepared.cleanup)
       let root = prepared.root
+      const keys = declareKeys(prepared, options.keys)
       if (prepared.generated) {
         root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
         noticeMapping(prepared.generated, options.notice)
       }
       let release = await loadRelease(root)
+      const values = splitGivenKeys(release.manifest, keys)
       // before npm runs or anything is stored: another package under the key is refused with the state as it was
-      const claim = await this.claimKey(release.manifest, prepared.generated?.source, options)
+      const claimed = await this.claimKey(release.manifest, prepared.generated?.source, options)
+      const claim = { ...claimed, ...(keys.length ? { keys: values } : {}) }
       let dependencies: InstallOutcome['dependencies']
       const check = await checkDependencies(release.root)
       const scripts = release.manifest.npm.scripts || !!options.allowScripts
@@ -140,8 +156,9 @@ export class ConnectorInstaller {
       const runtime: RecordedRuntime = { environment: recordEnvironment(options.env) }
       const command = recordedCommand(located, stored.dir)
       if (command) runtime.command = command
-      const origin = installOrigin(source, options)
-      const recorded = await this.store.record(stored, runtime, { ...claim, origin })
+      // a command or a URL has nothing to update from: no origin
+      const origin = source !== undefined && !isUrlSource(source) ? { origin: installOrigin(source, options) } : {}
+      const recorded = await this.store.record(stored, runtime, { ...claim, ...origin })
       const result: InstallOutcome = { ...recorded, change: installChange(recorded) }
       if (dependencies) result.dependencies = dependencies
       if (prepared.generated) result.source = summary(prepared.generated)
@@ -154,18 +171,21 @@ export class ConnectorInstaller {
   }
 
   /** The manifest a source maps to, validated as the release loader would, with nothing written to the state dir. */
-  async dryRun(source: string, options: InstallOptions): Promise<DryRunOutcome> {
+  async dryRun(source: string | undefined, options: InstallOptions): Promise<DryRunOutcome> {
     return this.dryRunFrom(source, (o) => prepareSource(source, o), options)
   }
 
-  async dryRunFrom(source: string, prepare: PrepareSource, options: InstallOptions): Promise<DryRunOutcome> {
+  async dryRunFrom(source: string | undefined, prepare: PrepareSource, options: InstallOptions): Promise<DryRunOutcome> {
+    checkGivenKeys(options.keys ?? [])
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
     const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
     try {
       const prepared = await prepare({ ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
+      const keys = declareKeys(prepared, options.keys)
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
+      splitGivenKeys(release.manifest, keys)
       const found = await scriptedPackages(root, options.env, tmpDir)
       const installScripts = { ...found, run: release.manifest.npm.scripts || !!options.allowScripts }
       const manifest = prepared.generated?.manifest ?? release.manifest
@@ -188,7 +208,14 @@ export class ConnectorInstaller {
   }
 
   private sourceOptions(options: InstallOptions) {
-    return { env: options.env, ...(options.key !== undefined ? { key: options.key } : {}), ...(options.server !== undefined ? { server: options.server } : {}), ...(options.args?.length ? { args: options.args } : {}) }
+    return {
+      env: options.env,
+      ...(options.key !== undefined ? { key: options.key } : {}),
+      ...(options.server !== undefined ? { server: options.server } : {}),
+      ...(options.args?.length ? { args: options.args } : {}),
+      ...(options.command?.length ? { command: options.command } : {}),
+      ...(options.headers?.length ? { headers: options.headers } : {}),
+    }
   }
 
   /**
@@ -196,9 +223,14 @@ export class ConnectorInstaller {
    * normal tutti release and its digest covers the manifest. A directory of
    * the user's is copied first: the source is never written to.
    */
-  private async writeGenerated(generated: GeneratedSource, source: string, scratch: Array<() => Promise<void>>, tmpDir: string): Promise<string> {
+  private async writeGenerated(
+    generated: GeneratedSource,
+    source: string | undefined,
+    scratch: Array<() => Promise<void>>,
+    tmpDir: string,
+  ): Promise<string> {
     let root = generated.root
-    if (path.resolve(root) === path.resolve(source)) {
+    if (source !== undefined && path.resolve(root) === path.resolve(source)) {
       let entries
       try {
         entries = await walkRelease(await fs.realpath(root))

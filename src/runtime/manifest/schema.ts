@@ -12,7 +12,8 @@ import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limit
 export { MANIFEST_FILE } from '../names.js'
 
 export { CONNECTOR_KEY } from '../connector-key.js'
-const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+/** An environment variable name, as POSIX shells accept it. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const VAR_REF = /\$\{([^}]*)\}/g
 /**
  * Built-in variable: the connector's own writable data directory

@@ -1,3 +1,4 @@
+import type { GivenKey } from '../manifest/given-keys.js'
 import type { SourceIdentity } from '../store/source-identity.js'
 
 /**
@@ -18,6 +19,8 @@ export interface GeneratedSource {
   skipped: string[]
   /** How a part was carried that the user should know (a secret the server takes in its arguments). */
   notes?: string[]
+  /** Values the source itself carries (a `--header` value): stored as credentials, never in the manifest. */
+  keys?: GivenKey[]
 }
 
 export interface SourceOptions {
@@ -27,6 +30,10 @@ export interface SourceOptions {
   server?: string
   /** Arguments after `--`, appended to a stdio server's arguments. */
   args?: string[]
+  /** The command form (`install -- <command> [args…]`): the server's command and arguments, no package. */
+  command?: string[]
+  /** `--header "Name: value"` of a remote server (a URL source). */
+  headers?: string[]
   /** The installing shell's environment (npm, runtimes on PATH). */
   env: NodeJS.ProcessEnv
   /** Where fetched and unpacked packages go (made on first use; the caller removes what is left). */

@@ -8,6 +8,8 @@ import { fetchNpmPackage } from './npm-fetch.js'
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { detectPlugin, pluginSource } from './plugin-source.js'
 import { serverJsonSource } from './server-json-source.js'
+import { commandSource, HEADER_NOT_STDIO } from './command-source.js'
+import { isUrlSource, urlSource } from './url-source.js'
 
 /**
  * Any `<source>` of `connector install` as a directory that is, or is about
@@ -28,7 +30,8 @@ export const NPM_PREFIX = 'npm:'
 
 const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false)
 
-export async function prepareSource(source: string, options: SourceOptions): Promise<PreparedSource> {
+/** `source` undefined: the command form, `options.command`. */
+export async function prepareSource(source: string | undefined, options: SourceOptions): Promise<PreparedSource> {
   const cleanups: Array<() => Promise<void>> = []
   const cleanup = async () => {
     for (const c of cleanups.reverse()) await c().catch(() => undefined)
@@ -43,14 +46,21 @@ export async function prepareSource(source: string, options: SourceOptions): Pro
     cleanups.push(() => fs.rm(dir, { recursive: true, force: true }))
     return unpack(await fetchNpmPackage(spec, dir, options.env))
   }
+  // a source that is only a generated manifest: its directory goes with the install's scratch
+  const bare = async (generated: GeneratedSource): Promise<PreparedSource> => {
+    cleanups.push(() => fs.rm(generated.root, { recursive: true, force: true }))
+    return { root: generated.root, generated, cleanup }
+  }
   try {
+    if (source === undefined) return await bare(await commandSource(options))
+    if (options.command?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'a source and a command: give one')
+    if (isUrlSource(source)) return await bare(await urlSource(source, options))
+    if (options.headers?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, HEADER_NOT_STDIO)
     let root: string
     if (source.startsWith(NPM_PREFIX)) root = await fetchNpm(source.slice(NPM_PREFIX.length))
     else if (ARCHIVE.test(source)) root = await unpack(source)
     else if (source.endsWith('.json') && (await isFile(source))) {
-      const generated = await serverJsonSource(source, options, fetchNpm)
-      cleanups.push(() => fs.rm(generated.root, { recursive: true, force: true }))
-      return { root: generated.root, generated, cleanup }
+      return await bare(await serverJsonSource(source, options, fetchNpm))
     } else root = source
     const generated = await describe(root, options)
     if (!generated) {

@@ -1,8 +1,10 @@
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import type { KeyValues } from '../manifest/given-keys.js'
 import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, secretSettingNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
+import { declareHint, moveSecretSettings, splitSecretSettings } from './secret-settings.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
 import { sameOrigin, type InstallOrigin } from './install-origin.js'
@@ -56,6 +58,8 @@ export interface RecordRequest {
   replace?: { purge: boolean }
   /** How it was installed (install-origin.ts), for `update`. */
   origin?: InstallOrigin
+  /** Credentials and settings given with the install, split as the release declares them; merged into the stored. */
+  keys?: KeyValues
 }
 
 export interface InstalledRelease {
@@ -113,20 +117,27 @@ export class ConnectorStore {
         previous = undefined
       }
       const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
+      const given = request.keys ?? { credentials: {}, settings: {} }
+      if (Object.keys(given.credentials).length) {
+        credentials.connectors[key] = { ...credentials.connectors[key], ...given.credentials }
+        credentialsChanged = true
+      }
+      const sameSettings = Object.entries(given.settings).every(([name, v]) => previous?.settings?.[name] === v)
       const newOrigin = !!request.origin && !sameOrigin(previous?.origin, request.origin)
-      if (previous?.digest === stored.digest && sameRuntime) {
+      if (previous?.digest === stored.digest && sameRuntime && sameSettings) {
         const result = { key, version, digest: stored.digest, changed: false }
         // an install recorded before sources (or origins) were learns its own here
-        if (previous.source && !newOrigin) return { result }
+        if (previous.source && !newOrigin) return { result, credentialsChanged }
         previous.source = request.source
         if (request.origin) previous.origin = request.origin
-        return { result, installedChanged: true }
+        return { result, installedChanged: true, credentialsChanged }
       }
       const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
       if (request.origin) entry.origin = request.origin
       else if (previous?.origin && previous.digest === stored.digest) entry.origin = previous.origin
       if (runtime.command) entry.command = runtime.command
-      const settings = keepDeclared(previous?.settings, settingNames(stored.release.manifest))
+      const merged = { ...previous?.settings, ...given.settings }
+      const settings = keepDeclared(merged, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings
       const moved = moveSecretSettings(entry, secretSettingNames(stored.release.manifest))
       if (Object.keys(moved).length) {
@@ -177,14 +188,22 @@ export class ConnectorStore {
     const { secrets, settings: publicInput } = splitSecretSettings(input, secretSettings)
     for (const [name, value] of Object.entries(input.credentials)) {
       if (!declared.includes(name) && !secretSettings.includes(name)) {
-        const hint = declaredSettings.includes(name) ? `; ${name} is a setting: use --set ${name}=VALUE` : declared.length ? ` (declared: ${declared.join(', ')})` : ' (it declares none: auth.kind is "none")'
+        const none = ' (it declares none: auth.kind is "none")'
+        const list = declared.length ? ` (declared: ${declared.join(', ')})` : none
+        const hint = declaredSettings.includes(name)
+          ? `; ${name} is a setting: use --set ${name}=VALUE`
+          : `${list}${declareHint(name, 'credential')}`
         throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
       }
       if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
     }
     for (const name of Object.keys(input.settings)) {
       if (!declaredSettings.includes(name)) {
-        const hint = declared.includes(name) ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}` : declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : ' (it declares no config)'
+        const none = ' (it declares no config)'
+        const list = declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : none
+        const hint = declared.includes(name)
+          ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}`
+          : `${list}${declareHint(name, 'setting')}`
         throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector "${key}" does not declare the setting ${name}${hint}`)
       }
     }
@@ -244,33 +263,6 @@ export class ConnectorStore {
     }
     return out
   }
-}
-
-/** The values `connect` was given for secret settings (they join the credentials), and the rest of the settings. */
-function splitSecretSettings(input: ConnectInput, secretSettings: readonly string[]) {
-  const secrets: Record<string, string> = { ...input.credentials }
-  const settings: Record<string, string> = {}
-  for (const [name, value] of Object.entries(input.settings)) {
-    if (secretSettings.includes(name)) secrets[name] = value
-    else settings[name] = value
-  }
-  return { secrets, settings }
-}
-
-/**
- * An install from before secret settings kept them in installed.json: they are taken out of it (and
- * returned, for the credentials) whenever the entry is written again.
- */
-function moveSecretSettings(entry: InstalledConnector, secretSettings: readonly string[]): Record<string, string> {
-  const moved: Record<string, string> = {}
-  for (const name of secretSettings) {
-    const value = entry.settings?.[name]
-    if (value === undefined) continue
-    moved[name] = value
-    delete entry.settings![name]
-  }
-  if (entry.settings && !Object.keys(entry.settings).length) delete entry.settings
-  return moved
 }
 
 function notInstalled(key: string): TuttiError {

@@ -4,6 +4,7 @@ import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
+import { missingVariableHint } from './missing-variable.js'
 import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
@@ -212,7 +213,8 @@ export class UpstreamConnection implements RouteClient {
     if (this.transport instanceof ProcessGroupStdioTransport) {
       const tail = this.transport.stderrTail()
       const native = nativeModuleHint(tail)
-      return `${this.transport.exit() ?? 'connection closed'}${native ? `; ${native}` : stderrSummary(tail)}`
+      const hint = missingVariableHint(this.spec.key, tail)
+      return `${this.transport.exit() ?? 'connection closed'}${native ? `; ${native}` : stderrSummary(tail)}${hint}`
     }
     return 'connection closed'
   }
@@ -234,7 +236,8 @@ export class UpstreamConnection implements RouteClient {
       const tail = this.transport.stderrTail()
       const said = nativeModuleHint(tail) ?? stderrSummary(tail).replace(/^; stderr: /, '')
       const stderr = said ? `: ${said}` : ''
-      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}`
+      const hint = missingVariableHint(this.spec.key, tail)
+      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}${hint}`
       return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
     }
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })

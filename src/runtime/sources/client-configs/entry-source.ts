@@ -26,8 +26,6 @@ export interface ImportedSource {
 /** Why a field clients have is not carried (a field not listed: "tutti does not carry it"). */
 const FIELD_REASONS: Record<string, string> = {
   timeout: 'tutti applies its own timeouts',
-  startup_timeout_sec: 'tutti applies its own timeouts',
-  tool_timeout_sec: 'tutti applies its own timeouts',
   includeTools: 'tool filters are not supported yet: every tool is published',
   excludeTools: 'tool filters are not supported yet: every tool is published',
   enabled_tools: 'tool filters are not supported yet: every tool is published',
@@ -55,6 +53,11 @@ export async function entrySource(entry: ClientEntry, kind: string, options: { k
   const raw: Record<string, unknown> = { ...entry.server }
   const remote = raw.command === undefined && raw.url !== undefined
   if (remote && raw.type === undefined) raw.type = 'http'
+  // Gemini CLI's timeout bounds a request in ms: tutti's tool-call timeout (Codex's tool_timeout_sec)
+  if (kind === 'Gemini CLI config' && typeof raw.timeout === 'number' && raw.timeout > 0) {
+    raw.tool_timeout_sec ??= raw.timeout / 1000
+    delete raw.timeout
+  }
   if (raw.type === 'sse') throw failure(entry, 'the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP')
   const skipped = [...entry.skipped]
   // what the mapper's schema does not know would be dropped by it without a word
