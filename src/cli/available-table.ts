@@ -33,7 +33,9 @@ export function renderAvailable(result: AvailableResult): string {
   const described = result.connectors.filter((c) => c.description)
   if (described.length) {
     out.push('', 'ABOUT')
-    for (const c of described) out.push(terminalSafe(`  ${c.key}  ${c.description}`))
+    // keys are [a-z0-9-]: padding them aligns the descriptions as one column
+    const width = Math.max(...described.map((c) => c.key.length))
+    for (const c of described) out.push(terminalSafe(`  ${c.key.padEnd(width)}  ${c.description}`))
   }
   return `${out.join('\n')}\n`
 }

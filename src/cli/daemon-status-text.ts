@@ -13,7 +13,7 @@ export function renderDaemonStatus(status: DaemonStatus): string {
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     const status = c.status === 'ready' && c.reason ? `ready (${c.reason})` : c.status
     const reason = c.reason && c.status !== 'ready' ? ` — ${c.reason}` : ''
-    const counts = `generation ${c.generation}, ${c.tools} tools`
+    const counts = `generation ${c.generation}, ${c.tools} ${c.tools === 1 ? 'tool' : 'tools'}`
     lines.push(`  ${c.key} ${c.version}: ${status}, ${counts}${upstream}${restarts}${reason}`)
     if (c.nextRetryAt) lines.push(`    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`)
     if (c.command) lines.push(`    command: ${c.command}`)

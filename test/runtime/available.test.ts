@@ -55,3 +55,12 @@ it('an unreadable release still lists the connector, with no MCP interface to of
   const gone: ConnectorSnapshot = { key: 'gone', name: 'Gone', version: '1', description: '', skills: [], active: false, generation: 0, tools: 0, toolBytes: 0, mcp: { status: 'failed', activation: 'eager', reason: 'unreadable' }, lastChange: '' }
   expect(buildAvailable([gone]).connectors).toEqual([{ key: 'gone', name: 'Gone', description: '', skills: [], interfaces: [] }])
 })
+
+it('the ABOUT section lines descriptions up as one column', async () => {
+  const { renderAvailable } = await import('../../src/cli/available-table.js')
+  const mcp = (key: string) => ({ kind: 'mcp' as const, serverName: 'connector', toolPrefix: `${key}_`, status: 'ready' as const })
+  const connector = (key: string, description: string) => ({ key, name: key, description, skills: [], interfaces: [mcp(key)] })
+  const text = renderAvailable({ connectors: [connector('brave-search', 'Search'), connector('sequential-thinking', 'Think')] })
+  const about = text.slice(text.indexOf('ABOUT\n') + 'ABOUT\n'.length).trimEnd().split('\n')
+  expect(about).toEqual(['  brave-search         Search', '  sequential-thinking  Think'])
+})
