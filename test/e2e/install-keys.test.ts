@@ -14,15 +14,25 @@ const SLACK = 'npm:@modelcontextprotocol/server-slack'
 /** The environment of a live process, as NAME=VALUE lines. */
 const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
 
+const readIfThere = (p: string) => {
+  try {
+    return fs.readFileSync(p, 'latin1')
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return ''
+    throw err
+  }
+}
+
 /** Every file of the state dir but the credential store, with the daemon's log. */
 function stateFilesBut(dir: string, store: string): string {
   const out: string[] = []
   const walk = (d: string) => {
     for (const name of fs.readdirSync(d)) {
       const p = path.join(d, name)
-      const st = fs.lstatSync(p)
-      if (st.isDirectory()) walk(p)
-      else if (st.isFile() && p !== store && !/README/i.test(name)) out.push(fs.readFileSync(p, 'latin1'))
+      // the concurrent test's install stages and removes files in tmp/ while this walks
+      const st = fs.lstatSync(p, { throwIfNoEntry: false })
+      if (st?.isDirectory()) walk(p)
+      else if (st?.isFile() && p !== store && !/README/i.test(name)) out.push(readIfThere(p))
     }
   }
   walk(dir)
