@@ -6,15 +6,17 @@ import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 export default class ConnectorUpdate extends TuttiCommand {
   static override hidden = true
   static override strict = false
-  static override summary = 'Install the newer version of connectors installed from npm:'
+  static override summary = 'Install the newer version of connectors installed from npm: or a server.json'
   static override description = `Each chosen connector whose npm:<name>[@<range|tag>] spec now resolves to
-another version is installed again the way it was (its --key, --server, arguments after "--" and --allow-scripts): its
-credentials, settings, OAuth grant and data are kept. A spec pinned to one version stays there; install
-npm:<name>@<version> for another. Exits 1 if any of them failed (the others are still updated).`
+another version, or whose server.json npm package has a newer latest version, is installed again the way it was
+(its --key, --server, arguments after "--" and --allow-scripts): its credentials, settings, OAuth grant and data are
+kept. A spec pinned to one version stays there; install npm:<name>@<version> for another. The server.json file is
+not changed: installing it again goes back to its pinned version. Exits 1 if any of them failed (the others are
+still updated).`
   static override args = { key: Args.string({ description: 'connector keys' }) }
   static override flags = {
     ...outcomeFlags,
-    all: Flags.boolean({ description: 'every connector installed from npm:' }),
+    all: Flags.boolean({ description: 'every connector installed from npm: or a server.json npm package' }),
   }
   static override examples = [
     '<%= config.bin %> connector update memory',
@@ -41,7 +43,7 @@ npm:<name>@<version> for another. Exits 1 if any of them failed (the others are 
         this.log(`${c.key} is up to date (${c.version}${latest})`)
       }
       const none = !outcome.updated.length && !outcome.current.length && !outcome.failed.length
-      if (none) this.log('no connector installed from npm: to update')
+      if (none) this.log('no connector installed from npm: or a server.json to update')
     }
     if (outcome.failed.length) {
       const lines = outcome.failed.map((f) => `${f.key}: ${f.error}`).join('\n')

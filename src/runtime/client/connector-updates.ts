@@ -1,6 +1,7 @@
 import type { InstallChange } from '../install/install-change.js'
 import type { OutdatedConnector } from '../install/outdated.js'
 import type { StatePaths } from '../paths.js'
+import { npmOriginSpec } from '../store/install-origin.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import { Connectors, type InstallRequest, type OutcomeWait } from './connectors.js'
 
@@ -22,9 +23,10 @@ export interface UpdateOutcome {
 
 /**
  * `connector update`: each chosen connector whose recorded `npm:` spec now
- * resolves to another version is installed again the way it was (same
- * spec, --key, --server, arguments, --allow-scripts): the upgrade path of
- * install, which keeps credentials, settings, the OAuth grant and data.
+ * resolves to another version, or whose server.json package has a newer
+ * one, is installed again the way it was (same source, --key, --server,
+ * arguments, --allow-scripts): the upgrade path of install, which keeps
+ * credentials, settings, the OAuth grant and data.
  */
 export async function updateConnectors(
   paths: StatePaths,
@@ -55,6 +57,8 @@ export async function updateConnectors(
       ...(origin.server !== undefined ? { server: origin.server } : {}),
       ...(origin.args?.length ? { args: origin.args } : {}),
       ...(origin.allowScripts ? { allowScripts: true } : {}),
+      // a server.json keeps its pin; the newer package is asked for beside it
+      ...(npmOriginSpec(origin.source) ? {} : { packageVersion: row.wanted! }),
     }
     try {
       const result = await connectors.install(origin.source, install)

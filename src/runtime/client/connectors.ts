@@ -38,6 +38,8 @@ export interface InstallRequest extends OutcomeWait {
   purge?: boolean
   /** `--allow-scripts`: the packages' install scripts run (native builds). */
   allowScripts?: boolean
+  /** `connector update` of a server.json npm package: the newer version to install. */
+  packageVersion?: string
 }
 
 const sourceRequest = (r: InstallRequest) => ({
@@ -52,6 +54,7 @@ const sourceRequest = (r: InstallRequest) => ({
   ...(r.replace ? { replace: true } : {}),
   ...(r.purge ? { purge: true } : {}),
   ...(r.allowScripts ? { allowScripts: true } : {}),
+  ...(r.packageVersion !== undefined ? { packageVersion: r.packageVersion } : {}),
 })
 
 export interface ConnectRequest extends OutcomeWait {

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import { loadRelease, type LoadedRelease } from '../manifest/load.js'
 import { checkGivenKeys, splitGivenKeys, type GivenKey } from '../manifest/given-keys.js'
-import { declareKeys } from './source-keys.js'
+import { declareKeys, previousManifest } from './source-keys.js'
 import type { ConnectorManifest } from '../manifest/schema.js'
 import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
@@ -48,6 +48,8 @@ export interface InstallOptions {
   purge?: boolean
   /** `--allow-scripts`: run the packages' install scripts (native builds), as the manifest's `npm.scripts` does. */
   allowScripts?: boolean
+  /** `connector update` of a server.json npm package: the newer version to install. */
+  packageVersion?: string
 }
 
 export type InstallOutcome = InstallResult & {
@@ -120,7 +122,7 @@ export class ConnectorInstaller {
       const prepared = await prepare({ ...this.sourceOptions(options), scratchDir })
       scratch.push(prepared.cleanup)
       let root = prepared.root
-      const keys = declareKeys(prepared, options.keys)
+      const keys = declareKeys(prepared, options.keys, await previousManifest(this.store, this.paths, prepared))
       if (prepared.generated) {
         root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
         noticeMapping(prepared.generated, options.notice)
@@ -182,7 +184,7 @@ export class ConnectorInstaller {
     try {
       const prepared = await prepare({ ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
-      const keys = declareKeys(prepared, options.keys)
+      const keys = declareKeys(prepared, options.keys, await previousManifest(this.store, this.paths, prepared))
       const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
       const release = await loadRelease(root)
       splitGivenKeys(release.manifest, keys)
@@ -215,6 +217,7 @@ export class ConnectorInstaller {
       ...(options.args?.length ? { args: options.args } : {}),
       ...(options.command?.length ? { command: options.command } : {}),
       ...(options.headers?.length ? { headers: options.headers } : {}),
+      ...(options.packageVersion !== undefined ? { packageVersion: options.packageVersion } : {}),
     }
   }
 

@@ -34,6 +34,8 @@ export interface SourceOptions {
   command?: string[]
   /** `--header "Name: value"` of a remote server (a URL source). */
   headers?: string[]
+  /** A server.json npm package: the version `connector update` chose over the document's pin. */
+  packageVersion?: string
   /** The installing shell's environment (npm, runtimes on PATH). */
   env: NodeJS.ProcessEnv
   /** Where fetched and unpacked packages go (made on first use; the caller removes what is left). */

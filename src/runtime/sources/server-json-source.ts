@@ -77,12 +77,38 @@ function entries(doc: ServerJson): Map<string, Entry> {
   return out
 }
 
+const chooseEntry = (doc: ServerJson, server: string | undefined) =>
+  chooseServer('server.json', entries(doc), server, (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m))[1]
+
+/**
+ * The npm package a server.json connector runs, for `connector outdated`:
+ * its registry is npm's, so its newer versions are the package's. A
+ * string: why the entry cannot be compared (it is a remote, or another
+ * registry's package).
+ */
+export async function serverJsonNpmPackage(
+  file: string,
+  server: string | undefined,
+): Promise<{ identifier: string; version?: string } | string> {
+  const chosen = chooseEntry(await readServerJson(file), server)
+  if (chosen.kind === 'remotes') return `${chosen.at} is a remote server; its version is the server's own`
+  const { registryType, identifier, version } = chosen.entry
+  if (registryType !== 'npm') return `${chosen.at} is a ${registryType} package; only npm packages are compared`
+  return { identifier, ...(version !== undefined ? { version } : {}) }
+}
+
 /** `fetchNpm` gives the unpacked package directory of an npm spec. */
 export async function serverJsonSource(file: string, options: SourceOptions, fetchNpm: (spec: string) => Promise<string>): Promise<GeneratedSource> {
   const doc = await readServerJson(file)
-  const [, chosen] = chooseServer('server.json', entries(doc), options.server, (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m))
+  const chosen = chooseEntry(doc, options.server)
   const inputs = new ServerJsonInputs()
-  const base = { schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80), version: doc.version.slice(0, 64), description: doc.description.slice(0, 1024) }
+  // an update's newer package is the version that serves, whatever the document says
+  const update = chosen.kind === 'packages' && chosen.entry.registryType === 'npm' ? options.packageVersion : undefined
+  const version = (update ?? doc.version).slice(0, 64)
+  const base = {
+    schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80),
+    version, description: doc.description.slice(0, 1024),
+  }
   const skipped: string[] = unknownFields(chosen.entry, chosen.kind, chosen.at)
   // the document's name is the server's identity, whichever of its entries runs
   const source = sourceIdentity('server.json', doc.name)
@@ -108,7 +134,8 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   if (pkg.registryType === 'npm' && (runtime === 'npx' || runtime === 'node')) {
     if (runtime === 'npx' && pkg.runtimeArguments?.length) skipped.push(`runtimeArguments for npx (${pkg.runtimeArguments.length}): the package is installed into the release and run without npx`)
     const nodeArgs = runtime === 'node' ? inputs.arguments(pkg.runtimeArguments) : []
-    const root = await fetchNpm(pkg.version ? `${pkg.identifier}@${pkg.version}` : pkg.identifier)
+    const pinned = update ?? pkg.version
+    const root = await fetchNpm(pinned ? `${pkg.identifier}@${pinned}` : pkg.identifier)
     const npmPkg = (await readPackageJson(root)) ?? {}
     const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
     const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }

@@ -16,12 +16,14 @@ export const installOriginSchema = z.object({
   server: z.string().optional(),
   args: z.array(z.string()).optional(),
   allowScripts: z.boolean().optional(),
+  /** A server.json npm package: the version `connector update` installed instead of the document's pin. */
+  packageVersion: z.string().optional(),
 })
 export type InstallOrigin = z.infer<typeof installOriginSchema>
 
 export const NPM_ORIGIN = 'npm:'
 
-type OriginOptions = { key?: string; server?: string; args?: string[]; allowScripts?: boolean }
+type OriginOptions = { key?: string; server?: string; args?: string[]; allowScripts?: boolean; packageVersion?: string }
 
 export function installOrigin(source: string, options: OriginOptions): InstallOrigin {
   const origin: InstallOrigin = { source: source.startsWith(NPM_ORIGIN) ? source : path.resolve(source) }
@@ -29,6 +31,7 @@ export function installOrigin(source: string, options: OriginOptions): InstallOr
   if (options.server !== undefined) origin.server = options.server
   if (options.args?.length) origin.args = [...options.args]
   if (options.allowScripts) origin.allowScripts = true
+  if (options.packageVersion !== undefined) origin.packageVersion = options.packageVersion
   return origin
 }
 
@@ -37,7 +40,7 @@ export function sameOrigin(a: InstallOrigin | undefined, b: InstallOrigin): bool
   if (!a) return false
   const args = (o: InstallOrigin) => JSON.stringify(o.args ?? [])
   const sameShape = a.source === b.source && a.key === b.key && a.server === b.server && args(a) === args(b)
-  return sameShape && !!a.allowScripts === !!b.allowScripts
+  return sameShape && !!a.allowScripts === !!b.allowScripts && a.packageVersion === b.packageVersion
 }
 
 /** `npm:<name>[@<spec>]` split: the package name and the version, range or tag after it (absent: latest). */
