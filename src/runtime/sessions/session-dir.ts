@@ -3,6 +3,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
+import type { ToolName } from '../skills/tool-name-note.js'
+import { projectSkill } from './projected-skill.js'
 import type { SkillRoot } from './prepared-runtime.js'
 
 /** Every session's projection files live under `sessions/<id>/`, id derived from workspace + session. */
@@ -27,16 +29,20 @@ export async function removeSessionDirs(paths: StatePaths, sessions: ReadonlyArr
   for (const s of sessions) await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
 }
 
-/** A Skill root as the daemon hands it out: the Skills it holds, each with its directory. */
+/** A Skill root as the daemon hands it out: the Skills it holds, each with its directory, and its connector's tools. */
 export interface SkillRootWithSkills extends SkillRoot {
   skills: ReadonlyArray<{ name: string; dir: string }>
+  /** The names the connector's tools are served under now (absent: none listed yet). */
+  tools?: readonly ToolName[]
 }
 
 /**
- * Fill `target` with one entry per connector Skill: a symlink to the Skill's
- * directory in the installed release, named after the Skill. The directory is
- * rebuilt whole, so Skills of connectors that went away disappear. The
- * Skills come from the daemon's snapshot, validated at install.
+ * Fill `target` with one entry per connector Skill, named after the Skill:
+ * a symlink to the Skill's directory in the installed release, or, when it
+ * names tools by their upstream names, that Skill with a note mapping them
+ * (projected-skill.ts). The directory is rebuilt whole, so Skills of
+ * connectors that went away disappear. The Skills come from the daemon's
+ * snapshot, validated at install.
  */
 export async function linkSkills(target: string, roots: readonly SkillRootWithSkills[]): Promise<string[]> {
   await fs.rm(target, { recursive: true, force: true })
@@ -46,7 +52,7 @@ export async function linkSkills(target: string, roots: readonly SkillRootWithSk
     for (const skill of root.skills) {
       // two connectors with one Skill name: the first keeps it (names are unique within a connector)
       if (linked.includes(skill.name)) continue
-      await fs.symlink(skill.dir, path.join(target, skill.name), 'dir')
+      await projectSkill(path.join(target, skill.name), skill.dir, root.tools ?? [])
       linked.push(skill.name)
     }
   }
