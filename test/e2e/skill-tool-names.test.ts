@@ -39,8 +39,13 @@ describe("a plugin's Skills name the tools as published", () => {
     const reference = fs.readFileSync(path.join(skills, 'linear-triage', 'reference.md'), 'utf8')
     expect(reference).toBe('# Fields of a new issue\n')
     // a Skill that names no tool is the release's directory itself
-    expect(fs.lstatSync(path.join(skills, 'linear-notes')).isSymbolicLink()).toBe(true)
+    const releases = path.join(fs.realpathSync(dir), 'connectors', 'linear', 'releases')
+    expect(fs.realpathSync(path.join(skills, 'linear-notes')).startsWith(releases)).toBe(true)
     expect(fs.readFileSync(path.join(skills, 'linear-notes', 'SKILL.md'), 'utf8')).toBe(NOTES_SKILL)
+    // the noted one keeps its place in a mirror of the release: the plugin manifest is above it as before
+    const noted = fs.realpathSync(path.join(skills, 'linear-triage'))
+    expect(noted.startsWith(releases)).toBe(false)
+    expect(fs.existsSync(path.join(noted, '..', '..', '.claude-plugin', 'plugin.json'))).toBe(true)
   })
 
   it('the Codex projection gets the same note; neither the plugin source nor the stored release changes', async () => {

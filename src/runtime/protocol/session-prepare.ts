@@ -21,6 +21,7 @@ export const sessionPrepareMessage = defineMessage(
         connector: z.string(),
         dir: z.string(),
         skills: z.array(z.object({ name: z.string(), dir: z.string() })),
+        releaseRoot: z.string().optional(),
         tools: z.array(z.object({ upstream: z.string(), published: z.string() })).optional(),
       }),
     ),
