@@ -5,7 +5,7 @@ import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 import { isInside } from '../release/release-tree.js'
 import type { ToolName } from '../skills/tool-name-note.js'
-import { mirrorRelease, notedSkills } from './mapped-skills.js'
+import { mirrorRelease, notedSkills } from './noted-skills.js'
 import type { SkillRoot } from './prepared-runtime.js'
 
 /** Every session's projection files live under `sessions/<id>/`, id derived from workspace + session. */
@@ -31,7 +31,7 @@ export async function removeSessionDirs(paths: StatePaths, sessions: ReadonlyArr
 }
 
 /** Beside a Skill root: the mirrors of releases whose Skills carry a tool-name note (not a Skill root itself). */
-const MAPPED_SKILLS_DIR = '.tutti-noted-skills'
+const NOTED_SKILLS_DIR = '.tutti-noted-skills'
 
 /** A Skill root as the daemon hands it out: the Skills it holds, each with its directory, and its connector's tools. */
 export interface SkillRootWithSkills extends SkillRoot {
@@ -46,12 +46,12 @@ export interface SkillRootWithSkills extends SkillRoot {
  * Fill `target` with one entry per connector Skill, named after the Skill:
  * a symlink to the Skill's directory in the installed release, or, when it
  * names tools by their upstream names, to that Skill with a note mapping
- * them, in a mirror of its release beside `target` (mapped-skills.ts). Both
+ * them, in a mirror of its release beside `target` (noted-skills.ts). Both
  * are rebuilt whole, so Skills of connectors that went away disappear. The
  * Skills come from the daemon's snapshot, validated at install.
  */
 export async function linkSkills(target: string, roots: readonly SkillRootWithSkills[]): Promise<string[]> {
-  const mirrors = path.join(path.dirname(target), MAPPED_SKILLS_DIR)
+  const mirrors = path.join(path.dirname(target), NOTED_SKILLS_DIR)
   await fs.rm(target, { recursive: true, force: true })
   await fs.rm(mirrors, { recursive: true, force: true })
   await ensurePrivateDir(target)
