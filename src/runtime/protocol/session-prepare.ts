@@ -15,7 +15,15 @@ export const sessionPrepareMessage = defineMessage(
   z.object({
     token: z.string(),
     url: z.string(),
-    /** Skill directories of every active connector with Skills. */
-    skillRoots: z.array(z.object({ connector: z.string(), dir: z.string(), skills: z.array(z.object({ name: z.string(), dir: z.string() })) })),
+    /** Skill directories of every active connector with Skills, and the names its tools are served under. */
+    skillRoots: z.array(
+      z.object({
+        connector: z.string(),
+        dir: z.string(),
+        skills: z.array(z.object({ name: z.string(), dir: z.string() })),
+        releaseRoot: z.string().optional(),
+        tools: z.array(z.object({ upstream: z.string(), published: z.string() })).optional(),
+      }),
+    ),
   }),
 )

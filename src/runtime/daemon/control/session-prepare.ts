@@ -4,5 +4,11 @@ import type { DaemonContext } from '../context.js'
 
 export async function handleSessionPrepare(ctx: DaemonContext, req: RequestOf<typeof sessionPrepareMessage>): Promise<ResponseOf<typeof sessionPrepareMessage>> {
   const token = await ctx.sessions.issue(req.workspace, req.session, req.provider)
-  return { token, url: ctx.mcpUrl(), skillRoots: ctx.skillRoots().map(({ connector, dir, skills }) => ({ connector, dir, skills })) }
+  const skillRoots = ctx.skillRoots().map(({ connector, dir, releaseRoot, skills }) => {
+    // the names served now: a Skill's projection maps the upstream names it mentions to these
+    const route = ctx.registry.route(connector)
+    const tools = route?.tools.map((t) => ({ upstream: t.upstreamName, published: t.localName }))
+    return tools ? { connector, dir, releaseRoot, skills, tools } : { connector, dir, releaseRoot, skills }
+  })
+  return { token, url: ctx.mcpUrl(), skillRoots }
 }
