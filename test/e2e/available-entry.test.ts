@@ -11,7 +11,7 @@ import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
 import { probeConnector } from '../support/fixture-connector.js'
-import { cleanupState, readDaemonJson, REPO, tempStateDir, tutti, tuttiEnv, tuttiJson } from '../support/tutti.js'
+import { cleanupState, readDaemonJson, REPO, tempStateDir, tuttiEnv, tuttiJson } from '../support/tutti.js'
 
 // bin/run.cjs (package.json's bin) answers `connector available [--json]`
 // itself, from the CommonJS bundle the build makes; bin/oclif.js is the oclif

@@ -161,7 +161,11 @@ describe('hardening: the HTTP surface of the daemon', () => {
     ['control, a chunked body growing past 1 MiB', 413, '/control/status', 'control', true],
     ['a foreign Origin, chunked', 403, '/control/status', 'foreign', true],
   ] as const)('%s → %i, Connection: close, and the rest of the body is never read', async (_label, status, urlPath, who, chunked) => {
-    const headers = { wrong: wrongToken, session: binding.headers, control: { authorization: `Bearer ${controlToken}` }, foreign: { origin: 'http://evil.example.com' } }[who]
+    const byWho: Record<string, Record<string, string>> = {
+      wrong: wrongToken, session: binding.headers,
+      control: { authorization: `Bearer ${controlToken}` }, foreign: { origin: 'http://evil.example.com' },
+    }
+    const headers = byWho[who]
     const res = await flood(port, urlPath, { accept: 'application/json, text/event-stream', ...headers }, chunked)
     // what socket buffers hold (a few MiB) and the limit itself, far from the 256 MiB offered
     expect(res.written).toBeLessThan(64 * MiB)

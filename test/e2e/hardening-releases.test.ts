@@ -5,7 +5,7 @@ import { gzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isInside, RELEASE_LIMITS } from '../../src/runtime/release/release-tree.js'
 import { ARCHIVE_LIMITS } from '../../src/runtime/store/unpack-archive.js'
-import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
+import { baseManifest, CLI_FILE, makeConnector, skill, type FixtureFiles } from '../support/connector-fixture.js'
 import { fullConnector, probeConnector } from '../support/fixture-connector.js'
 import { bytesUnder, entriesUnder, peakWhile, tuttiSh, writeTgz, type TarEntry } from '../support/hostile-archives.js'
 import { cleanupState, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
@@ -61,7 +61,7 @@ describe('hostile releases', () => {
     expect(fs.readdirSync(path.join(stateDir, 'tmp'))).toEqual([])
   })
 
-  it.each([
+  it.each<{ name: string; files: FixtureFiles; message: RegExp }>([
     { name: 'a dangling symlink', files: { 'docs/gone.md': { symlink: 'nowhere.md' } }, message: /symlink docs\/gone\.md -> nowhere\.md is dangling/ },
     { name: 'a symlink loop', files: { x: { symlink: 'y' }, y: { symlink: 'x' } }, message: /symlink x -> y is a symlink loop/ },
   ])('$name cannot be proven inside and is refused, naming it', async ({ files, message }) => {
@@ -216,7 +216,7 @@ describe('state directory permissions', () => {
     const lax = { '.': 0o777, 'credentials.json': 0o644, 'installed.json': 0o666, connectors: 0o755, 'daemon.log': 0o644 }
     for (const [rel, mode] of Object.entries(lax)) fs.chmodSync(path.join(stateDir, rel), mode)
     expect((await tutti(stateDir, ['daemon', 'start'])).code).toBe(0)
-    const after = { ...modes(stateDir), '.': (fs.statSync(stateDir).mode & 0o777).toString(8) }
+    const after: Record<string, string> = { ...modes(stateDir), '.': (fs.statSync(stateDir).mode & 0o777).toString(8) }
     expect(Object.fromEntries(Object.keys(lax).map((rel) => [rel, after[rel]]))).toEqual({ '.': '700', 'credentials.json': '600', 'installed.json': '600', connectors: '700', 'daemon.log': '600' })
     const warning = fs.readFileSync(path.join(stateDir, 'daemon.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((r) => r.level === 'warn' && /permissions/.test(r.msg))
     expect(warning?.changed).toEqual(expect.arrayContaining([{ path: 'credentials.json', from: '0644', to: '0600' }, { path: '.', from: '0777', to: '0700' }]))

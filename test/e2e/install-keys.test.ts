@@ -57,11 +57,11 @@ describe('install with keys, from a command or a URL', () => {
   }
   /** Ready, and for a stdio server running (its pid known); a remote one has no process. */
   const ready = async (key: string, remote = false) => {
-    type State = { status?: string; pid?: number } | undefined
-    const running = (s: State) => s?.status === 'ready' && (remote || s.pid !== undefined)
-    const state = await eventually(() => connectorState(dir, key), running)
+    type State = { status: string; pid: number; tools: number; settings?: Record<string, string> }
+    const running = (s: State | undefined) => s?.status === 'ready' && (remote || s.pid !== undefined)
+    const state: State | undefined = await eventually(() => connectorState(dir, key), running)
     expect(state?.status, JSON.stringify(state)).toBe('ready')
-    return state
+    return state!
   }
   const noLeak = async (value: string) => {
     const looks = [['daemon', 'status'], ['daemon', 'status', '--json'], ['connector', 'available', '--json']]

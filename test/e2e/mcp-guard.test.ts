@@ -34,7 +34,7 @@ describe('the guard in front of the connector MCP server', () => {
   const modernHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }
 
   it('no token, or a token the CLI revoked → 401 with a Bearer challenge', async () => {
-    for (const headers of [{}, { authorization: `Bearer ${revokedToken}` }]) {
+    for (const headers of [{}, { authorization: `Bearer ${revokedToken}` }] as Record<string, string>[]) {
       const res = await rawRequest(binding.url, { headers: { ...modernHeaders, ...headers }, body: listBody })
       expect(res.status).toBe(401)
       expect(res.headers['www-authenticate']).toMatch(/Bearer/)

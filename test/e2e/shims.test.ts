@@ -139,7 +139,7 @@ describe('shims under concurrent changes', () => {
     // every key is installed; the even ones are uninstalled again, concurrently with the other installs
     await Promise.all(keys.map((k) => tutti(dir, ['connector', 'install', sources.get(k)!, '--json'])))
     const ops = keys.flatMap((k, i) => (i % 2 === 0 ? [tutti(dir, ['connector', 'uninstall', k, '--json'])] : [tutti(dir, ['connector', 'install', probeConnector(k, { version: '1.1.0' }), '--json'])]))
-    ops.push(...keys.slice(0, 10).map((k, i) => (i % 2 === 0 ? tutti(dir, ['daemon', 'status', '--json']) : tutti(dir, ['connector', 'available', '--json']))))
+    ops.push(...keys.slice(0, 10).map((_k, i) => (i % 2 === 0 ? tutti(dir, ['daemon', 'status', '--json']) : tutti(dir, ['connector', 'available', '--json']))))
     const results = await Promise.all(ops)
     for (const r of results) expect(r.code, r.stdout + r.stderr).toBe(0)
     const active = keys.filter((_, i) => i % 2 === 1).sort()

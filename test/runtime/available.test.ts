@@ -58,8 +58,8 @@ it('an unreadable release still lists the connector, with no MCP interface to of
 
 it('the ABOUT section lines descriptions up as one column', async () => {
   const { renderAvailable } = await import('../../src/cli/available-table.js')
-  const mcp = (key: string) => ({ kind: 'mcp' as const, serverName: 'connector', toolPrefix: `${key}_`, status: 'ready' as const })
-  const connector = (key: string, description: string) => ({ key, name: key, description, skills: [], interfaces: [mcp(key)] })
+  const mcp = (key: string) => ({ kind: 'mcp' as const, serverName: 'connector' as const, toolPrefix: `${key}_`, status: 'ready' as const })
+  const connector = (key: string, description: string) => ({ key, name: key, description, skills: [] as never[], interfaces: [mcp(key)] })
   const text = renderAvailable({ connectors: [connector('brave-search', 'Search'), connector('sequential-thinking', 'Think')] })
   const about = text.slice(text.indexOf('ABOUT\n') + 'ABOUT\n'.length).trimEnd().split('\n')
   expect(about).toEqual(['  brave-search         Search', '  sequential-thinking  Think'])

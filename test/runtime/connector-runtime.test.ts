@@ -9,6 +9,7 @@ import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-r
 import type { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { BACKOFF } from '../../src/runtime/upstream/backoff.js'
 import type { UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
 
 /** A shim publisher that keeps its "files" in memory. */
@@ -108,7 +109,7 @@ describe('ConnectorRuntime', () => {
     registry.onChange(() => visible.push(registry.list().length))
     dialer.script.push(new Error('exited with code 5 before it answered initialize'))
     const changed = eager('1.0.0')
-    await runtime.apply({ ...changed, spec: { ...changed.spec!, env: { TOKEN: 'new' } }, values: 'new' })
+    await runtime.apply({ ...changed, spec: { ...(changed.spec as Extract<UpstreamSpec, { kind: 'stdio' }>), env: { TOKEN: 'new' } }, values: 'new' })
     expect(runtime.snapshot()).toMatchObject({ generation: 1, tools: 0, mcp: { status: 'failed', reason: 'exited with code 5 before it answered initialize' } })
     expect(runtime.snapshot()?.mcp).not.toHaveProperty('failedChange')
     expect(registry.list()).toEqual([])

@@ -183,7 +183,7 @@ export async function modern(h: Harness, method: string, params: Record<string, 
 
 /** A 2025-era message; `version` false leaves out MCP-Protocol-Version (allowed in 2025, and the SDK path). */
 export async function legacy(h: Harness, message: Record<string, unknown>, version: string | false = '2025-06-18', signal?: AbortSignal): Promise<Answer> {
-  const headers = version ? { 'mcp-protocol-version': version } : {}
+  const headers: Record<string, string> = version ? { 'mcp-protocol-version': version } : {}
   return read(await h.endpoint.handle(request(h.token, { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }), ...(signal ? { signal } : {}) })))
 }
 

@@ -127,7 +127,7 @@ describe('ListenStreams', () => {
     const refused = { id: 4, error: { code: -32000, data: { limit: 'listenStreamsPerSession', max: 2 } } }
     expect(await mine.json()).toMatchObject(refused)
     expect(streams.reserve('h2', 5)).toBeUndefined()
-    const overall = await streams.reserve('h3', 6)!.json()
+    const overall = (await streams.reserve('h3', 6)!.json()) as { error: { message: string } }
     expect(overall).toMatchObject({ id: 6, error: { data: { limit: 'listenStreams', max: 3 } } })
     expect(overall.error.message).toContain('the daemon has 3 listen streams open')
     await first.body!.cancel()

@@ -3,7 +3,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConnectorInstaller } from '../../src/runtime/install/connector-installer.js'
-import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
+// the built publisher takes the built logger (its class has private fields)
+import { createLogger, memorySink } from '../../dist/runtime/log/logger.js'
 import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
 // the built publisher: a launch target imports the launcher next to the module that wrote it, so it must be dist's

@@ -216,7 +216,7 @@ describe('UpstreamConnection: connect failures', () => {
     const said = 'exited with code 2 before it answered initialize: missing setting FX_URL'
     expect(err.message).toBe(`${said}; run tutti connector connect fx --env FX_URL=…`)
     // node's own crash: the error line, not the source excerpt or stack
-    const crash = await rejection(UpstreamConnection.open({ ...fault(), args: ['no-such-entry.mjs'] }))
+    const crash = await rejection(UpstreamConnection.open({ ...fault(), args: ['no-such-entry.mjs'] } as UpstreamSpec))
     expect(crash.message).toMatch(/^exited with code 1 before it answered initialize: Error: Cannot find module '.*no-such-entry\.mjs'$/)
     expect(crash.message).not.toMatch(/\n| at /)
   })

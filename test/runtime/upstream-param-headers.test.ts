@@ -13,7 +13,7 @@ import { UpstreamConnection } from '../../src/runtime/upstream/upstream-connecti
 const REGIONAL = {
   name: 'regional',
   inputSchema: {
-    type: 'object',
+    type: 'object' as const,
     properties: {
       region: { type: 'string', 'x-mcp-header': 'Region' },
       priority: { type: 'integer', 'x-mcp-header': 'Priority' },
@@ -23,9 +23,9 @@ const REGIONAL = {
     },
   },
   // a result the gateway must pass through even though it does not match this schema
-  outputSchema: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+  outputSchema: { type: 'object' as const, properties: { n: { type: 'number' } }, required: ['n'] },
 }
-const PLAIN = { name: 'plain', inputSchema: { type: 'object', properties: { region: { type: 'string' } } } }
+const PLAIN = { name: 'plain', inputSchema: { type: 'object' as const, properties: { region: { type: 'string' } } } }
 
 interface Seen {
   method: string

@@ -14,6 +14,7 @@ function harness(activation: Activation = { kind: 'eager' }) {
     toolsListed: (tools, why) => events.push({ type: 'listed', why, names: tools.map((t) => t.name) }),
     failed: (reason, failures, retryAt) => events.push({ type: 'failed', reason, failures, retryAt }),
     stopped: (reason) => events.push({ type: 'stopped', reason }),
+    signInRequired: (reason) => events.push({ type: 'sign-in', reason }),
   }
   const supervisor = new UpstreamSupervisor(spec, activation, handlers, createLogger(memorySink([])), dialer.open)
   return { dialer, events, supervisor }

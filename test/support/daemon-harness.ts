@@ -94,7 +94,7 @@ export function harness({ onTestFinished }: TestContext, label = 'ensure-daemon'
       const log = path.join(dir, `fake-${randomBytes(4).toString('hex')}.ndjson`)
       fs.writeFileSync(log, '')
       const fakeEnv = { PATH: process.env.PATH, FAKE_LOG: log, FAKE_STATE_DIR: dir, ...env }
-      const options = { env: fakeEnv, stdio: ['ignore', 'pipe', 'inherit'] as const }
+      const options = { env: fakeEnv, stdio: ['ignore', 'pipe', 'inherit'] as ('ignore' | 'pipe' | 'inherit')[] }
       const child = track(spawn(process.execPath, [FAKE_DAEMON], options))
       const exited = exitOf(child)
       const port = await listeningPort(child, 'the fake daemon')

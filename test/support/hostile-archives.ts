@@ -31,7 +31,7 @@ export async function writeTgz(file: string, entries: Iterable<TarEntry>): Promi
   }
   await put(Buffer.alloc(1024))
   gz.end()
-  await new Promise((r) => out.on('close', r))
+  await new Promise<void>((r) => out.on('close', () => r()))
   return file
 }
 

@@ -43,7 +43,7 @@ export class NpmRegistryFixture {
     const name = manifest.name as string
     const version = manifest.version as string
     const tarball = fs.readFileSync(packTarball(dir, this.scratch))
-    const entry = this.packages.get(name) ?? { versions: new Map() }
+    const entry = this.packages.get(name) ?? { versions: new Map<string, Published>() }
     entry.versions.set(version, { manifest, tarball })
     if (options.tag !== false) entry.latest = version
     this.packages.set(name, entry)
