@@ -82,10 +82,14 @@ export class UpstreamConnection implements RouteClient {
   ) {}
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
-  static async open(spec: UpstreamSpec, signal?: AbortSignal): Promise<UpstreamConnection> {
+  static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: (line: string) => void): Promise<UpstreamConnection> {
     const transport: Transport =
       spec.kind === 'stdio'
-        ? new ProcessGroupStdioTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs })
+        ? new ProcessGroupStdioTransport({
+            command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env,
+            maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs,
+            ...(onStderrLine ? { onStderrLine } : {}),
+          })
         : httpTransport(spec)
     const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
     const conn = new UpstreamConnection(spec, client, transport)

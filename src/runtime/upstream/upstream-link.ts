@@ -12,6 +12,7 @@ export interface UpstreamLink extends RouteClient {
   close(drainMs?: number): Promise<void>
 }
 
-export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal) => Promise<UpstreamLink>
+/** `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log). */
+export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal, onStderrLine?: (line: string) => void) => Promise<UpstreamLink>
 
-export const openUpstreamConnection: OpenUpstream = (spec, signal) => UpstreamConnection.open(spec, signal)
+export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) => UpstreamConnection.open(spec, signal, onStderrLine)
