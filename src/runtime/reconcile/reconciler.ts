@@ -129,8 +129,11 @@ export class Reconciler {
       this.liveDigests.delete(key)
       this.oauthFound.delete(key)
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
+      // no shim names them now: a target left would point at a release that is gone
+      await this.shims.removeTargets(key)
       this.connectorLogs?.remove(key)
-      // the data directory stays (uninstall --purge removes it): a reinstall finds it again
+      // a data directory with something in it stays (uninstall --purge removes it): a reinstall finds it again
+      await fs.rmdir(this.paths.dataDir(key)).catch(() => undefined)
       await pruneReleases(this.paths, key, new Set())
       await this.toolCache.remove(key)
       return
