@@ -28,9 +28,12 @@ describe('tutti connector logs', () => {
   beforeAll(async () => {
     dir = tempStateDir('connector-logs')
     // a server that writes its key and each echo to stderr; eager, so it starts at install
-    const release = faultConnector({ key: 'chatty', auth: ['SERVICE_TOKEN'], env: { FIXTURE_STDERR: 'SERVICE_TOKEN' }, activation: 'eager' })
-    await tuttiJson(dir, ['connector', 'install', release, '--from-env', 'SERVICE_TOKEN'], { env: { SERVICE_TOKEN: FIRST_KEY } })
-    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'logs'])).mcpServers[0]
+    const env = { FIXTURE_STDERR: 'SERVICE_TOKEN' }
+    const release = faultConnector({ key: 'chatty', auth: ['SERVICE_TOKEN'], env, activation: 'eager' })
+    const fromEnv = ['--from-env', 'SERVICE_TOKEN']
+    await tuttiJson(dir, ['connector', 'install', release, ...fromEnv], { env: { SERVICE_TOKEN: FIRST_KEY } })
+    const session = ['--provider', 'codex', '--workspace', 'w', '--session', 'logs']
+    const binding = (await tuttiJson(dir, ['session', 'prepare', ...session])).mcpServers[0]
     client = await modernClient(binding)
   })
   afterAll(async () => {
@@ -49,7 +52,8 @@ describe('tutti connector logs', () => {
     expect(human.code).toBe(0)
     expect(human.stdout).toMatch(/^\S+Z stderr starting with key \[redacted\]$/m)
     expect(human.stdout).toMatch(/^\S+Z tutti {2}upstream started \(pid: \d+, tools: \d+\)$/m)
-    for (const text of [human.stdout, fs.readFileSync(logFile(), 'utf8'), fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')]) {
+    const daemonLog = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+    for (const text of [human.stdout, fs.readFileSync(logFile(), 'utf8'), daemonLog]) {
       expect(text).not.toContain(FIRST_KEY)
     }
   })
@@ -61,7 +65,8 @@ describe('tutti connector logs', () => {
     for (const bad of ['0', '-3', 'ten', '1.5']) {
       const res = await tutti(dir, ['connector', 'logs', 'chatty', '--lines', bad, '--json'])
       expect(res.code).toBe(2)
-      expect(JSON.parse(res.stdout).error).toEqual({ code: 'ARGUMENT_INVALID', message: `--lines takes a positive integer, not "${bad}"` })
+      const message = `--lines takes a positive integer, not "${bad}"`
+      expect(JSON.parse(res.stdout).error).toEqual({ code: 'ARGUMENT_INVALID', message })
     }
     const missing = await tutti(dir, ['connector', 'logs', 'nowhere'])
     expect(missing.code).toBe(2)
@@ -75,7 +80,8 @@ describe('tutti connector logs', () => {
     let err = ''
     follow.stdout.on('data', (d) => (out += d))
     follow.stderr.on('data', (d) => (err += d))
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => follow.on('exit', (code, signal) => resolve({ code, signal })))
+    type Exit = { code: number | null; signal: NodeJS.Signals | null }
+    const exited = new Promise<Exit>((resolve) => follow.on('exit', (code, signal) => resolve({ code, signal })))
     // the last lines come first: the follow is reading
     await until(() => out.includes('route committed'))
     await client.callTool({ name: 'chatty_echo', arguments: { message: 'follow-marker-1' } })
@@ -89,8 +95,10 @@ describe('tutti connector logs', () => {
     await client.callTool({ name: 'chatty_crash', arguments: {} }).catch(() => undefined)
     await until(async () => (await records()).filter((r) => r.msg === 'upstream started').length >= 2)
     const exit = (await records()).find((r) => r.msg === 'upstream exited; restarting with backoff')
-    expect(exit).toMatchObject({ source: 'tutti', level: 'warn', reason: expect.stringMatching(/^upstream exited with code 3/) })
-    await tuttiJson(dir, ['connector', 'connect', 'chatty', '--from-env', 'SERVICE_TOKEN'], { env: { SERVICE_TOKEN: SECOND_KEY } })
+    const reason = expect.stringMatching(/^upstream exited with code 3/)
+    expect(exit).toMatchObject({ source: 'tutti', level: 'warn', reason })
+    const rotated = { env: { SERVICE_TOKEN: SECOND_KEY } }
+    await tuttiJson(dir, ['connector', 'connect', 'chatty', '--from-env', 'SERVICE_TOKEN'], rotated)
     await until(() => said('credentials or settings changed: starting it'))
     const text = JSON.stringify(await records()) + fs.readFileSync(logFile(), 'utf8')
     for (const key of [FIRST_KEY, SECOND_KEY]) expect(text).not.toContain(key)

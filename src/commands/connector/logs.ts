@@ -26,7 +26,7 @@ connector in the state directory, bounded (1 MiB, rotated once), and removed on 
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
     follow: Flags.boolean({ char: 'f', description: 'keep printing new lines as they come, until Ctrl-C' }),
-    lines: Flags.string({ char: 'n', description: `how many of the last lines to show first [default: ${DEFAULT_LINES}]` }),
+    lines: Flags.string({ char: 'n', description: `how many of the last lines to show (default ${DEFAULT_LINES})` }),
   }
   static override examples = [
     '<%= config.bin %> connector logs memory',
@@ -45,7 +45,8 @@ connector in the state directory, bounded (1 MiB, rotated once), and removed on 
       return { key: args.key, lines: records }
     }
     // --follow --json: one record a line (NDJSON), so a pipe gets each as it comes
-    const print = (r: ConnectorLogRecord) => this.out(`${this.jsonEnabled() ? JSON.stringify(r) : connectorLogLine(r)}\n`)
+    const line = (r: ConnectorLogRecord) => (this.jsonEnabled() ? JSON.stringify(r) : connectorLogLine(r))
+    const print = (r: ConnectorLogRecord) => this.out(`${line(r)}\n`)
     records.forEach(print)
     const stop = new AbortController()
     const interrupted = () => stop.abort()

@@ -13,6 +13,8 @@ import { readInstalled } from '../store/state-files.js'
  */
 const FOLLOW_BACKSTOP_MS = 1_000
 
+type OnRecord = (record: ConnectorLogRecord) => void
+
 /** Where a follow has read up to in the current file: the end of its last whole line. */
 export interface LogPosition {
   ino: number
@@ -40,7 +42,7 @@ export class ConnectorLogReader {
   }
 
   /** Each line written after `position`, until `signal` aborts (Ctrl-C) or the connector is uninstalled. */
-  async follow(key: string, position: LogPosition, onRecord: (r: ConnectorLogRecord) => void, signal: AbortSignal): Promise<void> {
+  async follow(key: string, position: LogPosition, onRecord: OnRecord, signal: AbortSignal): Promise<void> {
     const file = this.paths.connectorLog(key)
     let at = position
     let reading = Promise.resolve()
@@ -70,13 +72,14 @@ export class ConnectorLogReader {
   }
 
   /** What was appended since `at`; after a rotation, the rest of the rotated file first, then the new one. */
-  private async readNew(file: string, at: LogPosition, onRecord: (r: ConnectorLogRecord) => void): Promise<LogPosition> {
+  private async readNew(file: string, at: LogPosition, onRecord: OnRecord): Promise<LogPosition> {
     const stat = await fsp.stat(file).catch(() => undefined)
     if (!stat) return at
     let { offset } = at
     if (stat.ino !== at.ino || stat.size < offset) {
       const rotated = await fsp.stat(rotatedLog(file)).catch(() => undefined)
-      if (rotated?.ino === at.ino) lines((await readLines(rotatedLog(file), offset)).text).flatMap(parse).forEach(onRecord)
+      const rest = rotated?.ino === at.ino ? await readLines(rotatedLog(file), offset) : undefined
+      if (rest) lines(rest.text).flatMap(parse).forEach(onRecord)
       offset = 0
     }
     const next = await readLines(file, offset)
@@ -88,7 +91,8 @@ export class ConnectorLogReader {
     assertConnectorKey(key)
     const installed = await readInstalled(this.paths)
     if (!installed.connectors[key]) {
-      throw new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed (tutti connector available lists the installed ones)`)
+      const hint = 'tutti connector available lists the installed ones'
+      throw new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed (${hint})`)
     }
   }
 }

@@ -94,7 +94,9 @@ export class TuttiDaemon {
     this.store = new ConnectorStore(options.paths)
     this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
     const shims = new ShimPublisher(options.paths, this.log.child('shims'))
-    this.reconciler = new Reconciler(this.store, this.registry, shims, options.paths, this.log.child('reconcile'), undefined, connectorLogs)
+    const { store, registry } = this
+    const reconcileLog = this.log.child('reconcile')
+    this.reconciler = new Reconciler(store, registry, shims, options.paths, reconcileLog, undefined, connectorLogs)
     // the Skills served over MCP are those of the active connectors, as every reconcile leaves them
     const skills = new SkillCatalogue(this.log.child('skills'))
     this.reconciler.onReconciled(() => skills.update(skillRootsOf(this.reconciler.snapshots())))

@@ -51,6 +51,9 @@ export function stderrSummary(tail: string): string {
 
 const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
 
+/** Where a stdio server's stderr goes, line by line (the connector's log). */
+export type StderrLines = (line: string) => void
+
 /** The start took longer than its bound (mcp.timeouts.startupSeconds, else UPSTREAM_LIMITS.connectTimeoutMs). */
 class StartupTimeout extends Error {}
 
@@ -82,7 +85,7 @@ export class UpstreamConnection implements RouteClient {
   ) {}
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
-  static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: (line: string) => void): Promise<UpstreamConnection> {
+  static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: StderrLines): Promise<UpstreamConnection> {
     const transport: Transport =
       spec.kind === 'stdio'
         ? new ProcessGroupStdioTransport({

@@ -1,5 +1,5 @@
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
-import { UpstreamConnection } from './upstream-connection.js'
+import { UpstreamConnection, type StderrLines } from './upstream-connection.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
@@ -13,6 +13,8 @@ export interface UpstreamLink extends RouteClient {
 }
 
 /** `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log). */
-export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal, onStderrLine?: (line: string) => void) => Promise<UpstreamLink>
+export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal, onStderrLine?: StderrLines)
+  => Promise<UpstreamLink>
 
-export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) => UpstreamConnection.open(spec, signal, onStderrLine)
+export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) =>
+  UpstreamConnection.open(spec, signal, onStderrLine)
