@@ -19,10 +19,13 @@ function lineCount(text: string | undefined): number {
 export default class ConnectorLogs extends TuttiCommand {
   static override hidden = true
   static override summary = "Show a connector's log: its server's stderr and tutti's events for it, redacted"
-  static override description = `Each line has a time and where it comes from: "stderr" is what the connector's
-MCP server wrote to its stderr, "tutti" is an event tutti logged about it (started, failed and why, restarted,
-credentials or release changed, stopped). Credentials and OAuth tokens are redacted. The log is kept per
-connector in the state directory, bounded (1 MiB, rotated once), and removed on uninstall. No daemon needs to run.`
+  static override description = [
+    'Each line has a time and where it comes from: "stderr" is what the connector\'s MCP server wrote to its stderr,',
+    '"tutti" is an event tutti logged about it (started, failed and why, restarted, credentials or release changed,',
+    'stopped). Credentials and OAuth tokens are redacted. The log is kept per connector in the state directory,',
+    'bounded (1 MiB, rotated once), and removed on uninstall; no daemon needs to run to read it.',
+    'With --follow --json each line is printed as one JSON object (NDJSON).',
+  ].join(' ')
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = {
     follow: Flags.boolean({ char: 'f', description: 'keep printing new lines as they come, until Ctrl-C' }),
