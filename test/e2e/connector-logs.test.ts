@@ -91,6 +91,15 @@ describe('tutti connector logs', () => {
     expect(err).toBe('')
   })
 
+  it('a follow whose reader went away (a closed pipe, `| head`) ends at its next line', async () => {
+    const follow = spawnTutti(dir, ['connector', 'logs', 'chatty', '--follow', '--lines', '1'])
+    const exited = new Promise<number | null>((resolve) => follow.on('exit', (code) => resolve(code)))
+    await new Promise((resolve) => follow.stdout.once('data', resolve))
+    follow.stdout.destroy()
+    await client.callTool({ name: 'chatty_echo', arguments: { message: 'nobody reads this' } })
+    expect(await exited).toBe(0)
+  })
+
   it('tells a crash with its reason, the restart, and a change of credentials, never printing a key', async () => {
     await client.callTool({ name: 'chatty_crash', arguments: {} }).catch(() => undefined)
     await until(async () => (await records()).filter((r) => r.msg === 'upstream started').length >= 2)

@@ -54,10 +54,13 @@ export default class ConnectorLogs extends TuttiCommand {
     const stop = new AbortController()
     const interrupted = () => stop.abort()
     process.once('SIGINT', interrupted).once('SIGTERM', interrupted)
+    // the reader went away (`| head`): nothing more can be shown
+    process.stdout.once('error', interrupted)
     try {
       await reader.follow(args.key, position, print, stop.signal)
     } finally {
       process.off('SIGINT', interrupted).off('SIGTERM', interrupted)
+      process.stdout.off('error', interrupted)
     }
     return undefined
   }
