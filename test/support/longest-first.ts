@@ -38,6 +38,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/readme-agent-steps.test.ts': 20,
   'test/e2e/sessions.test.ts': 19,
   'test/e2e/import-configs.test.ts': 18,
+  'test/e2e/connector-logs.test.ts': 15,
   'test/e2e/lazy-by-cache.test.ts': 19,
   'test/e2e/demo.test.ts': 19,
   'test/e2e/lazy.test.ts': 18,
