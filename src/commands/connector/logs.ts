@@ -45,6 +45,8 @@ export default class ConnectorLogs extends TuttiCommand {
     const { records, position } = await reader.last(args.key, count)
     if (!flags.follow) {
       if (!this.jsonEnabled()) for (const r of records) this.log(connectorLogLine(r))
+      // a note, not a line of the log: on stderr, so the output stays the log's lines only
+      if (!this.jsonEnabled() && !records.length) process.stderr.write(`${args.key} has no log lines yet\n`)
       return { key: args.key, lines: records }
     }
     // --follow --json: one record a line (NDJSON), so a pipe gets each as it comes
