@@ -56,8 +56,10 @@ export interface StatePaths {
   /** What `install --replace` set aside of the connectors it replaced: one directory each (store/replaced-connector.ts). */
   replacedDir(key: string): string
   shimPath(key: string): string
-  /** Launch targets of a connector's shims; kept after uninstall so a stale shim refuses with a clear message. */
+  /** Launch targets of a connector's shims; kept while it is installed (a stale shim refuses clearly), not after. */
   shimTargetsDir(key: string): string
+  /** What a connector's upstream wrote to stderr and tutti's events about it, redacted (log/connector-log.ts). */
+  connectorLog(key: string): string
   sessionDir(sessionId: string): string
 }
 
@@ -93,6 +95,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     replacedDir: (key) => path.join(connectorsDir, key, 'replaced'),
     shimPath: (key) => path.join(binDir, shimCommand(key)),
     shimTargetsDir: (key) => path.join(root, 'shims', key),
+    connectorLog: (key) => path.join(connectorsDir, key, 'connector.log'),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
   }
 }

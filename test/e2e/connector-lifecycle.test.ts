@@ -171,6 +171,8 @@ describe('connector lifecycle through the CLI', () => {
     await tuttiJson(dir, ['daemon', 'stop'])
     const { ConnectorStore } = await import('../../src/runtime/store/connector-store.js')
     const { statePaths } = await import('../../src/runtime/paths.js')
+    // data of its own: an empty data directory goes with the connector
+    fs.writeFileSync(path.join(dir, 'connectors', 'offline', 'data', 'notes.txt'), 'kept\n')
     await new ConnectorStore(statePaths(dir)).uninstall('offline')
     expect(fs.existsSync(path.join(dir, 'connectors', 'offline'))).toBe(true)
     await tuttiJson(dir, ['daemon', 'start'])
@@ -188,6 +190,10 @@ describe('connector lifecycle through the CLI', () => {
     const disc = await tuttiJson(dir, ['connector', 'disconnect', 'leaving'])
     expect(disc).toMatchObject({ disconnected: true, state: { status: 'needs-auth' } })
     expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).not.toContain(secret)
+    // data of their own: an empty data directory goes with the connector
+    for (const key of ['leaving', 'purged']) {
+      fs.writeFileSync(path.join(dir, 'connectors', key, 'data', 'notes.txt'), 'mine\n')
+    }
     expect(await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])).toMatchObject({ uninstalled: true, data: 'kept', dataDir: path.join(dir, 'connectors', 'leaving', 'data') })
     expect(await tuttiJson(dir, ['connector', 'uninstall', 'purged', '--purge'])).toMatchObject({ uninstalled: true, data: 'purged' })
     // other tests' connectors may share this daemon: these two are gone from both views

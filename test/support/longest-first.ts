@@ -43,6 +43,7 @@ const SECONDS: Record<string, number> = {
   'test/e2e/round3-oauth.test.ts': 36,
   'test/e2e/round3-key-identity.test.ts': 13,
   'test/runtime/lock-owner-daemon.test.ts': 12,
+  'test/e2e/connector-logs.test.ts': 15,
   'test/e2e/lazy-by-cache.test.ts': 19,
   'test/e2e/demo.test.ts': 19,
   'test/e2e/lazy.test.ts': 18,

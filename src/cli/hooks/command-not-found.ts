@@ -1,22 +1,9 @@
-import type { Hook } from '@oclif/core'
+import type { Hook, Interfaces } from '@oclif/core'
 import { ErrorCodes } from '../../runtime/errors.js'
+import { editDistance } from '../edit-distance.js'
+import { unknownFlagMessage } from '../unknown-flag.js'
 
-/**
- * Edit distance counting an adjacent transposition as one edit (optimal string
- * alignment): "availabel" is one typo away from "available", not two.
- */
-export function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)))
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1
-      let best = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost)
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, d[i - 2]![j - 2]! + 1)
-      d[i]![j] = best
-    }
-  }
-  return d[a.length]![b.length]!
-}
+export { editDistance } from '../edit-distance.js'
 
 /**
  * How far a typed id (':'-separated words) is from a command id. When more words
@@ -60,25 +47,44 @@ function typedWords(id: string, argv: readonly string[]): string[] {
 }
 
 /**
- * Replaces oclif's "command x:y not found" (and @oclif/plugin-not-found, which would
- * suggest hidden commands) with tutti's error shape: exit 2, `tutti: ...` on stderr or
- * `{"error":{...}}` on stdout with --json.
+ * tutti's answer to a command that does not exist, for this hook and for help
+ * (cli/help.ts): exit 2, `tutti: ...` on stderr, or `{"error":{...}}` on
+ * stdout with --json.
  */
-const hook: Hook.CommandNotFound = async function ({ id, argv = [], config }) {
-  const words = typedWords(id, argv)
+export function reportCommandNotFound(words: string[], typedId: string, json: boolean, config: Interfaces.Config): void {
+  reportBadInput(notFoundMessage(words, typedId, config), json, config)
+}
+
+/** `tutti --bogus`: a flag where a command was expected is an unknown flag of `tutti` itself. */
+const ROOT_FLAGS = [{ name: 'help' }, { name: 'version' }]
+
+function notFoundMessage(words: string[], typedId: string, config: Interfaces.Config): string {
+  if (words.length === 0 && typedId.startsWith('-')) return unknownFlagMessage([typedId], ROOT_FLAGS, config.bin)
   const visible = config.commands.filter((c) => !c.hidden).map((c) => c.id)
   const hidden = config.commands.filter((c) => c.hidden).map((c) => c.id)
   const suggestion = suggestCommand(words.join(':'), visible, hidden)
-  const typed = words.length > 0 ? words.join(' ') : id
+  const typed = words.length > 0 ? words.join(' ') : typedId
   let message = `command "${typed}" not found`
   if (suggestion) message += `. Did you mean "${config.bin} ${suggestion.split(':').join(config.topicSeparator)}"?`
-  if ([id, ...argv].includes('--json')) {
+  return message
+}
+
+function reportBadInput(message: string, json: boolean, config: Interfaces.Config): void {
+  if (json) {
     process.stdout.write(`${JSON.stringify({ error: { code: ErrorCodes.ARGUMENT_INVALID, message } }, null, 2)}\n`)
   } else {
     process.stderr.write(`${config.bin}: ${message}\n`)
   }
   // set, not process.exit(): stdout/stderr drain before the process ends
   process.exitCode = 2
+}
+
+/**
+ * Replaces oclif's "command x:y not found" (and @oclif/plugin-not-found, which would
+ * suggest hidden commands) with tutti's error shape.
+ */
+const hook: Hook.CommandNotFound = async function ({ id, argv = [], config }) {
+  reportCommandNotFound(typedWords(id, argv), id, [id, ...argv].includes('--json'), config)
 }
 
 export default hook

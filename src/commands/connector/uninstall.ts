@@ -4,7 +4,8 @@ import { Connectors } from '../../runtime/client/connectors.js'
 
 export default class ConnectorUninstall extends TuttiCommand {
   static override hidden = true
-  static override summary = "Uninstall a connector (its tools, shim and credentials go; its data stays unless --purge)"
+  static override summary =
+    "Uninstall a connector (its tools, shim, log and credentials go; data it wrote stays unless --purge)"
   static override args = { key: Args.string({ description: 'connector key', required: true }) }
   static override flags = { purge: Flags.boolean({ description: "also delete the connector's data directory", default: false }) }
   static override examples = ['<%= config.bin %> connector uninstall notes', '<%= config.bin %> connector uninstall notes --purge']

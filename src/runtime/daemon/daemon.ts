@@ -8,7 +8,9 @@ import { tightenStatePermissions } from '../fs/state-permissions.js'
 import { GroupRecords } from '../proc/group-records.js'
 import { processStartTicks } from '../proc/pid.js'
 import { recordGroupsIn } from '../proc/process-group.js'
-import { createLogger, fileSink, type Logger } from '../log/logger.js'
+import { ConnectorLogs } from '../log/connector-log.js'
+import { createLogger, fileSink, withConnectorLogs, type Logger } from '../log/logger.js'
+import { Redactor } from '../log/redactor.js'
 import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
 import { SkillCatalogue } from '../mcpserver/skill-catalogue.js'
@@ -84,11 +86,17 @@ export class TuttiDaemon {
   })
 
   constructor(private readonly options: DaemonOptions) {
-    this.log = createLogger(fileSink(options.paths.daemonLog), undefined, 'daemon')
+    // one redactor for the daemon's log and every connector's: both know each credential and token
+    const redactor = new Redactor()
+    const connectorLogs = new ConnectorLogs(options.paths, redactor)
+    this.log = createLogger(withConnectorLogs(fileSink(options.paths.daemonLog), connectorLogs), redactor, 'daemon')
     this.log.redactor.addSecret(this.controlToken)
     this.store = new ConnectorStore(options.paths)
     this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
-    this.reconciler = new Reconciler(this.store, this.registry, new ShimPublisher(options.paths, this.log.child('shims')), options.paths, this.log.child('reconcile'))
+    const shims = new ShimPublisher(options.paths, this.log.child('shims'))
+    const { store, registry } = this
+    const reconcileLog = this.log.child('reconcile')
+    this.reconciler = new Reconciler(store, registry, shims, options.paths, reconcileLog, undefined, connectorLogs)
     // the Skills served over MCP are those of the active connectors, as every reconcile leaves them
     const skills = new SkillCatalogue(this.log.child('skills'))
     this.reconciler.onReconciled(() => skills.update(skillRootsOf(this.reconciler.snapshots())))

@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import type { LoggedEvent } from './connector-log.js'
 import { Redactor } from './redactor.js'
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -12,8 +13,9 @@ export interface Logger {
   error(msg: string, fields?: Record<string, unknown>): void
 }
 
-interface Sink {
-  write(line: string): void
+export interface Sink {
+  /** `record`: the line's object, for a sink that routes by its fields. */
+  write(line: string, record: Record<string, unknown>): void
 }
 
 const MAX_LOG_BYTES = 10 * 1024 * 1024
@@ -37,6 +39,17 @@ export function fileSink(file: string): Sink {
   }
 }
 
+/** Every record about one connector (a `connector` field) also goes to that connector's own log. */
+export function withConnectorLogs(sink: Sink, logs: { event(key: string, record: LoggedEvent): void }): Sink {
+  return {
+    write(line, record) {
+      sink.write(line, record)
+      const { connector, component: _component, ...event } = record
+      if (typeof connector === 'string') logs.event(connector, event as LoggedEvent)
+    },
+  }
+}
+
 export function memorySink(lines: string[]): Sink {
   return { write: (line) => void lines.push(line) }
 }
@@ -47,7 +60,7 @@ export function createLogger(sink: Sink, redactor = new Redactor(), component = 
   const emit = (level: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
     if (order[level] < order[minLevel]) return
     const record = { time: new Date().toISOString(), level, component, msg: redactor.redactString(msg), ...(fields ? (redactor.redact(fields) as object) : {}) }
-    sink.write(`${JSON.stringify(record)}\n`)
+    sink.write(`${JSON.stringify(record)}\n`, record)
   }
   return {
     redactor,

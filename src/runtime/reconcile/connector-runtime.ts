@@ -10,7 +10,7 @@ import type { RouteClient, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, UpstreamSupervisor, type Activation, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import type { ConnectorSnapshot } from './connector-snapshot.js'
-import { NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
+import { changeOf, NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
 import { ConnectorStatus } from './connector-status.js'
 import { keepServing, servingNote, type FailedChange } from './failed-change.js'
 import { runtimeSnapshot } from './runtime-snapshot.js'
@@ -71,6 +71,7 @@ export class ConnectorRuntime {
     if (hash === this.hash && this.state.status === 'ready' && !this.pending) {
       return this.shims.ensure(this.key, desired, this.generation, this.registry.nextGeneration(this.key))
     }
+    this.log.info(changeOf(this.desired, desired), { connector: this.key })
     this.desired = desired
     this.hash = hash
     this.declaredCheck = undefined
@@ -272,7 +273,6 @@ export class ConnectorRuntime {
   private setStatus(status: InterfaceStatus, reason?: string, failedChange?: FailedChange): void {
     this.state.set(status, reason, failedChange)
   }
-
   get ready(): boolean {
     return this.state.status === 'ready'
   }

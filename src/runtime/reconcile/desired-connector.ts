@@ -33,3 +33,13 @@ export function valuesDigest(credentials: Values, settings: Values | undefined):
   const sorted = (r: Readonly<Record<string, string>>) => Object.entries(r).sort(([a], [b]) => a.localeCompare(b))
   return createHash('sha256').update(JSON.stringify([sorted(credentials), sorted(settings ?? {})])).digest('hex')
 }
+
+/** What a new desired state changes, as the connector's log tells it ("credentials or settings changed", …). */
+export function changeOf(previous: DesiredConnector | undefined, next: DesiredConnector): string {
+  const version = (d: DesiredConnector) => d.release.manifest.version
+  if (!previous) return `starting release ${version(next)}`
+  const what: string[] = []
+  if (previous.digest !== next.digest) what.push(`release ${version(previous)} → ${version(next)}`)
+  if (previous.values !== next.values) what.push('credentials or settings changed')
+  return what.length ? `${what.join('; ')}: starting it` : `starting release ${version(next)} again`
+}

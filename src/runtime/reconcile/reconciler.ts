@@ -1,4 +1,5 @@
 import fs from 'node:fs/promises'
+import type { ConnectorLogs } from '../log/connector-log.js'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
 import { recordEnvironment } from '../install/recorded-environment.js'
@@ -62,6 +63,8 @@ export class Reconciler {
     private readonly log: Logger,
     /** How upstreams are dialed (tests give a fake). */
     private readonly openUpstream: OpenUpstream = openUpstreamConnection,
+    /** Each connector's own log (upstream stderr and events); the daemon's logger feeds the events. */
+    private readonly connectorLogs?: ConnectorLogs,
   ) {
     this.queue = new KeyedWorkQueue(BUILD_CONCURRENCY, log)
     this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
@@ -125,12 +128,17 @@ export class Reconciler {
       this.inactive.delete(key)
       this.liveDigests.delete(key)
       this.oauthFound.delete(key)
-      // the data directory stays (uninstall --purge removes it): a reinstall finds it again
+      if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
+      // no shim names them now: a target left would point at a release that is gone
+      await this.shims.removeTargets(key)
+      this.connectorLogs?.remove(key)
+      // a data directory with something in it stays (uninstall --purge removes it): a reinstall finds it again
+      await fs.rmdir(this.paths.dataDir(key)).catch(() => undefined)
       await pruneReleases(this.paths, key, new Set())
       await this.toolCache.remove(key)
-      if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       return
     }
+    this.connectorLogs?.track(key)
     // every stored credential is a known secret, also of a connector that is not active yet
     for (const value of [...Object.values(entry.credentials), ...grantSecrets(grant)]) this.log.redactor.addSecret(value)
     const desired = this.desiredOf(key, entry, grant)
@@ -145,8 +153,8 @@ export class Reconciler {
       const enqueue = (work: () => Promise<void>) => this.queue.enqueue(key, work)
       const found = () => this.signInFound(key)
       const log = this.log.child('connector')
-      const { registry, shimKeeper, openUpstream, toolCache } = this
-      rt = new ConnectorRuntime(key, registry, shimKeeper, log, enqueue, openUpstream, toolCache, found)
+      const { registry, shimKeeper, toolCache } = this
+      rt = new ConnectorRuntime(key, registry, shimKeeper, log, enqueue, this.openWithLog(key), toolCache, found)
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
@@ -190,6 +198,13 @@ export class Reconciler {
     const learned = (secrets: string[]) => secrets.forEach((v) => this.log.redactor.addSecret(v))
     spec.oauth = { stateRoot: this.paths.root, ...asked, needsAuth: () => this.signInNeeded(key), learned }
     return desired
+  }
+
+  /** Dialing `key`'s upstream, with its stderr going to the connector's log. */
+  private openWithLog(key: string): OpenUpstream {
+    const logs = this.connectorLogs
+    if (!logs) return this.openUpstream
+    return (spec, signal) => this.openUpstream(spec, signal, (line) => logs.stderr(key, line))
   }
 
   /** The daemon's auth provider found the grant unusable (and marked it): the connector loses its upstream until `connect`. */

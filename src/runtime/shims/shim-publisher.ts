@@ -80,7 +80,7 @@ export class ShimPublisher {
       for (const suffix of SHIM_SUFFIXES) await fs.rm(this.paths.shimPath(key) + suffix, { force: true })
       return true
     })
-    // the launch target stays: a copy of the shim kept somewhere still refuses with a clear message
+    // the launch target stays until uninstall: a copy of the shim kept somewhere still refuses with a clear message
     if (removed) this.log.info('shim removed', { connector: key, generation })
     return removed
   }
@@ -90,6 +90,18 @@ export class ShimPublisher {
     await withLock(this.paths.shimLockTarget, async () => {
       for (const suffix of SHIM_SUFFIXES) await fs.rm(this.paths.shimPath(key) + suffix, { force: true })
     })
+  }
+
+  /** An uninstalled connector's launch targets, once no shim on disk runs one: they name a release that is gone. */
+  async removeTargets(key: string): Promise<void> {
+    const removed = await withLock(this.paths.shimLockTarget, async () => {
+      if ((await this.publishedGeneration(key)) !== undefined) return false
+      const dir = this.paths.shimTargetsDir(key)
+      if (!(await fs.stat(dir).then(() => true, () => false))) return false
+      await fs.rm(dir, { recursive: true, force: true })
+      return true
+    })
+    if (removed) this.log.info('shim targets removed', { connector: key })
   }
 
   /**

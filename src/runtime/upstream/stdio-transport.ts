@@ -15,6 +15,8 @@ export interface StdioTransportOptions {
   maxMessageBytes: number
   /** How long to wait after ending stdin, and after TERM, before escalating. */
   closeGraceMs: number
+  /** Each whole line the server writes to stderr (the connector's log). */
+  onStderrLine?: (line: string) => void
 }
 
 const STDERR_TAIL_BYTES = 4096
@@ -38,6 +40,8 @@ export class ProcessGroupStdioTransport implements Transport {
   private batch?: StdinBatch
   private readonly reader: StdioMessageReader
   private stderr = ''
+  /** The start of a stderr line whose newline has not come yet. */
+  private partialLine = ''
   private closed = false
   private exitInfo?: string
   /** Why tutti gave up on the server's stdout, if it did. */
@@ -107,8 +111,11 @@ export class ProcessGroupStdioTransport implements Transport {
         for (const msg of messages) if (!this.intercept?.(msg)) this.onmessage?.(msg)
       })
       child.stderr!.on('data', (chunk: Buffer) => {
-        this.stderr = (this.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+        const text = chunk.toString('utf8')
+        this.stderr = (this.stderr + text).slice(-STDERR_TAIL_BYTES)
+        this.splitStderr(text)
       })
+      child.stderr!.once('end', () => this.splitStderr('\n'))
       child.stdin!.on('error', (err) => this.onerror?.(err))
     })
   }
@@ -146,6 +153,19 @@ export class ProcessGroupStdioTransport implements Transport {
       await stopGroup(child.pid, this.options.closeGraceMs)
     }
     this.finish()
+  }
+
+  private splitStderr(text: string): void {
+    const sink = this.options.onStderrLine
+    if (!sink) return
+    const lines = (this.partialLine + text).split('\n')
+    this.partialLine = lines.pop()!
+    // a line that never ends is passed on in pieces, not held without bound
+    if (this.partialLine.length > STDERR_TAIL_BYTES) {
+      lines.push(this.partialLine)
+      this.partialLine = ''
+    }
+    for (const line of lines) if (line.trim()) sink(line.replace(/\r$/, ''))
   }
 
   private finish(): void {

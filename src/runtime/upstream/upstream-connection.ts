@@ -51,6 +51,9 @@ export function stderrSummary(tail: string): string {
 
 const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
 
+/** Where a stdio server's stderr goes, line by line (the connector's log). */
+export type StderrLines = (line: string) => void
+
 /** The start took longer than its bound (mcp.timeouts.startupSeconds, else UPSTREAM_LIMITS.connectTimeoutMs). */
 class StartupTimeout extends Error {}
 
@@ -82,10 +85,14 @@ export class UpstreamConnection implements RouteClient {
   ) {}
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
-  static async open(spec: UpstreamSpec, signal?: AbortSignal): Promise<UpstreamConnection> {
+  static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: StderrLines): Promise<UpstreamConnection> {
     const transport: Transport =
       spec.kind === 'stdio'
-        ? new ProcessGroupStdioTransport({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs })
+        ? new ProcessGroupStdioTransport({
+            command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env,
+            maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs,
+            ...(onStderrLine ? { onStderrLine } : {}),
+          })
         : httpTransport(spec)
     const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
     const conn = new UpstreamConnection(spec, client, transport)

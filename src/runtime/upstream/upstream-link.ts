@@ -1,5 +1,5 @@
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
-import { UpstreamConnection } from './upstream-connection.js'
+import { UpstreamConnection, type StderrLines } from './upstream-connection.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
@@ -12,6 +12,9 @@ export interface UpstreamLink extends RouteClient {
   close(drainMs?: number): Promise<void>
 }
 
-export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal) => Promise<UpstreamLink>
+/** `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log). */
+export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal, onStderrLine?: StderrLines)
+  => Promise<UpstreamLink>
 
-export const openUpstreamConnection: OpenUpstream = (spec, signal) => UpstreamConnection.open(spec, signal)
+export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) =>
+  UpstreamConnection.open(spec, signal, onStderrLine)

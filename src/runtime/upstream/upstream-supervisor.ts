@@ -179,6 +179,7 @@ export class UpstreamSupervisor implements RouteClient {
     this.lastUse = this.upSince
     this.starts++
     this.nextRetryAt = undefined
+    this.log.info('upstream started', { connector: this.spec.key, pid: conn.pid, tools: tools.length })
     conn.onClosed((why) => this.onExit(conn, why))
     conn.onToolsChanged(() => this.onListChanged(conn))
     if (previous && previous !== conn) void bestEffort(previous.close(), this.log, 'closing the previous upstream connection', { connector: this.spec.key })
