@@ -25,6 +25,16 @@ export const RELEASE_ROOT_VAR = 'TUTTI_CONNECTOR_ROOT'
 /** Names connectors may not declare. */
 export const RESERVED_VAR_PREFIX = 'TUTTI_'
 
+/**
+ * The SDK's own paths, for bisecting a bug against the SDK (docs/decisions/).
+ * Read when the daemon starts; "1" turns the bypass off.
+ * NO_FAST_PATH: every MCP request is served by the SDK's handler (no node front, no fast encoder).
+ * NO_DIRECT_CALLS: every upstream tools/call goes through the SDK client's callTool.
+ */
+export const NO_FAST_PATH_ENV = 'TUTTI_NO_FAST_PATH'
+export const NO_DIRECT_CALLS_ENV = 'TUTTI_NO_DIRECT_CALLS'
+export const switchedOff = (name: string, env: NodeJS.ProcessEnv = process.env): boolean => env[name] === '1'
+
 /** MCP revisions: the stateless one, and the 2025 one every `initialize` is answered with. */
 export const MODERN_REVISION = '2026-07-28'
 export const LEGACY_REVISION = '2025-06-18'

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import { ConnectorMcpEndpoint } from '../../src/runtime/mcpserver/mcp-endpoint.js'
-import { UPSTREAM_CLIENT_INFO } from '../../src/runtime/names.js'
+import { NO_DIRECT_CALLS_ENV, UPSTREAM_CLIENT_INFO } from '../../src/runtime/names.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { RouteClient, ToolCallResult } from '../../src/runtime/registry/route.js'
@@ -42,6 +42,12 @@ let endpoint: ConnectorMcpEndpoint
 let token: string
 let node: NodeServer
 let h3only: NodeServer
+// the standard path (TUTTI_NO_FAST_PATH=1, TUTTI_NO_DIRECT_CALLS=1):
+// an endpoint without the fast path, over an upstream the SDK client calls
+let standardTrace: string
+let standardUpstream: UpstreamConnection
+let standardEndpoint: ConnectorMcpEndpoint
+let standard: NodeServer
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-node-front-'))
@@ -55,10 +61,18 @@ beforeAll(async () => {
   const viaSdk: RouteClient = {
     callTool: async (name, args, options) => (await sdkClient.callTool(args === undefined ? { name } : { name, arguments: args }, { signal: options.signal, timeout: 60_000 })) as ToolCallResult,
   }
+  standardTrace = path.join(dir, 'standard.trace')
+  process.env[NO_DIRECT_CALLS_ENV] = '1'
+  try {
+    standardUpstream = await UpstreamConnection.open({ kind: 'stdio', key: 'nx', ...spec(standardTrace) })
+  } finally {
+    delete process.env[NO_DIRECT_CALLS_ENV]
+  }
   const tools = await direct.listTools()
   const registry = new ConnectorMCPRegistry()
   registry.commit(buildRoute('dx', 1, direct, tools))
   registry.commit(buildRoute('sx', 1, viaSdk, tools))
+  registry.commit(buildRoute('nx', 1, standardUpstream, tools))
   const log = createLogger(memorySink([]), undefined, 'mcp', 'debug')
   const sessions = new SessionTokens(path.join(dir, 'sessions.json'), log)
   await sessions.load()
@@ -66,12 +80,17 @@ beforeAll(async () => {
   endpoint = new ConnectorMcpEndpoint(registry, sessions, log)
   node = await listenOverNode(endpoint, { front: true })
   h3only = await listenOverNode(endpoint, { front: false })
+  standardEndpoint = new ConnectorMcpEndpoint(registry, sessions, log, undefined, { fastPath: false })
+  standard = await listenOverNode(standardEndpoint, { front: true })
 })
 afterAll(async () => {
   await node?.close()
   await h3only?.close()
+  await standard?.close()
   await endpoint?.close()
+  await standardEndpoint?.close()
   await direct?.close(0)
+  await standardUpstream?.close(0)
   await sdkClient?.close()
   fs.rmSync(dir, { recursive: true, force: true })
 })
@@ -130,4 +149,27 @@ it('the calls made through the front reached the upstream directly (the direct i
   const calls = fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call')
   expect(calls.length).toBeGreaterThan(CASES.length)
   for (const m of calls) expect(m.id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)
+})
+
+const STANDARD = '%s: the standard path (no fast path, no direct calls) gives the same bytes'
+describe.each(['modern', 'legacy'] as const)(STANDARD, (era) => {
+  it.each(CASES)('%s', async (tool, args) => {
+    const before = { ...standard.served }
+    const fast = await post(node, era, `dx_${tool}`, args, true)
+    const sdk = await post(standard, era, `nx_${tool}`, args, true)
+    // the front declined it, and the SDK's handler answered (a streamed web Response; the fast encoder sends a length)
+    expect(standard.served.front - before.front).toBe(0)
+    expect(standard.served.declined - before.declined).toBe(1)
+    expect(sdk.rawHeaders).toContain('Transfer-Encoding: chunked')
+    expect(sdk.status).toBe(fast.status)
+    expect(visible(sdk)).toEqual(visible(fast))
+    expect(sdk.text).toBe(fast.text)
+  })
+})
+
+it('with TUTTI_NO_DIRECT_CALLS=1 the upstream got the SDK client’s own ids, none of the direct range', () => {
+  const lines = fs.readFileSync(standardTrace, 'utf8').split('\n').filter(Boolean)
+  const calls = lines.map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call')
+  expect(calls.length).toBeGreaterThanOrEqual(2 * CASES.length)
+  for (const m of calls) expect(m.id).toBeLessThan(DIRECT_CALL_IDS.first)
 })

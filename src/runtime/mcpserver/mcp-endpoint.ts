@@ -6,7 +6,7 @@ import { HTTP_LIMITS } from '../http/http-limits.js'
 import { readBodyLimited } from '../http/read-body.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
-import { LEGACY_REVISION } from '../names.js'
+import { LEGACY_REVISION, NO_FAST_PATH_ENV, switchedOff } from '../names.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
 import { classifyMcpRequest, type McpRequest } from './classify.js'
@@ -43,6 +43,8 @@ export class ConnectorMcpEndpoint {
   private readonly requests = new SessionRequests(HTTP_LIMITS.mcpRequestsPerSession)
   private readonly fastPath: FastPath
   private readonly front: NodeFront
+  /** false (TUTTI_NO_FAST_PATH=1): the node front takes nothing and the SDK's handler serves every request. */
+  private readonly fast: boolean
   readonly notifier: ListChangedNotifier
   /** Skill changes: notifications/resources/list_changed (the skills extension defines no notification of its own). */
   private readonly skillsNotifier: ListChangedNotifier
@@ -53,7 +55,10 @@ export class ConnectorMcpEndpoint {
     private readonly log: Logger,
     /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
     skills: SkillCatalogue = new SkillCatalogue(log),
+    options: { fastPath?: boolean } = {},
   ) {
+    this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
+    if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
     const tools = new ToolService(registry, this.cancellation)
     this.handler = createMcpHandler(createServerFactory(tools, skills), {
       maxRequestBodySize: MAX_MCP_BODY,
@@ -84,7 +89,7 @@ export class ConnectorMcpEndpoint {
    * not taken, the h3 path serves it; `toH3` hands it over after all.
    */
   serveNode(req: IncomingMessage, res: ServerResponse, headers: HeaderLookup, toH3: () => void): boolean {
-    return this.front.serve(req, res, headers, toH3)
+    return this.fast && this.front.serve(req, res, headers, toH3)
   }
 
   async handle(req: Request): Promise<Response | HTTPResponse> {
@@ -110,7 +115,7 @@ export class ConnectorMcpEndpoint {
       this.handler.fetch(req, { parsedBody: message, authInfo: exchangeAuth({ request, session, ...(outcome ? { settled: outcome } : {}) }) })
     // the node front made the call; the SDK encodes its answer
     if (settled) return sdk(settled)
-    const fast = this.fastPath.tryHandle(request, message, req, session, sdk)
+    const fast = this.fast ? this.fastPath.tryHandle(request, message, req, session, sdk) : undefined
     if (fast) return fast
     if (request.method !== 'subscriptions/listen') return sdk()
     return this.listen(session, message.id, sdk)

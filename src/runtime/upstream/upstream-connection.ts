@@ -1,6 +1,6 @@
 import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { UPSTREAM_CLIENT_INFO } from '../names.js'
+import { NO_DIRECT_CALLS_ENV, switchedOff, UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
@@ -130,7 +130,10 @@ export class UpstreamConnection implements RouteClient {
       clearTimeout(timer)
       if (onAbort) signal?.removeEventListener('abort', onAbort)
     }
-    if (transport instanceof ProcessGroupStdioTransport && DIRECT_CALL_REVISIONS.has(client.getNegotiatedProtocolVersion() ?? '')) {
+    // TUTTI_NO_DIRECT_CALLS=1: every call through the SDK client, as on an HTTP upstream
+    const revision = client.getNegotiatedProtocolVersion() ?? ''
+    const direct = !switchedOff(NO_DIRECT_CALLS_ENV) && DIRECT_CALL_REVISIONS.has(revision)
+    if (transport instanceof ProcessGroupStdioTransport && direct) {
       conn.direct = new DirectCalls(transport, client, conn.callTimeoutMs)
     }
     return conn
