@@ -78,6 +78,7 @@ const DRIVERS = {
   },
 }
 
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /**

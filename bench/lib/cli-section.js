@@ -18,6 +18,7 @@ import { daemonPid, stopDaemon, tutti } from './tutti-cli.js'
 import { pollUntil, sleep } from './wait.js'
 
 const EXAMPLES = path.join(REPO, 'examples/connectors')
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /** Wall ms of one run of `file args`; throws on a non-zero exit. */
