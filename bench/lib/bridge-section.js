@@ -24,6 +24,13 @@ import { withTimeout } from './wait.js'
 
 const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
 const TOOL = 'everything_echo'
+/** @typedef {{ direct: number, bridge: number, added: number, bridgeCpuMsPerCall: number }} BridgeRound */
+/**
+ * One era's figures: medians over the rounds, and the spread of the rounds' added latency.
+ * @typedef {BridgeRound & { era: string, rounds: BridgeRound[],
+ *   spread: import('./measure.js').LatencyStats }} BridgeEra
+ */
+
 /** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
@@ -79,7 +86,7 @@ async function connectBridge(ctx, stateDir, era) {
 export async function runBridgeSection(ctx, progress) {
   const { cfg } = ctx
   const t = { ctx, stateDir: ctx.dir('bridge-state') }
-  /** @type {Record<string, any>} */
+  /** @type {{ eras: BridgeEra[], error?: string }} */
   const out = { eras: [] }
   /** @type {Array<{ close: () => Promise<void> }>} */
   const open = []
@@ -87,7 +94,6 @@ export async function runBridgeSection(ctx, progress) {
     await tutti(t, ['connector', 'install', EXAMPLE])
     await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
     const { url, headers } = await prepareSession(t, 'bench-bridge')
-    /** @typedef {{ direct: number, bridge: number, added: number, bridgeCpuMsPerCall: number }} BridgeRound */
     /** @typedef {() => Promise<void>} Call */
     /** @type {{ era: string, direct: Call, bridge: Call, bridgePid: number, rounds: BridgeRound[] }[]} */
     const pairs = []
