@@ -15,11 +15,13 @@ const rounds = Number(process.env.BENCH_LAZY_ROUNDS ?? 3)
 const { ConnectorStore } = await import(pathToFileURL(path.join(repo, 'dist/runtime/store/connector-store.js')).href)
 const { statePaths } = await import(pathToFileURL(path.join(repo, 'dist/runtime/paths.js')).href)
 
+/** @param {string} f */
 const sdk = (f) => pathToFileURL(path.join(repo, 'node_modules/@modelcontextprotocol/server/dist', f)).href
 const server = fs.readFileSync(path.join(repo, 'test/fixtures/fault-server.mjs'), 'utf8')
 const tools = JSON.parse(fs.readFileSync(path.join(repo, 'test/fixtures/fault-tools.json'), 'utf8'))
 const source = server.replaceAll('__SDK_SERVER__', sdk('index.mjs')).replaceAll('__SDK_STDIO__', sdk('stdio.mjs')).replace('__TOOLS__', JSON.stringify(tools))
 
+/** @param {string} root @param {string} key @param {boolean} lazy */
 function connectorDir(root, key, lazy) {
   const dir = path.join(root, key)
   fs.mkdirSync(dir, { recursive: true })
@@ -29,13 +31,17 @@ function connectorDir(root, key, lazy) {
   return dir
 }
 
+/** @param {number} pid */
 const rssKb = (pid) => {
   try {
-    return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))[1])
+    // no VmRSS line (a zombie): the TypeError is caught below
+    const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8')
+    return Number(/** @type {RegExpExecArray} */ (/VmRSS:\s+(\d+)/.exec(status))[1])
   } catch {
     return 0
   }
 }
+/** @param {number} pid */
 const children = (pid) =>
   fs
     .readdirSync('/proc')
@@ -49,19 +55,23 @@ const children = (pid) =>
       }
     })
     .map(Number)
+/** @param {number[]} xs */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
+/** @param {boolean} lazy */
 async function measure(lazy) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-bench-${lazy ? 'lazy' : 'eager'}-`))
   const stateDir = path.join(root, 'state')
   const store = new ConnectorStore(statePaths(stateDir))
   for (let i = 0; i < count; i++) await store.install(connectorDir(path.join(root, 'src'), `c-${String(i).padStart(3, '0')}`, lazy))
   const env = { ...process.env, TUTTI_STATE_DIR: stateDir }
+  /** @param {string[]} args */
   const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], { env, encoding: 'utf8' })
   const results = []
   try {
     for (let r = 0; r < rounds; r++) {
       const t = process.hrtime.bigint()
+      /** @type {{ pid: number, connectors: { status: string }[] }} */
       const status = JSON.parse(tutti('daemon', 'start', '--json'))
       const ms = Number(process.hrtime.bigint() - t) / 1e6
       const kids = children(status.pid)
@@ -85,7 +95,7 @@ const lazy = await measure(true)
 const eager = await measure(false)
 process.stdout.write(`\n${count} connectors, daemon start → ready (medians of ${rounds})\n`)
 process.stdout.write(`activation  start→ready ms  daemon RSS MB  daemon+upstreams RSS MB  upstream processes  ready\n`)
-for (const [label, r] of [['lazy', lazy], ['eager', eager]]) {
+for (const [label, r] of /** @type {const} */ ([['lazy', lazy], ['eager', eager]])) {
   process.stdout.write(`${label.padEnd(10)}  ${r.ms.toFixed(0).padStart(13)}  ${r.daemonRssMb.toFixed(1).padStart(13)}  ${r.totalRssMb.toFixed(1).padStart(23)}  ${String(r.upstreams).padStart(18)}  ${String(r.ready).padStart(5)}\n`)
 }
 process.stdout.write(`lazy/eager: start ${(lazy.ms / eager.ms).toFixed(2)}x, total RSS ${(lazy.totalRssMb / eager.totalRssMb).toFixed(2)}x\n`)

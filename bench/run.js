@@ -24,8 +24,10 @@ import { runStartSection } from './lib/start-section.js'
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 const startedAt = Date.now()
+/** @param {string} line */
 const progress = (line) => process.stderr.write(`[bench +${((Date.now() - startedAt) / 1000).toFixed(1)}s] ${line}\n`)
 
+/** @param {string} pkg */
 function versionOf(pkg) {
   try {
     return JSON.parse(fs.readFileSync(path.join(NODE_MODULES, pkg, 'package.json'), 'utf8')).version
@@ -57,7 +59,9 @@ function environment() {
   }
 }
 
+/** @type {import('./lib/context.js').RunContext | undefined} */
 let ctx
+/** @type {ReturnType<typeof reapLeftovers> | undefined} */
 let cleaning
 /** Stop every group we spawned, then reap anything of this run that is still alive. */
 async function cleanup() {
@@ -88,6 +92,7 @@ async function main() {
   // whatever the run spawns, directly or through the product (the daemon and its upstreams), carries the marker the reaper looks for
   process.env[RUN_MARKER] = ctx.runId
   progress(`run ${ctx.runId} in ${ctx.runRoot}${cfg.quick ? ' (quick mode)' : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`)
+  /** @type {import('./lib/report.js').Results} */
   const results = { startedAt: new Date(startedAt).toISOString(), cfg: { ...cfg }, environment: environment(), loadavg: { start: os.loadavg(), end: /** @type {number[] | undefined} */ (undefined) } }
   let exitCode = 0
   try {
@@ -96,7 +101,9 @@ async function main() {
       results.call = { ...call, ratios: callRatios(call) }
     }
     if (cfg.sections.includes('list')) results.list = await runListSection(ctx, progress)
-    if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, results.list, progress)
+    // section start needs section list (config.js); without it, it fails as a harness error
+    const list = /** @type {import('./lib/list-section.js').ListSection} */ (results.list)
+    if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, list, progress)
     if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
     if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
   } catch (err) {

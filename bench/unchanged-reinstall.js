@@ -17,13 +17,16 @@ const rounds = Number(process.env.BENCH_REINSTALL_ROUNDS ?? 5)
 const name = process.env.BENCH_REINSTALL_PACKAGE ?? '@modelcontextprotocol/server-memory'
 const state = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-bench-reinstall-'))
 const env = { ...process.env, TUTTI_STATE_DIR: state, NODE_OPTIONS: '' }
+/** @param {string[]} args */
 const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin/run.cjs'), ...args], { env, encoding: 'utf8' })
+/** @param {number[]} xs */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
 try {
   let started = Date.now()
   const first = JSON.parse(tutti('connector', 'install', `npm:${name}`, '--json'))
   const firstMs = Date.now() - started
+  /** @type {Record<string, { medianMs: number, runs: number[] }>} */
   const figures = {}
   for (const spec of [`npm:${name}@${first.version}`, `npm:${name}`]) {
     // untimed: another spec is another way of installing it, recorded by one full install

@@ -22,9 +22,10 @@ const ENTRY = path.join(DIST, 'runtime/daemon/bundle-entry.js')
 const BUNDLE_PLACEHOLDER = "'__TUTTI_DAEMON_BUNDLE__'"
 const OUT_DIR = path.join(DIST, 'daemon')
 
+/** @param {string} entry */
 const ownModuleUrls = (entry) => ownModuleUrlsUnder({ dist: DIST, outDir: OUT_DIR, entry })
 
-/** The entry names the daemon bundle it runs. */
+/** The entry names the daemon bundle it runs. @param {string} fileName @returns {import('rolldown').Plugin} */
 const bundleName = (fileName) => ({
   name: 'tutti-daemon-bundle-name',
   transform(code, id) {
@@ -34,6 +35,10 @@ const bundleName = (fileName) => ({
   },
 })
 
+/**
+ * @param {string} input @param {import('rolldown').Plugin[]} plugins
+ * @param {import('rolldown').OutputOptions} output
+ */
 async function build(input, plugins, output) {
   const bundle = await rolldown({ input, platform: 'node', plugins, logLevel: 'warn' })
   try {
@@ -54,6 +59,7 @@ const entry = await build(ENTRY, [bundleName(daemonFile), ownModuleUrls(ENTRY)],
 
 // written beside, then renamed over the old files one by one, the entry last: a daemon starting meanwhile
 // (another build's tests share dist/) reads one whole entry and the bundle it names, never a half-written file
+if (!daemon.map || !entry.map) throw new Error('rolldown made no source map')
 const staging = fs.mkdtempSync(path.join(DIST, '.daemon-'))
 try {
   const files = {

@@ -19,11 +19,12 @@ const ENTRY = path.join(OUT_DIR, 'available-entry.js')
 const OUT = path.join(OUT_DIR, 'available-lean.cjs')
 
 /** `import('./x.js')` inside a bundled module → an import of dist's own module, relative to the bundle. */
+/** @type {import('rolldown').Plugin} */
 const dynamicImportsStayModules = {
   name: 'tutti-dynamic-imports-stay-modules',
   resolveDynamicImport(specifier, importer) {
     if (typeof specifier !== 'string' || !specifier.startsWith('.')) return null
-    return { id: path.resolve(path.dirname(importer), specifier), external: true }
+    return { id: path.resolve(path.dirname(/** @type {string} */ (importer)), specifier), external: true }
   },
 }
 

@@ -20,7 +20,9 @@ const env = {
   PATH: `${path.join(repo, 'node_modules', '.bin')}${path.delimiter}${process.env.PATH}`,
   EVERYTHING_API_KEY: process.env.EVERYTHING_API_KEY ?? 'demo-key-not-a-real-secret',
 }
+/** @param {string[]} args */
 const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+/** @param {string} title */
 const step = (title) => process.stdout.write(`\n== ${title}\n`)
 
 step(`state directory: ${stateDir}`)
@@ -35,27 +37,34 @@ step('tutti connector available')
 process.stdout.write(tutti('connector', 'available'))
 
 step('tutti session prepare --provider claude --workspace demo --session demo-1 --json  (token elided here)')
+/**
+ * @type {{ mcpServers: { name: string, url: string, headers: Record<string, string> }[],
+ *   projection: { args: string[] }, skillRoots: { connector: string }[], env: Record<string, string> }}
+ */
 const runtime = JSON.parse(tutti('session', 'prepare', '--provider', 'claude', '--workspace', 'demo', '--session', 'demo-1', '--json'))
 const server = runtime.mcpServers[0]
 process.stdout.write(`MCP server "${server.name}" at ${server.url}\n`)
 process.stdout.write(`Claude Code flags: ${runtime.projection.args.join(' ')}\n`)
 process.stdout.write(`Skill roots: ${runtime.skillRoots.map((r) => r.connector).join(', ')}\n`)
 
-for (const [era, options] of [
+/** @param {{ content: unknown }} result @returns {string} its first block's text (the examples answer with text) */
+const firstText = (result) => /** @type {{ text: string }[]} */ (result.content)[0].text
+
+for (const [era, options] of /** @type {[string, import('@modelcontextprotocol/client').ClientOptions][]} */ ([
   ['2026-07-28', { versionNegotiation: { mode: { pin: '2026-07-28' } } }],
   ['2025-06-18', { supportedProtocolVersions: ['2025-06-18'] }],
-]) {
+])) {
   step(`an MCP client (${era}) on the connector server`)
   const client = new Client({ name: 'tutti-demo', version: '1' }, options)
   await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
   const { tools } = await client.listTools()
   process.stdout.write(`tools/list: ${tools.length} tools, e.g. ${tools.slice(0, 4).map((t) => t.name).join(', ')}\n`)
   const echo = await client.callTool({ name: 'everything_echo', arguments: { message: `hello over ${era}` } })
-  process.stdout.write(`tools/call everything_echo → ${echo.content[0].text}\n`)
+  process.stdout.write(`tools/call everything_echo → ${firstText(echo)}\n`)
   if (era === '2026-07-28') {
     await client.callTool({ name: 'notes_create_entities', arguments: { entities: [{ name: 'tutti', entityType: 'project', observations: ['one MCP server for every connector'] }] } })
     const found = await client.callTool({ name: 'notes_search_nodes', arguments: { query: 'tutti' } })
-    process.stdout.write(`tools/call notes_search_nodes → ${found.content[0].text.replace(/\s+/g, ' ').slice(0, 120)}\n`)
+    process.stdout.write(`tools/call notes_search_nodes → ${firstText(found).replace(/\s+/g, ' ').slice(0, 120)}\n`)
   }
   await client.close()
 }

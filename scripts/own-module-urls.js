@@ -9,6 +9,7 @@ import path from 'node:path'
 /**
  * import.meta.url of each module under `dist` but `entry` → that module's own file, relative to `outDir`.
  * @param {{ dist: string, outDir: string, entry?: string }} where
+ * @returns {import('rolldown').Plugin}
  */
 export const ownModuleUrls = ({ dist, outDir, entry }) => ({
   name: 'tutti-own-module-urls',

@@ -24,6 +24,14 @@ import { withTimeout } from './wait.js'
 
 const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
 const TOOL = 'everything_echo'
+/** @typedef {{ direct: number, bridge: number, added: number, bridgeCpuMsPerCall: number }} BridgeRound */
+/**
+ * One era's figures: medians over the rounds, and the spread of the rounds' added latency.
+ * @typedef {BridgeRound & { era: string, rounds: BridgeRound[],
+ *   spread: import('./measure.js').LatencyStats }} BridgeEra
+ */
+
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /**
@@ -49,6 +57,7 @@ async function connectBridge(ctx, stateDir, era) {
   })
   const modern = era === MODERN
   let nextId = 1
+  /** @param {string} method @param {string} fields */
   const request = async (method, fields) => {
     const id = nextId++
     const answer = new Promise((resolve) => pending.set(id, resolve))
@@ -77,7 +86,7 @@ async function connectBridge(ctx, stateDir, era) {
 export async function runBridgeSection(ctx, progress) {
   const { cfg } = ctx
   const t = { ctx, stateDir: ctx.dir('bridge-state') }
-  /** @type {Record<string, any>} */
+  /** @type {{ eras: BridgeEra[], error?: string }} */
   const out = { eras: [] }
   /** @type {Array<{ close: () => Promise<void> }>} */
   const open = []
@@ -85,6 +94,8 @@ export async function runBridgeSection(ctx, progress) {
     await tutti(t, ['connector', 'install', EXAMPLE])
     await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
     const { url, headers } = await prepareSession(t, 'bench-bridge')
+    /** @typedef {() => Promise<void>} Call */
+    /** @type {{ era: string, direct: Call, bridge: Call, bridgePid: number, rounds: BridgeRound[] }[]} */
     const pairs = []
     for (const era of [LEGACY, MODERN]) {
       const direct = await connectRaw({ transport: 'streamable-http', url, headers }, era, cfg.requestTimeoutMs)
@@ -100,10 +111,13 @@ export async function runBridgeSection(ctx, progress) {
           await p.bridge()
         }
         // call by call, alternating which goes first: a slow spell of the machine hits both of a pair
+        /** @type {number[]} */
         const direct = []
+        /** @type {number[]} */
         const bridge = []
         const cpu0 = processCpuMs(p.bridgePid)
         for (let i = 0; i < cfg.calls; i++) {
+          /** @type {('direct' | 'bridge')[]} */
           const order = i % 2 === 0 ? ['direct', 'bridge'] : ['bridge', 'direct']
           for (const which of order) {
             const t0 = performance.now()
@@ -119,6 +133,7 @@ export async function runBridgeSection(ctx, progress) {
       }
     }
     for (const p of pairs) {
+      /** @param {keyof BridgeRound} k */
       const of = (k) => medianOf(p.rounds.map((r) => r[k]))
       out.eras.push({ era: p.era, direct: of('direct'), bridge: of('bridge'), added: of('added'), bridgeCpuMsPerCall: of('bridgeCpuMsPerCall'), rounds: p.rounds, spread: latencyStats(p.rounds.map((r) => r.added)) })
     }

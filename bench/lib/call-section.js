@@ -78,10 +78,18 @@ const DRIVERS = {
   },
 }
 
+/**
+ * A live slot: the slot, its connection, its checked echo call and its gateway's pid.
+ * @typedef {{ slot: Slot, conn: { close: () => Promise<void> }, call: () => Promise<void>,
+ *   gatewayPid?: () => number | undefined }} Live
+ */
+
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /**
  * Which clients measure a variant: the raw client for HTTP targets (and the SDK when asked), the SDK for stdio.
+ * @param {import('./targets/types.js').Variant} variant @param {import('./config.js').BenchConfig} cfg
  * @returns {('sdk' | 'raw')[]}
  */
 function clientsFor(variant, cfg) {
@@ -98,7 +106,7 @@ export async function runCallSection(ctx, progress) {
   const { cfg } = ctx
   /** @type {Slot[]} */
   const slots = []
-  /** live slots: the slot, its connection, its checked echo call and its gateway's pid */
+  /** @type {Live[]} */
   const live = []
   const stops = []
   try {
@@ -178,7 +186,13 @@ async function connectSlot(ctx, slot, variant, driver, progress) {
   }
 }
 
-/** One untimed throughput run of a slot; a failure fails the slot, as a round would. */
+/** @param {(number | undefined)[]} xs @returns {xs is number[]} */
+const known = (xs) => xs.every((x) => x !== undefined)
+
+/**
+ * One untimed throughput run of a slot; a failure fails the slot, as a round would.
+ * @param {import('./config.js').BenchConfig} cfg @param {Live} l @param {(line: string) => void} progress
+ */
 async function warmUp(cfg, l, progress) {
   if (cfg.warmupBurst === 0) return
   try {
@@ -197,6 +211,8 @@ async function warmUp(cfg, l, progress) {
  * machine inside a round then falls on every slot's bursts alike, which is
  * what a ratio between two slots of the round needs: calls/s is a slot's
  * calls over the time of its own bursts.
+ * @param {import('./context.js').RunContext} ctx @param {Live[]} turn @param {number} round
+ * @param {(line: string) => void} progress
  * @returns {Promise<void>}
  */
 async function measureRound(ctx, turn, round, progress) {
@@ -230,7 +246,8 @@ async function measureRound(ctx, turn, round, progress) {
         part.clientCpuMs += (tp.clientCpuPct * tp.elapsedMs) / 100
         if (part.gatewayCpuMs !== undefined) part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
         // an upstream that ended or started during the burst leaves its share unknown
-        const upstream = below.length && up0.every((c, i) => c !== undefined && up1[i] !== undefined) ? up1.reduce((a, c, i) => a + c - up0[i], 0) : undefined
+        const upstream =
+          below.length && known(up0) && known(up1) ? up1.reduce((a, c, i) => a + c - up0[i], 0) : undefined
         if (part.upstreamCpuMs !== undefined) part.upstreamCpuMs = upstream === undefined ? undefined : part.upstreamCpuMs + upstream
         return true
       })
@@ -243,18 +260,26 @@ async function measureRound(ctx, turn, round, progress) {
       l.slot.rounds[round] = { error: l.slot.error ?? 'skipped after an earlier failure' }
       continue
     }
+    const callsPerSec = (part.calls / part.elapsedMs) * 1000
+    const clientCpuPct = (part.clientCpuMs / part.elapsedMs) * 100
     /** @type {RoundResult} */
-    const res = { median: part.latency.median, p99: part.latency.p99, callsPerSec: (part.calls / part.elapsedMs) * 1000, clientCpuPct: (part.clientCpuMs / part.elapsedMs) * 100 }
+    const res = { median: part.latency.median, p99: part.latency.p99, callsPerSec, clientCpuPct }
     if (part.gatewayCpuMs !== undefined) res.gatewayCpuMsPerCall = part.gatewayCpuMs / part.calls
     if (part.upstreamCpuMs !== undefined) res.upstreamCpuMsPerCall = part.upstreamCpuMs / part.calls
     res.clientCpuMsPerCall = part.clientCpuMs / part.calls
     const cpu = res.gatewayCpuMsPerCall === undefined ? '' : `, ${res.gatewayCpuMsPerCall.toFixed(3)} ms CPU/call`
-    progress(`  r${round + 1} ${l.slot.key}: median ${part.latency.median.toFixed(3)} ms, ${res.callsPerSec.toFixed(0)} calls/s${cpu}`)
+    const median = part.latency.median.toFixed(3)
+    progress(`  r${round + 1} ${l.slot.key}: median ${median} ms, ${callsPerSec.toFixed(0)} calls/s${cpu}`)
     l.slot.rounds[round] = res
   }
 }
 
-/** Run one measurement of a slot; a slot that failed once is not measured again (its connection is suspect). */
+/**
+ * Run one measurement of a slot; a slot that failed once is not measured again (its connection is suspect).
+ * @template T
+ * @param {Live} l @param {number} round @param {(line: string) => void} progress @param {() => Promise<T>} run
+ * @returns {Promise<T | undefined>}
+ */
 async function attemptSlot(l, round, progress, run) {
   if (l.slot.error) return undefined
   try {

@@ -18,9 +18,13 @@ import { daemonPid, stopDaemon, tutti } from './tutti-cli.js'
 import { pollUntil, sleep } from './wait.js'
 
 const EXAMPLES = path.join(REPO, 'examples/connectors')
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
-/** Wall ms of one run of `file args`; throws on a non-zero exit. */
+/**
+ * Wall ms of one run of `file args`; throws on a non-zero exit.
+ * @param {string} file @param {string[]} args @param {NodeJS.ProcessEnv} env @param {string} cwd
+ */
 function timeOnce(file, args, env, cwd) {
   const t0 = performance.now()
   const r = spawnSync(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
@@ -29,9 +33,14 @@ function timeOnce(file, args, env, cwd) {
   return ms
 }
 
-/** `runs` interleaved runs of two commands → both sample lists. */
+/**
+ * `runs` interleaved runs of two commands → both sample lists.
+ * @param {string[]} a @param {string[]} b @param {number} runs @param {NodeJS.ProcessEnv} env @param {string} cwd
+ */
 function pair(a, b, runs, env, cwd) {
+  /** @type {number[]} */
   const as = []
+  /** @type {number[]} */
   const bs = []
   for (let i = 0; i < runs; i++) {
     as.push(timeOnce(a[0], a.slice(1), env, cwd))
@@ -42,7 +51,10 @@ function pair(a, b, runs, env, cwd) {
   return { a: medianOf(as), b: medianOf(bs), diff: medianOf(diffs), aSamples: as, bSamples: bs }
 }
 
-/** The function the CLI uses to spawn the daemon, from the build; or a plain spawn of the entry it names. */
+/**
+ * The function the CLI uses to spawn the daemon, from the build; or a plain spawn of the entry it names.
+ * @returns {Promise<(stateDir: string) => Promise<{ pid?: number }>>}
+ */
 async function daemonSpawner() {
   const mod = await import(pathToFileURL(path.join(REPO, 'dist/runtime/client/daemon-process.js')).href)
   const paths = await import(pathToFileURL(path.join(REPO, 'dist/runtime/paths.js')).href)
@@ -50,7 +62,10 @@ async function daemonSpawner() {
   return (stateDir) => mod.spawnDaemon(paths.statePaths(stateDir))
 }
 
-/** POST /control/health with daemon.json's token: true on a 200. */
+/**
+ * POST /control/health with daemon.json's token: true on a 200.
+ * @param {{ port: number, controlToken: string }} info @returns {Promise<boolean>}
+ */
 function healthOk(info) {
   return new Promise((resolve) => {
     const req = http.request({ host: '127.0.0.1', port: info.port, method: 'POST', path: '/control/health', headers: { 'content-type': 'application/json', authorization: `Bearer ${info.controlToken}` }, timeout: 2000 }, (res) => {
@@ -63,7 +78,10 @@ function healthOk(info) {
   })
 }
 
-/** From spawn to the first health answer of that daemon, polled every 2 ms. */
+/**
+ * From spawn to the first health answer of that daemon, polled every 2 ms.
+ * @param {(stateDir: string) => Promise<{ pid?: number }>} spawnDaemon @param {string} stateDir
+ */
 async function forkToHealthy(spawnDaemon, stateDir) {
   const file = path.join(stateDir, 'daemon.json')
   const t0 = performance.now()
@@ -94,6 +112,7 @@ export async function runCliSection(ctx, progress) {
   const available = [process.execPath, TUTTI_BIN, 'connector', 'available', '--json']
   /** @type {Record<string, any>} */
   const out = { errors: {} }
+  /** @param {string} name @param {() => unknown} fn */
   const step = async (name, fn) => {
     try {
       out[name] = await fn()

@@ -24,6 +24,10 @@ export function newClient(era) {
  * @property {() => Promise<void>} close
  */
 
+/**
+ * @param {Client} client @param {import('@modelcontextprotocol/client').Transport} transport
+ * @returns {Promise<Connected>}
+ */
 async function connected(client, transport) {
   await client.connect(transport)
   return {

@@ -25,6 +25,7 @@
 //                                (direct stdio always uses the SDK client: it has no HTTP)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
 
+/** @param {string} name @param {number} fallback */
 function int(name, fallback) {
   const raw = process.env[name]
   if (raw === undefined || raw === '') return fallback
@@ -33,6 +34,7 @@ function int(name, fallback) {
   return n
 }
 
+/** @param {string} name @param {string[]} fallback */
 function list(name, fallback) {
   const raw = process.env[name]
   if (!raw) return fallback
@@ -48,6 +50,7 @@ export const ALL_SECTIONS = ['call', 'list', 'start', 'cli', 'bridge']
  */
 export function loadConfig() {
   const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true'
+  /** @param {number} full @param {number} small */
   const q = (full, small) => (quick ? small : full)
   const cfg = {
     quick,

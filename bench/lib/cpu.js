@@ -7,6 +7,7 @@
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 
+/** @type {number | undefined} */
 let ticks
 function clockTicks() {
   if (ticks === undefined) {
@@ -19,6 +20,7 @@ function clockTicks() {
   return ticks
 }
 
+/** @param {number} pid */
 function schedstatMs(pid) {
   let ns = 0
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
@@ -31,6 +33,7 @@ function schedstatMs(pid) {
   return ns / 1e6
 }
 
+/** @param {number} pid */
 function statMs(pid) {
   const text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')

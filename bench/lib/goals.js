@@ -13,8 +13,11 @@ import { LEGACY, MODERN } from './clients.js'
  * @property {'yes' | 'no' | 'n/a' | ''} met   '' for rows without a goal
  */
 
+/** @param {number} v */
 const x = (v) => `${v.toFixed(2)}x`
+/** @param {number} v */
 const msText = (v) => (v >= 100 ? `${v.toFixed(0)} ms` : `${v.toFixed(1)} ms`)
+/** @param {string} e */
 const era = (e) => (e === MODERN ? '2026-07-28' : '2025-06-18')
 
 /**
@@ -31,7 +34,10 @@ function row(measure, value, show, goal, holds, extra = '') {
   return { measure, value, figure: `${show(value)}${extra}`, goal, met: holds(value) ? 'yes' : 'no' }
 }
 
-/** tools/call goals from the round ratios (ratios.js). */
+/**
+ * tools/call goals from the round ratios (ratios.js).
+ * @param {ReturnType<typeof import('./ratios.js').callRatios>} ratios
+ */
 export function callGoals(ratios) {
   const r = ratios.ratios
   const out = []
@@ -50,7 +56,7 @@ export function listGoals(list) {
   })
 }
 
-/** daemon start goals. */
+/** daemon start goals. @param {Awaited<ReturnType<typeof import('./start-section.js').runStartSection>>} start */
 export function startGoals(start) {
   const s = start.summary ?? {}
   const n = start.connectors
@@ -61,7 +67,7 @@ export function startGoals(start) {
   ]
 }
 
-/** CLI goals. */
+/** CLI goals. @param {Record<string, any>} cli  what runCliSection collected */
 export function cliGoals(cli) {
   const a = cli.available
   const s = cli.shim

@@ -13,6 +13,8 @@ import { pollUntil, withTimeout } from './wait.js'
 import { prepareSession } from './targets/tutti.js'
 import { connectorKey, generateConnectors } from '../fixtures/generate-connectors.js'
 
+/** @typedef {import('./raw/streamable.js').RawConnection} RawConnection */
+
 /**
  * @typedef {object} ListEra
  * @property {string} era
@@ -21,6 +23,7 @@ import { connectorKey, generateConnectors } from '../fixtures/generate-connector
  * @property {number} [median]      median of the round medians
  * @property {number} [p99]         p99 over every sample
  * @property {number} [bytes]       HTTP body of one tools/list answer (the last page's, when paged)
+ * @property {number} [withParseMedian]  median ms with the raw client's JSON.parse of the answer
  * @property {string} [error]
  */
 
@@ -33,6 +36,7 @@ import { connectorKey, generateConnectors } from '../fixtures/generate-connector
  * @property {string} [stateDir]    for section "start"
  */
 
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
 
 /**
@@ -69,6 +73,7 @@ export async function pool(items, limit, fn) {
  * raw client's JSON.parse of 2 MiB (≈4-9 ms on these machines) is the
  * client's cost, kept apart in `withParse` for the notes.
  */
+/** @param {RawConnection} conn @param {number} expected @param {number[]} [withParse] */
 function listCall(conn, expected, withParse) {
   return async () => {
     const t0 = performance.now()
@@ -92,6 +97,7 @@ export async function runListSection(ctx, progress) {
   const t = { ctx, stateDir: ctx.dir('tutti-list-state') }
   /** @type {ListSection} */
   const out = { connectors: cfg.listConnectors, toolsPerConnector: cfg.listTools, eras: [], setup: {}, stateDir: t.stateDir }
+  /** @type {{ row: ListEra, conn: RawConnection, samples: number[], withParse: number[] }[]} */
   const conns = []
   try {
     const made = generateConnectors({ outDir: ctx.dir('list-connectors'), count: cfg.listConnectors, tools: cfg.listTools })

@@ -2,6 +2,7 @@
 // refuse a peer that listens on anything but loopback.
 import fs from 'node:fs'
 
+/** @param {number} pid */
 function socketInodes(pid) {
   const inodes = new Set()
   let fds = []
@@ -21,11 +22,12 @@ function socketInodes(pid) {
   return inodes
 }
 
+/** @param {string} hexAddr  as in /proc/net/tcp: `0100007F:1F90` */
 function decode(hexAddr) {
   const [ip, port] = hexAddr.split(':')
   const p = parseInt(port, 16)
   if (ip.length === 8) {
-    const b = ip.match(/../g).map((h) => parseInt(h, 16)).reverse()
+    const b = /** @type {RegExpMatchArray} */ (ip.match(/../g)).map((h) => parseInt(h, 16)).reverse()
     return { host: b.join('.'), port: p, loopback: b[0] === 127 }
   }
   const loopback = ip === '00000000000000000000000001000000' || /^0000000000000000FFFF0000..00007F$/i.test(ip)

@@ -24,7 +24,7 @@ export function percentile(sorted, p) {
   return sorted[Math.min(sorted.length, Math.max(1, rank)) - 1]
 }
 
-/** Median (mean of the two middle values for even n). */
+/** Median (mean of the two middle values for even n). @param {ArrayLike<number>} sorted */
 export function median(sorted) {
   const n = sorted.length
   if (n === 0) return NaN
@@ -50,10 +50,12 @@ export function latencyStats(samples) {
   }
 }
 
+/** @param {number} deadline @param {string} what @param {number} done */
 function checkDeadline(deadline, what, done) {
   if (performance.now() > deadline) throw new Error(`${what}: time budget exhausted after ${done} calls`)
 }
 
+/** @param {() => Promise<unknown>} call @param {string} what @param {number} index */
 async function attempt(call, what, index) {
   try {
     return await call()
@@ -80,7 +82,7 @@ export async function sequentialLatency(call, { warmup, count, budgetMs, what = 
   for (let i = 0; i < count; i++) {
     checkDeadline(deadline, what, i)
     const t0 = performance.now()
-    const r = await attempt(call, what, i)
+    const r = /** @type {{ latencyMs?: unknown } | null | undefined} */ (await attempt(call, what, i))
     // a call may say when its answer arrived (before the client's own decoding)
     samples[i] = r && typeof r === 'object' && typeof r.latencyMs === 'number' ? r.latencyMs : performance.now() - t0
     pooled?.push(samples[i])

@@ -13,9 +13,12 @@ import net from 'node:net'
 const BIND = '127.0.0.1'
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '::ffff:127.0.0.1', '[::1]'])
 
+/** @param {unknown} v */
 const isPort = (v) => typeof v === 'number' || (typeof v === 'string' && /^\d+$/.test(v))
 
-const listen = net.Server.prototype.listen
+// Node's overloads, as one: the arguments are passed on as they came
+const listen = /** @type {(this: net.Server, ...args: any[]) => net.Server} */ (net.Server.prototype.listen)
+/** @this {net.Server} @param {any[]} args */
 net.Server.prototype.listen = function guardedListen(...args) {
   const first = args[0]
   if (args.length === 0 || typeof first === 'function') {
@@ -29,6 +32,7 @@ net.Server.prototype.listen = function guardedListen(...args) {
   return listen.apply(this, args)
 }
 
+/** @param {any[]} args */
 function targetHost(args) {
   let opts = args[0]
   if (Array.isArray(opts)) opts = opts[0] // net.connect() passes normalized [options, cb]
@@ -40,7 +44,8 @@ function targetHost(args) {
   return undefined // a path string: IPC
 }
 
-const connect = net.Socket.prototype.connect
+const connect = /** @type {(this: net.Socket, ...args: any[]) => net.Socket} */ (net.Socket.prototype.connect)
+/** @this {net.Socket} @param {any[]} args */
 net.Socket.prototype.connect = function guardedConnect(...args) {
   const host = targetHost(args)
   if (host !== undefined && !LOOPBACK.has(String(host).toLowerCase())) {

@@ -2,7 +2,7 @@
 // (a daemon's upstreams lead their own process groups but stay its children).
 import fs from 'node:fs'
 
-/** VmRSS of a process in KiB (0 when it is gone). */
+/** VmRSS of a process in KiB (0 when it is gone). @param {number} pid */
 export function rssKb(pid) {
   try {
     return Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
@@ -11,7 +11,7 @@ export function rssKb(pid) {
   }
 }
 
-/** Every live (not zombie) descendant of `pid`, children first. */
+/** Every live (not zombie) descendant of `pid`, children first. @param {number} pid */
 export function descendants(pid) {
   /** @type {Map<number, number[]>} */
   const kids = new Map()

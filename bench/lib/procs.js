@@ -61,7 +61,7 @@ export async function spawnGroup(name, command, args, { env, cwd, logFile }) {
   }
 }
 
-/** True while any process of group `pgid` exists (zombies included). */
+/** True while any process of group `pgid` exists (zombies included). @param {number} pgid */
 export function groupAlive(pgid) {
   try {
     process.kill(-pgid, 0)
@@ -71,12 +71,13 @@ export function groupAlive(pgid) {
   }
 }
 
-/** True while process `pid` exists and is not a zombie. */
+/** True while process `pid` exists and is not a zombie. @param {number} pid */
 export function pidAlive(pid) {
   const stat = readStat(pid)
   return stat !== undefined && stat.state !== 'Z'
 }
 
+/** @param {number} pgid @param {NodeJS.Signals} signal */
 function signalGroup(pgid, signal) {
   try {
     process.kill(-pgid, signal)
@@ -100,7 +101,7 @@ export async function stopGroup(pgid, graceMs = 5000) {
   return 'still alive after SIGKILL'
 }
 
-/** Stop one spawned process (its whole group) and forget it. */
+/** Stop one spawned process (its whole group) and forget it. @param {Proc} proc @param {number} [graceMs] */
 export async function stopProc(proc, graceMs) {
   live.delete(proc)
   return stopGroup(proc.pid, graceMs)
@@ -113,6 +114,7 @@ export async function stopAll() {
   return Promise.all(procs.map(async (p) => ({ name: p.name, pid: p.pid, how: await stopGroup(p.pid, 3000) })))
 }
 
+/** @param {() => boolean} alive @param {number} ms */
 async function waitGone(alive, ms) {
   const deadline = Date.now() + ms
   while (Date.now() < deadline) {
@@ -122,7 +124,7 @@ async function waitGone(alive, ms) {
   return !alive()
 }
 
-/** Last `lines` lines of a log file, for error messages. */
+/** Last `lines` lines of a log file, for error messages. @param {string} file */
 export function logTail(file, lines = 6) {
   try {
     return fs.readFileSync(file, 'utf8').trimEnd().split('\n').slice(-lines).join('\n')
@@ -147,6 +149,7 @@ function readStat(pid) {
   }
 }
 
+/** @param {string} file @param {string} fallback */
 function readOr(file, fallback) {
   try {
     return fs.readFileSync(file, 'utf8')

@@ -7,11 +7,12 @@ import { LEGACY, MODERN } from './clients.js'
 import { median } from './measure.js'
 import { PEERS } from './call-section.js'
 
+/** @typedef {import('./call-section.js').Slot} Slot */
 const FIELDS = /** @type {const} */ (['median', 'p99', 'callsPerSec', 'clientCpuPct', 'gatewayCpuMsPerCall', 'clientCpuMsPerCall', 'upstreamCpuMsPerCall'])
 
-/** Median of the finite values (NaN when none). */
+/** Median of the finite values (NaN when none). @param {(number | undefined)[]} values */
 export function medianOf(values) {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b)
+  const v = /** @type {number[]} */ (values.filter((x) => Number.isFinite(x))).sort((a, b) => a - b)
   return median(v)
 }
 
@@ -40,20 +41,25 @@ export function summarize(slot) {
  */
 export function callRatios(call) {
   const rounds = Math.max(0, ...call.slots.map((s) => s.rounds.length))
+  /** @param {string} key */
   const find = (key) => call.slots.find((s) => s.key === key)
+  /** @param {Slot | undefined} slot @param {number} r @param {typeof FIELDS[number]} field */
   const at = (slot, r, field) => {
     const res = slot?.rounds[r]
-    return res && !res.error ? res[field] : NaN
+    return res && !res.error ? (res[field] ?? NaN) : NaN
   }
   const peers = call.slots.filter((s) => PEERS.includes(s.target) && s.client === 'raw')
   const floorSlot = find(`floor:${LEGACY}:raw`)
   /** @type {Record<string, Ratio>} */
   const ratios = {}
+  /** @param {string} name @param {number[]} perRound @param {string[]} [by] */
   const add = (name, perRound, by) => {
     ratios[name] = { name, perRound, median: medianOf(perRound), ...(by ? { by } : {}) }
   }
   const idx = Array.from({ length: rounds }, (_, r) => r)
+  /** @param {number} r */
   const bestIn = (r) => {
+    /** @type {Slot | undefined} */
     let best
     for (const p of peers) if (Number.isFinite(at(p, r, 'callsPerSec')) && (!best || at(p, r, 'callsPerSec') > at(best, r, 'callsPerSec'))) best = p
     return best

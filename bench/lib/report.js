@@ -14,6 +14,7 @@ import { summarize } from './ratios.js'
 export function table(rows, align) {
   const cells = rows.filter((r) => r.length > 1)
   const widths = rows[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
+  /** @param {string[]} r */
   const line = (r) => r.map((cell, i) => (align[i] === 'r' ? (cell ?? '').padStart(widths[i]) : (cell ?? '').padEnd(widths[i]))).join('  ').trimEnd()
   return rows
     .map((r, ri) => {
@@ -23,11 +24,17 @@ export function table(rows, align) {
     .join('\n')
 }
 
-const fixed = (v, d) => (Number.isFinite(v) ? v.toFixed(d) : '-')
+/** @param {unknown} v @param {number} d */
+const fixed = (v, d) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-')
+/** @param {string} e */
 const eraName = (e) => (e === MODERN ? '2026-07-28' : e === LEGACY ? '2025-06-18' : e)
+/** @type {Record<string, string>} */
 const LABELS = { direct: 'direct stdio', floor: 'floor: node:http → stdio, id-mapped', tutti: 'tutti', 'mcp-proxy': 'mcp-proxy', supergateway: 'supergateway', 'mcp-hub': 'mcp-hub' }
 
-/** A slot's row name: target, era, and the client when it is not the usual one. */
+/**
+ * A slot's row name: target, era, and the client when it is not the usual one.
+ * @param {import('./call-section.js').Slot} s @param {string} [bestKey]
+ */
 function slotName(s, bestKey) {
   const client = s.target === 'direct' ? ' (SDK client)' : s.client === 'sdk' ? ' [SDK client]' : ''
   const e = s.target === 'direct' || s.target === 'floor' || !s.era ? '' : ` ${eraName(s.era)}`
@@ -39,7 +46,27 @@ function slotName(s, bestKey) {
 const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
 
 /**
- * @param {any} results   what run.js collected
+ * What run.js collects (and writes to latest.json).
+ * @typedef {object} Results
+ * @property {string} startedAt
+ * @property {string} [finishedAt]
+ * @property {import('./config.js').BenchConfig} cfg
+ * @property {{ node: string, platform: string, cpus: number, cpuModel: string, tutti: string,
+ *   packages: Record<string, string> }} environment
+ * @property {{ start: number[], end?: number[] }} loadavg
+ * @property {Awaited<ReturnType<typeof import('./call-section.js').runCallSection>>
+ *   & { ratios: ReturnType<typeof import('./ratios.js').callRatios> }} [call]
+ * @property {import('./list-section.js').ListSection} [list]
+ * @property {Awaited<ReturnType<typeof import('./start-section.js').runStartSection>>} [start]
+ * @property {Record<string, any>} [cli]
+ * @property {Awaited<ReturnType<typeof import('./bridge-section.js').runBridgeSection>>} [bridge]
+ * @property {string} [error]
+ * @property {{ leftoversKilled: number, survivors: string[] }} [processes]
+ * @property {string} [table]
+ */
+
+/**
+ * @param {Results} results
  * @returns {string}
  */
 export function renderReport(results) {
@@ -63,6 +90,7 @@ export function renderReport(results) {
       if (s.error) failures.push(`${slotName(s)}: ${s.error} (${sum.rounds} of ${cfg.rounds} rounds measured)`)
     }
     rows.push(...callGoals(ratios).map(goalRow))
+    /** @param {string} name */
     const per = (name) => {
       const r = ratios.ratios[name]
       return r ? r.perRound.map((v) => fixed(v, 2)).join(' ') : '-'
@@ -116,6 +144,7 @@ export function renderReport(results) {
     if (b.eras.length) notes.push(`bridge: added latency per round (median of the call pairs' bridge − direct, ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`)
     if (b.error) failures.push(`bridge: ${b.error}`)
   }
+  /** @param {number[] | undefined} v */
   const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')
   rows.push(['machine'], ['  load average (1, 5, 15 min) at start → end', '', '', '', `${la(results.loadavg?.start)} → ${la(results.loadavg?.end)}`, '', ''])
   const goals = rows.filter((r) => r.length > 1 && r[6] && r !== head)

@@ -28,7 +28,9 @@ import { prepareSession } from './targets/tutti.js'
  * @property {string} [error]
  */
 
+/** @param {unknown} err */
 const message = (err) => (err instanceof Error ? err.message : String(err)).replace(/\s+/g, ' ').trim()
+/** @param {number} kb */
 const mb = (kb) => kb / 1024
 
 /**
@@ -59,6 +61,7 @@ export async function runStartSection(ctx, list, progress) {
       round.daemonRssMb = mb(rssKb(pid))
       round.processes = kids.length
       round.processesRssMb = mb(kids.reduce((sum, p) => sum + rssKb(p), 0))
+      /** @type {{ upstream?: string, status?: string }[]} */
       const states = Array.isArray(status?.connectors) ? status.connectors : []
       round.running = states.filter((c) => c.upstream === 'running').length
       round.ready = states.filter((c) => c.status === 'ready').length
@@ -78,7 +81,10 @@ export async function runStartSection(ctx, list, progress) {
     }
   }
   const ok = out.rounds.filter((x) => !x.error)
-  for (const f of ['readyMs', 'daemonRssMb', 'processes', 'processesRssMb', 'running', 'ready', 'listedMs', 'processesAfterList']) out.summary[f] = medianOf(ok.map((x) => x[f]))
+  const fields = /** @type {const} */ ([
+    'readyMs', 'daemonRssMb', 'processes', 'processesRssMb', 'running', 'ready', 'listedMs', 'processesAfterList',
+  ])
+  for (const f of fields) out.summary[f] = medianOf(ok.map((x) => x[f]))
   if (!ok.length) out.error = out.rounds.find((x) => x.error)?.error
   return out
 }

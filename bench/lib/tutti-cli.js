@@ -45,7 +45,7 @@ export function tutti(t, args, extraEnv = {}, timeoutMs = 120_000) {
   })
 }
 
-/** The pid in stateDir/daemon.json, if any. */
+/** The pid in stateDir/daemon.json, if any. @param {string} stateDir @returns {number | undefined} */
 export function daemonPid(stateDir) {
   try {
     const info = JSON.parse(fs.readFileSync(path.join(stateDir, 'daemon.json'), 'utf8'))

@@ -52,7 +52,7 @@ export async function pollUntil(what, ms, check, { intervalMs = 100, abort } = {
   throw new Error(`${what}: not ready after ${ms} ms${last ? ` (last error: ${last})` : ''}`)
 }
 
-/** Resolve true when a TCP connection to 127.0.0.1:port succeeds. */
+/** Resolve true when a TCP connection to 127.0.0.1:port succeeds. @param {number} port */
 export function tcpOpen(port) {
   return new Promise((resolve) => {
     const sock = net.connect({ host: '127.0.0.1', port })

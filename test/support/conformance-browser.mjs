@@ -7,6 +7,6 @@ try {
   const res = await fetch(url, { redirect: 'follow' })
   process.stderr.write(`[browser] ${res.status} at ${new URL(res.url).origin}${new URL(res.url).pathname}\n`)
 } catch (err) {
-  process.stderr.write(`[browser] ${err.message}\n`)
+  process.stderr.write(`[browser] ${/** @type {Error} */ (err).message}\n`)
   process.exitCode = 1
 }

@@ -34,8 +34,13 @@ const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), run ? `tutti-suite-${run}
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-release-'))
 const releaseDir = path.join(workDir, 'release')
 const began = Date.now()
+/** @param {string} line */
 const log = (line) => process.stderr.write(`[driver +${Date.now() - began} ms] ${line}\n`)
 
+/**
+ * @param {string[]} args @param {Record<string, string>} [extraEnv]
+ * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ */
 function tutti(args, extraEnv = {}) {
   return new Promise((resolve) => {
     const env = { ...process.env, TUTTI_STATE_DIR: stateDir, NODE_OPTIONS: '', ...extraEnv }
@@ -47,6 +52,7 @@ function tutti(args, extraEnv = {}) {
   })
 }
 
+/** @param {string[]} args @param {Record<string, string>} [extraEnv] */
 async function tuttiJson(args, extraEnv) {
   const res = await tutti(args, extraEnv)
   if (res.code !== 0) throw new Error(`tutti ${args.join(' ')} exited ${res.code}`)
@@ -80,19 +86,23 @@ async function connect() {
 }
 
 /** The local name tutti gives an upstream tool (registry/tool-naming.ts, for names this short). */
+/** @param {string} upstream */
 const local = (upstream) => `${KEY}_${upstream.replace(/[^A-Za-z0-9_-]/g, '_')}`
 
 /** The calls each scenario asks for, made against the tools tutti lists for the connector. */
+/** @param {Client} client */
 async function exercise(client) {
   const tools = (await client.listTools()).tools.filter((t) => t.name.startsWith(`${KEY}_`))
   log(`connector tools: ${tools.map((t) => t.name).join(', ') || '(none)'}`)
+  /** @param {string} name @param {Record<string, unknown>} args */
   const call = async (name, args) => {
     let result
     try {
       result = await client.callTool({ name, arguments: args })
     } catch (err) {
-      if (!isAuth || !NEEDS_SIGN_IN.test(err.message) || signIns >= MAX_SIGN_INS) throw err
-      log(`${name} -> ${err.message}; signing in again`)
+      const { message } = /** @type {Error} */ (err)
+      if (!isAuth || !NEEDS_SIGN_IN.test(message) || signIns >= MAX_SIGN_INS) throw err
+      log(`${name} -> ${message}; signing in again`)
       await connect()
       result = await client.callTool({ name, arguments: args })
     }
@@ -147,7 +157,7 @@ try {
   await main()
 } catch (err) {
   failed = true
-  log(`failed: ${err.stack ?? err}`)
+  log(`failed: ${/** @type {Error} */ (err).stack ?? err}`)
 } finally {
   await tutti(['daemon', 'stop'])
   const daemonLog = path.join(stateDir, 'daemon.log')

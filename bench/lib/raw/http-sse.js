@@ -37,6 +37,7 @@ export async function connectRawSse(url, { headers = {}, timeoutMs }) {
     clearTimeout(waiter.timer)
     waiter.resolve(msg)
   })
+  /** @param {Error} err */
   const fail = (err) => {
     broken = err
     noEndpoint(err)
@@ -51,11 +52,13 @@ export async function connectRawSse(url, { headers = {}, timeoutMs }) {
   /** @type {URL} */
   let postUrl
   const postHeaders = { 'Content-Type': 'application/json', ...headers }
+  /** @param {string} body */
   const post = async (body) => {
     const res = await send(agent, postUrl, { headers: postHeaders, body, timeoutMs })
     if (res.status < 200 || res.status > 299) throw new Error(`POST ${postUrl.pathname}: HTTP ${res.status}: ${snippet(res.text)}`)
   }
   let nextId = 1
+  /** @param {string} method @param {string} fields */
   const request = async (method, fields) => {
     if (broken) throw broken
     const id = nextId++

@@ -56,10 +56,16 @@ export async function send(client, url, { method = 'POST', headers, body, timeou
   return nodeSend(/** @type {http.Agent} */ (client.agent), url, { method, headers, body, timeoutMs })
 }
 
-/** The same over node:http's Agent. */
+/**
+ * The same over node:http's Agent.
+ * @param {http.Agent} agent @param {URL} url
+ * @param {{ method: string, headers: Record<string, string>, body?: string, timeoutMs: number }} opts
+ * @returns {Promise<HttpAnswer>}
+ */
 function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
   return new Promise((resolve, reject) => {
     let settled = false
+    /** @param {Error} err */
     const fail = (err) => {
       if (settled) return
       settled = true
@@ -69,6 +75,7 @@ function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
     }
     const req = http.request(url, { method, headers, agent })
     const timer = setTimeout(() => fail(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
+    /** @param {Error} err */
     const failWith = (err) => fail(new Error(`${method} ${url.pathname}: ${err.message}`))
     req.on('error', failWith)
     req.once('response', (res) => {
@@ -103,6 +110,7 @@ export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
   return new Promise((resolve, reject) => {
     let started = false
     let closed = false
+    /** @param {Error} [err] */
     const end = (err) => {
       if (started && !closed) {
         closed = true

@@ -31,6 +31,7 @@ export const initializeFields = (version) => `"protocolVersion":"${version}","ca
  */
 export const echoFields = (toolJson, message) => `"name":${toolJson},"arguments":{"message":${JSON.stringify(message)}}`
 
+/** @param {string} text */
 export const snippet = (text) => text.replace(/\s+/g, ' ').trim().slice(0, 200)
 
 /**

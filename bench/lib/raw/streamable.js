@@ -34,6 +34,7 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   if (modern) base['MCP-Protocol-Version'] = MODERN
   /** @type {Map<string, Record<string, string>>} per (method, name): built once, reused by every call */
   const perMethod = new Map()
+  /** @param {string} method @param {string} [name] */
   const headersFor = (method, name) => {
     if (!modern) return base
     const key = name === undefined ? method : `${method}\n${name}`
@@ -44,6 +45,7 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   let nextId = 1
   let lastBytes = 0
   let lastReceivedAt = 0
+  /** @param {string} method @param {string} fields @param {string} [name] */
   const exchange = async (method, fields, name) => {
     const id = nextId++
     const res = await send(agent, target, { headers: headersFor(method, name), body: requestBody(id, method, fields, modern), timeoutMs })

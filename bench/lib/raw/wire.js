@@ -14,6 +14,11 @@ import net from 'node:net'
  * @property {string} text
  */
 
+/**
+ * Buffer's own latin1Slice, undocumented but in every Node: ASCII bytes to a string, no TextDecoder.
+ * @typedef {Buffer & { latin1Slice(start: number, end: number): string }} Latin1Buffer
+ */
+
 const HEAD_END = Buffer.from('\r\n\r\n')
 const CRLF = Buffer.from('\r\n')
 
@@ -38,7 +43,7 @@ class AnswerReader {
     if (!this.head) {
       const end = this.buf.indexOf(HEAD_END)
       if (end < 0) return undefined
-      const lines = this.buf.latin1Slice(0, end).split('\r\n')
+      const lines = /** @type {Latin1Buffer} */ (this.buf).latin1Slice(0, end).split('\r\n')
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1])
       if (!Number.isInteger(status)) throw new Error(`not an HTTP/1.1 status line: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`)
       /** @type {Record<string, string>} */
@@ -82,7 +87,7 @@ class AnswerReader {
     for (;;) {
       const eol = this.buf.indexOf(CRLF)
       if (eol < 0) return undefined
-      const size = parseInt(this.buf.latin1Slice(0, eol).split(';')[0], 16)
+      const size = parseInt(/** @type {Latin1Buffer} */ (this.buf).latin1Slice(0, eol).split(';')[0], 16)
       if (!Number.isInteger(size) || size < 0) throw new Error('a malformed chunk size')
       if (size === 0) {
         // the last chunk, then optional trailers and an empty line
@@ -151,12 +156,17 @@ export class WirePool {
     return socket
   }
 
-  /** @param {net.Socket} socket */
+  /**
+   * @param {net.Socket} socket
+   * @param {{ method: string, path: string, headers: Record<string, string>, body?: string, timeoutMs: number }} req
+   * @returns {Promise<WireAnswer>}
+   */
   exchange(socket, { method, path, headers, body = '', timeoutMs }) {
     return new Promise((resolve, reject) => {
       const reader = new AnswerReader()
       const what = `${method} ${path}`
-      const finish = (/** @type {Error | undefined} */ err, /** @type {any} */ answer) => {
+      /** @param {Error | undefined} err @param {any} [answer] */
+      const finish = (err, answer) => {
         clearTimeout(timer)
         socket.off('data', onData)
         socket.off('end', onEnd)

@@ -18,6 +18,7 @@ import { freePort } from '../wait.js'
 const SCRIPT = path.join(NODE_MODULES, 'mcp-hub/dist/cli.js')
 const SERVER = 'everything'
 
+/** @param {string} file @param {string} text */
 function writeFile(file, text, mode = 0o644) {
   fs.mkdirSync(path.dirname(file), { recursive: true })
   fs.writeFileSync(file, text, { mode })
@@ -44,6 +45,7 @@ function prepareHome(ctx) {
   return { env: { ...xdg, PATH: `${fakeBin}${path.delimiter}${ctx.env().PATH}` }, config }
 }
 
+/** @param {number} port */
 async function hubReady(port) {
   const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) })
   if (!res.ok) return false

@@ -11,6 +11,7 @@ import { freePort, tcpOpen } from '../wait.js'
 
 const SCRIPT = path.join(NODE_MODULES, 'supergateway/dist/index.js')
 
+/** @param {string} s */
 const sh = (s) => `'${s.replaceAll("'", `'\\''`)}'`
 
 /** @type {import('./types.js').TargetDef} */

@@ -15,7 +15,7 @@ const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
  */
 export async function prepareSession(t, session) {
   const runtime = await tutti(t, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'bench', '--session', session])
-  const server = runtime?.mcpServers?.find((s) => s.name === 'connector')
+  const server = runtime?.mcpServers?.find((/** @type {{ name: string }} */ s) => s.name === 'connector')
   if (!server?.url) throw new Error(`session prepare returned no "connector" MCP server: ${JSON.stringify(runtime).slice(0, 200)}`)
   return { url: String(server.url), headers: /** @type {Record<string, string>} */ (server.headers ?? {}) }
 }
