@@ -160,7 +160,8 @@ export class ConnectorInstaller {
       if (command) runtime.command = command
       // a command or a URL has nothing to update from: no origin
       const origin = source !== undefined && !isUrlSource(source) ? { origin: installOrigin(source, options) } : {}
-      const recorded = await this.store.record(stored, runtime, { ...claim, ...origin })
+      const restore = () => storeRelease(this.paths, release)
+      const recorded = await this.store.record(stored, runtime, { ...claim, ...origin, restore })
       const result: InstallOutcome = { ...recorded, change: installChange(recorded) }
       if (dependencies) result.dependencies = dependencies
       if (prepared.generated) result.source = summary(prepared.generated)

@@ -59,7 +59,7 @@ export async function declareAndStore(
     const runtime = { environment: recordEnvironment(env), ...(command ? { command } : {}) }
     const source = current.installed.source!
     const checked = { digest: current.installed.digest, same: true }
-    return await store.record(stored, runtime, { source, checked, keys: values })
+    return await store.record(stored, runtime, { source, checked, keys: values, restore: () => storeRelease(paths, release) })
   } finally {
     await removeTree(staged).catch(() => undefined)
     if (madeTmp) await fs.rmdir(paths.tmpDir).catch(() => undefined)

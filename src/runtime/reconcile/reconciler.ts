@@ -16,7 +16,7 @@ import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
-import { pruneReleases } from '../store/release-store.js'
+import { pruneReleases } from '../store/release-pruning.js'
 import { signInRequired } from '../upstream/unauthorized.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
@@ -133,7 +133,6 @@ export class Reconciler {
       await this.shims.removeTargets(key)
       this.connectorLogs?.remove(key)
       // a data directory with something in it stays (uninstall --purge removes it): a reinstall finds it again
-      await fs.rmdir(this.paths.dataDir(key)).catch(() => undefined)
       await pruneReleases(this.paths, key, new Set())
       await this.toolCache.remove(key)
       return

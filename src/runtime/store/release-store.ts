@@ -102,22 +102,3 @@ export async function storeRelease(paths: StatePaths, source: LoadedRelease): Pr
     throw err
   }
 }
-
-/** Remove every release of `key` except the digests in `keep`. */
-export async function pruneReleases(paths: StatePaths, key: string, keep: ReadonlySet<string>): Promise<string[]> {
-  const dir = paths.releasesDir(key)
-  const names = await fs.readdir(dir).catch(() => [] as string[])
-  const removed: string[] = []
-  for (const name of names) {
-    if (keep.has(name) || name.startsWith('.')) continue
-    await removeTree(path.join(dir, name))
-    removed.push(name)
-  }
-  if (keep.size === 0) {
-    // only when nothing else (a concurrent install's temp copy) is left
-    // rmdir refuses non-empty directories: what is still there (a data dir, a concurrent install) stays
-    await fs.rmdir(dir).catch(() => undefined)
-    await fs.rmdir(paths.connectorDir(key)).catch(() => undefined)
-  }
-  return removed
-}

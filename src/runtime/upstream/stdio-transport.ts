@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { accessSync, constants } from 'node:fs'
+import { accessSync, constants, existsSync } from 'node:fs'
 import path from 'node:path'
 import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
 import { spawnInGroup, stopGroup } from '../proc/process-group.js'
@@ -82,8 +82,7 @@ export class ProcessGroupStdioTransport implements Transport {
       this.child = child
       this.batch = new StdinBatch(child.stdin!)
       child.once('error', (err: NodeJS.ErrnoException) => {
-        const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'is not executable' : `could not be started (${err.message})`
-        this.exitInfo = `command "${this.options.command}" ${why}`
+        this.exitInfo = spawnFailure(this.options.command, this.options.cwd, err)
         reject(new Error(this.exitInfo))
         this.onerror?.(err)
         this.finish()
@@ -173,4 +172,11 @@ export class ProcessGroupStdioTransport implements Transport {
     this.closed = true
     this.onclose?.()
   }
+}
+
+/** spawn says ENOENT for a missing working directory too: name the one that is missing. */
+function spawnFailure(command: string, cwd: string, err: NodeJS.ErrnoException): string {
+  if (err.code === 'ENOENT' && !existsSync(cwd)) return `working directory "${cwd}" of "${command}" does not exist`
+  const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'is not executable' : `could not be started (${err.message})`
+  return `command "${command}" ${why}`
 }

@@ -1,0 +1,78 @@
+import fs from 'node:fs'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ConnectorInstaller } from '../../src/runtime/install/connector-installer.js'
+import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
+import { loadRelease } from '../../src/runtime/manifest/load.js'
+import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
+import { Reconciler } from '../../src/runtime/reconcile/reconciler.js'
+import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
+import { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
+import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
+import { pruneReleases } from '../../src/runtime/store/release-pruning.js'
+import { storeRelease } from '../../src/runtime/store/release-store.js'
+import { RELEASE_KIND, sourceIdentity } from '../../src/runtime/store/source-identity.js'
+import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
+import { FakeDialer, tool } from '../support/fake-upstream.js'
+import { tempStateDir } from '../support/tutti.js'
+
+/*
+ * An install stores its release, then takes the state lock to record it. A full reconcile (the
+ * one at daemon start) in between saw the new connector directory as an uninstalled leftover and
+ * deleted the release: the connector then failed with `command "/usr/bin/node" not found`, its
+ * working directory gone. These drive that interleaving step by step.
+ */
+describe('release pruning against a concurrent install', () => {
+  let dir: string
+  let paths: StatePaths
+  let store: ConnectorStore
+  let reconciler: Reconciler
+  beforeEach(() => {
+    dir = tempStateDir('release-pruning')
+    paths = statePaths(dir)
+    store = new ConnectorStore(paths)
+    const dialer = new FakeDialer()
+    dialer.fallback = [tool('a')]
+    const log = createLogger(memorySink([]))
+    reconciler = new Reconciler(store, new ConnectorMCPRegistry(), new ShimPublisher(paths, log), paths, log, dialer.open)
+  })
+  afterEach(async () => {
+    await reconciler.closeAll()
+    fs.rmSync(dir, { recursive: true, force: true })
+  })
+  const fixture = (version = '1.0.0') => makeConnector(baseManifest({ key: 'fx', version }), { 'server.js': '', ...CLI_FILE })
+
+  it('a full reconcile between store and record: the record stores the release again', async () => {
+    const release = await loadRelease(fixture())
+    const stored = await storeRelease(paths, release)
+    await reconciler.reconcile()
+    // the leftover sweep did run: the release was not installed yet
+    expect(fs.existsSync(stored.dir)).toBe(false)
+    const restore = () => storeRelease(paths, release)
+    const source = sourceIdentity(RELEASE_KIND, 'Fx')
+    await store.record(stored, { environment: {} }, { source, checked: { same: true }, restore })
+    expect(fs.existsSync(stored.dir)).toBe(true)
+    const [state] = await reconciler.reconcile(['fx'])
+    expect(state).toMatchObject({ key: 'fx', status: 'ready' })
+  })
+
+  it('a prune keeps the installed digest, whatever its caller was told to keep', async () => {
+    const installer = new ConnectorInstaller(paths, store)
+    const first = await installer.install(fixture('1.0.0'), { env: process.env })
+    const other = await storeRelease(paths, await loadRelease(fixture('2.0.0')))
+    const removed = await pruneReleases(paths, 'fx', new Set())
+    expect(removed).toEqual([other.digest])
+    expect(fs.existsSync(paths.releaseDir('fx', first.digest))).toBe(true)
+    expect(fs.existsSync(other.dir)).toBe(false)
+  })
+
+  it('an uninstalled key loses its releases and empty directories, and keeps a data dir with data', async () => {
+    await storeRelease(paths, await loadRelease(fixture()))
+    fs.mkdirSync(paths.dataDir('fx'), { recursive: true })
+    fs.writeFileSync(`${paths.dataDir('fx')}/keep.db`, 'x')
+    await pruneReleases(paths, 'fx', new Set())
+    expect(fs.readdirSync(paths.connectorDir('fx'))).toEqual(['data'])
+    fs.rmSync(paths.dataDir('fx'), { recursive: true })
+    await pruneReleases(paths, 'fx', new Set())
+    expect(fs.existsSync(paths.connectorDir('fx'))).toBe(false)
+  })
+})
