@@ -19,15 +19,26 @@ const { statePaths } = await import(pathToFileURL(path.join(repo, 'dist/runtime/
 const sdk = (f) => pathToFileURL(path.join(repo, 'node_modules/@modelcontextprotocol/server/dist', f)).href
 const server = fs.readFileSync(path.join(repo, 'test/fixtures/fault-server.mjs'), 'utf8')
 const tools = JSON.parse(fs.readFileSync(path.join(repo, 'test/fixtures/fault-tools.json'), 'utf8'))
-const source = server.replaceAll('__SDK_SERVER__', sdk('index.mjs')).replaceAll('__SDK_STDIO__', sdk('stdio.mjs')).replace('__TOOLS__', JSON.stringify(tools))
+const source = server
+  .replaceAll('__SDK_SERVER__', sdk('index.mjs'))
+  .replaceAll('__SDK_STDIO__', sdk('stdio.mjs'))
+  .replace('__TOOLS__', JSON.stringify(tools))
 
 /** @param {string} root @param {string} key @param {boolean} lazy */
 function connectorDir(root, key, lazy) {
   const dir = path.join(root, key)
   fs.mkdirSync(dir, { recursive: true })
   fs.writeFileSync(path.join(dir, 'server.mjs'), source)
-  const mcp = { transport: 'stdio', command: 'node', args: ['server.mjs'], ...(lazy ? { activation: 'lazy', tools } : {}) }
-  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify({ schemaVersion: 1, key, name: key, version: '1.0.0', mcp }))
+  const mcp = {
+    transport: 'stdio',
+    command: 'node',
+    args: ['server.mjs'],
+    ...(lazy ? { activation: 'lazy', tools } : {}),
+  }
+  fs.writeFileSync(
+    path.join(dir, 'tutti-connector.json'),
+    JSON.stringify({ schemaVersion: 1, key, name: key, version: '1.0.0', mcp }),
+  )
   return dir
 }
 
@@ -63,10 +74,12 @@ async function measure(lazy) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-bench-${lazy ? 'lazy' : 'eager'}-`))
   const stateDir = path.join(root, 'state')
   const store = new ConnectorStore(statePaths(stateDir))
-  for (let i = 0; i < count; i++) await store.install(connectorDir(path.join(root, 'src'), `c-${String(i).padStart(3, '0')}`, lazy))
+  for (let i = 0; i < count; i++)
+    await store.install(connectorDir(path.join(root, 'src'), `c-${String(i).padStart(3, '0')}`, lazy))
   const env = { ...process.env, TUTTI_STATE_DIR: stateDir }
   /** @param {string[]} args */
-  const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], { env, encoding: 'utf8' })
+  const tutti = (...args) =>
+    execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], { env, encoding: 'utf8' })
   const results = []
   try {
     for (let r = 0; r < rounds; r++) {
@@ -75,7 +88,13 @@ async function measure(lazy) {
       const status = JSON.parse(tutti('daemon', 'start', '--json'))
       const ms = Number(process.hrtime.bigint() - t) / 1e6
       const kids = children(status.pid)
-      results.push({ ms, daemonRssMb: rssKb(status.pid) / 1024, totalRssMb: (rssKb(status.pid) + kids.reduce((a, p) => a + rssKb(p), 0)) / 1024, upstreams: kids.length, ready: status.connectors.filter((c) => c.status === 'ready').length })
+      results.push({
+        ms,
+        daemonRssMb: rssKb(status.pid) / 1024,
+        totalRssMb: (rssKb(status.pid) + kids.reduce((a, p) => a + rssKb(p), 0)) / 1024,
+        upstreams: kids.length,
+        ready: status.connectors.filter((c) => c.status === 'ready').length,
+      })
       tutti('daemon', 'stop')
     }
   } finally {
@@ -95,9 +114,20 @@ const lazy = await measure(true)
 const eager = await measure(false)
 process.stdout.write(`\n${count} connectors, daemon start → ready (medians of ${rounds})\n`)
 process.stdout.write(`activation  start→ready ms  daemon RSS MB  daemon+upstreams RSS MB  upstream processes  ready\n`)
-for (const [label, r] of /** @type {const} */ ([['lazy', lazy], ['eager', eager]])) {
-  process.stdout.write(`${label.padEnd(10)}  ${r.ms.toFixed(0).padStart(13)}  ${r.daemonRssMb.toFixed(1).padStart(13)}  ${r.totalRssMb.toFixed(1).padStart(23)}  ${String(r.upstreams).padStart(18)}  ${String(r.ready).padStart(5)}\n`)
+for (const [label, r] of /** @type {const} */ ([
+  ['lazy', lazy],
+  ['eager', eager],
+])) {
+  process.stdout.write(
+    `${label.padEnd(10)}  ${r.ms.toFixed(0).padStart(13)}  ${r.daemonRssMb.toFixed(1).padStart(13)}  ${r.totalRssMb.toFixed(1).padStart(23)}  ${String(r.upstreams).padStart(18)}  ${String(r.ready).padStart(5)}\n`,
+  )
 }
-process.stdout.write(`lazy/eager: start ${(lazy.ms / eager.ms).toFixed(2)}x, total RSS ${(lazy.totalRssMb / eager.totalRssMb).toFixed(2)}x\n`)
+process.stdout.write(
+  `lazy/eager: start ${(lazy.ms / eager.ms).toFixed(2)}x, total ` +
+    `RSS ${(lazy.totalRssMb / eager.totalRssMb).toFixed(2)}x\n`,
+)
 fs.mkdirSync(path.join(repo, 'bench', 'results'), { recursive: true })
-fs.writeFileSync(path.join(repo, 'bench', 'results', 'lazy-vs-eager.json'), JSON.stringify({ count, rounds, lazy, eager }, null, 2))
+fs.writeFileSync(
+  path.join(repo, 'bench', 'results', 'lazy-vs-eager.json'),
+  JSON.stringify({ count, rounds, lazy, eager }, null, 2),
+)

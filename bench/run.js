@@ -38,8 +38,17 @@ function versionOf(pkg) {
 
 function gitHead() {
   try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: REPO, encoding: 'utf8', timeout: 5000 }).trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: REPO, encoding: 'utf8', timeout: 5000 }).trim() !== ''
+    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
+      cwd: REPO,
+      encoding: 'utf8',
+      timeout: 5000,
+    }).trim()
+    const dirty =
+      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+        cwd: REPO,
+        encoding: 'utf8',
+        timeout: 5000,
+      }).trim() !== ''
     return dirty ? `${head}+dirty` : head
   } catch {
     return 'unknown'
@@ -54,7 +63,14 @@ function environment() {
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
     tutti: gitHead(),
     packages: Object.fromEntries(
-      ['@modelcontextprotocol/client', '@modelcontextprotocol/server', '@modelcontextprotocol/server-everything', 'mcp-proxy', 'supergateway', 'mcp-hub'].map((p) => [p, versionOf(p)]),
+      [
+        '@modelcontextprotocol/client',
+        '@modelcontextprotocol/server',
+        '@modelcontextprotocol/server-everything',
+        'mcp-proxy',
+        'supergateway',
+        'mcp-hub',
+      ].map((p) => [p, versionOf(p)]),
     ),
   }
 }
@@ -89,11 +105,22 @@ for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
 async function main() {
   const cfg = loadConfig()
   ctx = createContext(cfg)
-  // whatever the run spawns, directly or through the product (the daemon and its upstreams), carries the marker the reaper looks for
+  // whatever the run spawns, directly or through the product (the daemon and its upstreams), carries the marker the
+  // reaper looks for
   process.env[RUN_MARKER] = ctx.runId
-  progress(`run ${ctx.runId} in ${ctx.runRoot}${cfg.quick ? ' (quick mode)' : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`)
+  progress(
+    `run ${ctx.runId} in ${ctx.runRoot}${cfg.quick ? ' (quick mode)' : ''}; load average ${os
+      .loadavg()
+      .map((n) => n.toFixed(2))
+      .join(' ')}`,
+  )
   /** @type {import('./lib/report.js').Results} */
-  const results = { startedAt: new Date(startedAt).toISOString(), cfg: { ...cfg }, environment: environment(), loadavg: { start: os.loadavg(), end: /** @type {number[] | undefined} */ (undefined) } }
+  const results = {
+    startedAt: new Date(startedAt).toISOString(),
+    cfg: { ...cfg },
+    environment: environment(),
+    loadavg: { start: os.loadavg(), end: /** @type {number[] | undefined} */ (undefined) },
+  }
   let exitCode = 0
   try {
     if (cfg.sections.includes('call')) {
@@ -113,7 +140,10 @@ async function main() {
   } finally {
     results.loadavg.end = os.loadavg()
     const reaped = await cleanup()
-    results.processes = { leftoversKilled: reaped.found.length, survivors: reaped.survivors.map((p) => `${p.pid} ${p.cmd}`) }
+    results.processes = {
+      leftoversKilled: reaped.found.length,
+      survivors: reaped.survivors.map((p) => `${p.pid} ${p.cmd}`),
+    }
     if (reaped.survivors.length) exitCode = 1
   }
   results.finishedAt = new Date().toISOString()
@@ -126,7 +156,11 @@ async function main() {
   ]
   if (results.error) out.push(`harness error: ${results.error}`)
   const proc = results.processes
-  out.push(proc.survivors.length ? `processes: ${proc.survivors.length} STILL ALIVE after cleanup: ${proc.survivors.join('; ')}` : `processes: none left over${proc.leftoversKilled ? ` (${proc.leftoversKilled} killed during cleanup)` : ''}`)
+  out.push(
+    proc.survivors.length
+      ? `processes: ${proc.survivors.length} STILL ALIVE after cleanup: ${proc.survivors.join('; ')}`
+      : `processes: none left over${proc.leftoversKilled ? ` (${proc.leftoversKilled} killed during cleanup)` : ''}`,
+  )
   const text = `${out.join('\n')}\n`
   process.stdout.write(text)
   results.table = text

@@ -18,7 +18,8 @@ const name = process.env.BENCH_REINSTALL_PACKAGE ?? '@modelcontextprotocol/serve
 const state = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-bench-reinstall-'))
 const env = { ...process.env, TUTTI_STATE_DIR: state, NODE_OPTIONS: '' }
 /** @param {string[]} args */
-const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin/run.cjs'), ...args], { env, encoding: 'utf8' })
+const tutti = (...args) =>
+  execFileSync(process.execPath, [path.join(repo, 'bin/run.cjs'), ...args], { env, encoding: 'utf8' })
 /** @param {number[]} xs */
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 
@@ -43,9 +44,17 @@ try {
   console.log(`first install of npm:${name} (${first.version}): ${firstMs} ms`)
   for (const [spec, f] of Object.entries(figures)) {
     const met = f.medianMs <= 3000 ? 'yes' : 'no'
-    console.log(`unchanged reinstall ${spec}: median ${f.medianMs} ms of ${rounds} (goal ≤ 3000 ms: ${met}) [${f.runs.join(', ')}]`)
+    console.log(
+      `unchanged reinstall ${spec}: median ${f.medianMs} ms of ${rounds} (goal ≤ 3000 ` +
+        `ms: ${met}) [${f.runs.join(', ')}]`,
+    )
   }
-  console.log(`load average: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`)
+  console.log(
+    `load average: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  )
 } finally {
   try {
     tutti('daemon', 'stop')

@@ -15,7 +15,9 @@ function leanEntry(root) {
   if (!bundled) return { kind: 'modules', file: modules }
   if (!fs.existsSync(path.join(root, 'src'))) return { kind: 'bundle', file: bundle }
   const built = fs.statSync(modules, { throwIfNoEntry: false })
-  return !built || bundled.mtimeMs >= built.mtimeMs ? { kind: 'bundle', file: bundle } : { kind: 'modules', file: modules }
+  return !built || bundled.mtimeMs >= built.mtimeMs
+    ? { kind: 'bundle', file: bundle }
+    : { kind: 'modules', file: modules }
 }
 
 module.exports = { leanEntry }

@@ -16,7 +16,10 @@ const argv = process.argv.slice(2)
 async function main() {
   // a source checkout before its first build: say what to run, not a module-not-found stack
   if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'commands'))) {
-    process.stderr.write(`tutti: not built yet (no ${path.join(__dirname, '..', 'dist')}); run \`npm run build\` in ${path.join(__dirname, '..')} first\n`)
+    process.stderr.write(
+      `tutti: not built yet (no ${path.join(__dirname, '..', 'dist')}); run \`npm run ` +
+        `build\` in ${path.join(__dirname, '..')} first\n`,
+    )
     process.exitCode = 1
     return
   }
@@ -29,6 +32,6 @@ async function main() {
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err && err.stack ? err.stack : err}\n`)
+  process.stderr.write(`${err?.stack ? err.stack : err}\n`)
   process.exitCode = 1
 })

@@ -30,7 +30,8 @@ const bundleName = (fileName) => ({
   name: 'tutti-daemon-bundle-name',
   transform(code, id) {
     if (id !== ENTRY) return null
-    if (!code.includes(BUNDLE_PLACEHOLDER)) throw new Error(`${path.relative(REPO, ENTRY)} no longer holds ${BUNDLE_PLACEHOLDER}`)
+    if (!code.includes(BUNDLE_PLACEHOLDER))
+      throw new Error(`${path.relative(REPO, ENTRY)} no longer holds ${BUNDLE_PLACEHOLDER}`)
     return { code: code.replace(BUNDLE_PLACEHOLDER, JSON.stringify(`./${fileName}`)), map: null }
   },
 })
@@ -44,7 +45,11 @@ async function build(input, plugins, output) {
   try {
     // not minified: daemon.log's stack traces stay readable (a minified bundle loads ~15 % faster)
     const { output: chunks } = await bundle.generate({ sourcemap: 'hidden', ...output })
-    if (chunks.filter((c) => c.type === 'chunk').length !== 1) throw new Error(`${path.relative(REPO, input)}: expected one chunk (a dynamic import inside the daemon must stay inside its bundle)`)
+    if (chunks.filter((c) => c.type === 'chunk').length !== 1)
+      throw new Error(
+        `${path.relative(REPO, input)}: expected one chunk (a dynamic import inside the daemon must stay inside its ` +
+          `bundle)`,
+      )
     return chunks[0]
   } finally {
     await bundle.close()
@@ -52,8 +57,14 @@ async function build(input, plugins, output) {
 }
 
 const started = performance.now()
-for (const file of [DAEMON, ENTRY]) if (!fs.existsSync(file)) throw new Error(`${path.relative(REPO, file)} is missing: run tsc first`)
-const daemon = await build(DAEMON, [ownModuleUrls(DAEMON)], { format: 'cjs', strict: true, exports: 'named', codeSplitting: false })
+for (const file of [DAEMON, ENTRY])
+  if (!fs.existsSync(file)) throw new Error(`${path.relative(REPO, file)} is missing: run tsc first`)
+const daemon = await build(DAEMON, [ownModuleUrls(DAEMON)], {
+  format: 'cjs',
+  strict: true,
+  exports: 'named',
+  codeSplitting: false,
+})
 const daemonFile = `daemon-${createHash('sha256').update(daemon.code).digest('hex').slice(0, 16)}.cjs`
 const entry = await build(ENTRY, [bundleName(daemonFile), ownModuleUrls(ENTRY)], { format: 'esm' })
 
@@ -73,9 +84,12 @@ try {
     fs.writeFileSync(path.join(staging, name), text)
     fs.renameSync(path.join(staging, name), path.join(OUT_DIR, name))
   }
-  for (const name of fs.readdirSync(OUT_DIR)) if (!(name in files)) fs.rmSync(path.join(OUT_DIR, name), { recursive: true, force: true })
+  for (const name of fs.readdirSync(OUT_DIR))
+    if (!(name in files)) fs.rmSync(path.join(OUT_DIR, name), { recursive: true, force: true })
 } finally {
   fs.rmSync(staging, { recursive: true, force: true })
 }
 const kib = (Buffer.byteLength(daemon.code) / 1024).toFixed(0)
-console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/main.js → ${daemonFile} (${kib} KiB) in ${(performance.now() - started).toFixed(0)} ms`)
+console.log(
+  `bundled the daemon: ${path.relative(REPO, OUT_DIR)}/main.js → ${daemonFile} (${kib} KiB) in ${(performance.now() - started).toFixed(0)} ms`,
+)

@@ -30,7 +30,12 @@ const dynamicImportsStayModules = {
 
 const started = performance.now()
 if (!fs.existsSync(ENTRY)) throw new Error(`${path.relative(REPO, ENTRY)} is missing: run tsc first`)
-const bundle = await rolldown({ input: ENTRY, platform: 'node', plugins: [ownModuleUrls({ dist: DIST, outDir: OUT_DIR }), dynamicImportsStayModules], logLevel: 'warn' })
+const bundle = await rolldown({
+  input: ENTRY,
+  platform: 'node',
+  plugins: [ownModuleUrls({ dist: DIST, outDir: OUT_DIR }), dynamicImportsStayModules],
+  logLevel: 'warn',
+})
 try {
   const { output } = await bundle.generate({ format: 'cjs', strict: true, exports: 'named', codeSplitting: false })
   const chunks = output.filter((c) => c.type === 'chunk')
@@ -39,7 +44,9 @@ try {
   const tmp = `${OUT}.${process.pid}.tmp`
   fs.writeFileSync(tmp, chunks[0].code)
   fs.renameSync(tmp, OUT)
-  console.log(`bundled the lean CLI: ${path.relative(REPO, OUT)} (${(Buffer.byteLength(chunks[0].code) / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`)
+  console.log(
+    `bundled the lean CLI: ${path.relative(REPO, OUT)} (${(Buffer.byteLength(chunks[0].code) / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`,
+  )
 } finally {
   await bundle.close()
 }

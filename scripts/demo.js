@@ -21,7 +21,12 @@ const env = {
   EVERYTHING_API_KEY: process.env.EVERYTHING_API_KEY ?? 'demo-key-not-a-real-secret',
 }
 /** @param {string[]} args */
-const tutti = (...args) => execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], { env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
+const tutti = (...args) =>
+  execFileSync(process.execPath, [path.join(repo, 'bin', 'run.js'), ...args], {
+    env,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
 /** @param {string} title */
 const step = (title) => process.stdout.write(`\n== ${title}\n`)
 
@@ -41,7 +46,9 @@ step('tutti session prepare --provider claude --workspace demo --session demo-1 
  * @type {{ mcpServers: { name: string, url: string, headers: Record<string, string> }[],
  *   projection: { args: string[] }, skillRoots: { connector: string }[], env: Record<string, string> }}
  */
-const runtime = JSON.parse(tutti('session', 'prepare', '--provider', 'claude', '--workspace', 'demo', '--session', 'demo-1', '--json'))
+const runtime = JSON.parse(
+  tutti('session', 'prepare', '--provider', 'claude', '--workspace', 'demo', '--session', 'demo-1', '--json'),
+)
 const server = runtime.mcpServers[0]
 process.stdout.write(`MCP server "${server.name}" at ${server.url}\n`)
 process.stdout.write(`Claude Code flags: ${runtime.projection.args.join(' ')}\n`)
@@ -56,13 +63,25 @@ for (const [era, options] of /** @type {[string, import('@modelcontextprotocol/c
 ])) {
   step(`an MCP client (${era}) on the connector server`)
   const client = new Client({ name: 'tutti-demo', version: '1' }, options)
-  await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }),
+  )
   const { tools } = await client.listTools()
-  process.stdout.write(`tools/list: ${tools.length} tools, e.g. ${tools.slice(0, 4).map((t) => t.name).join(', ')}\n`)
+  process.stdout.write(
+    `tools/list: ${tools.length} tools, e.g. ${tools
+      .slice(0, 4)
+      .map((t) => t.name)
+      .join(', ')}\n`,
+  )
   const echo = await client.callTool({ name: 'everything_echo', arguments: { message: `hello over ${era}` } })
   process.stdout.write(`tools/call everything_echo → ${firstText(echo)}\n`)
   if (era === '2026-07-28') {
-    await client.callTool({ name: 'notes_create_entities', arguments: { entities: [{ name: 'tutti', entityType: 'project', observations: ['one MCP server for every connector'] }] } })
+    await client.callTool({
+      name: 'notes_create_entities',
+      arguments: {
+        entities: [{ name: 'tutti', entityType: 'project', observations: ['one MCP server for every connector'] }],
+      },
+    })
     const found = await client.callTool({ name: 'notes_search_nodes', arguments: { query: 'tutti' } })
     process.stdout.write(`tools/call notes_search_nodes → ${firstText(found).replace(/\s+/g, ' ').slice(0, 120)}\n`)
   }
@@ -71,8 +90,14 @@ for (const [era, options] of /** @type {[string, import('@modelcontextprotocol/c
 
 step('the CLI shims, as an agent runs them from PATH')
 const shimEnv = { ...env, PATH: runtime.env.PATH }
-for (const args of [['tutti-connector-notes', 'list'], ['tutti-connector-everything', 'sum', '1', '2', '39'], ['tutti-connector-everything', 'whoami']]) {
-  process.stdout.write(`$ ${args.join(' ')}\n${execFileSync(args[0], args.slice(1), { env: shimEnv, encoding: 'utf8' })}`)
+for (const args of [
+  ['tutti-connector-notes', 'list'],
+  ['tutti-connector-everything', 'sum', '1', '2', '39'],
+  ['tutti-connector-everything', 'whoami'],
+]) {
+  process.stdout.write(
+    `$ ${args.join(' ')}\n${execFileSync(args[0], args.slice(1), { env: shimEnv, encoding: 'utf8' })}`,
+  )
 }
 
 step('tutti daemon doctor')

@@ -16,6 +16,9 @@ export const ownModuleUrls = ({ dist, outDir, entry }) => ({
   transform(code, id) {
     if (id === entry || !id.startsWith(dist + path.sep) || !code.includes('import.meta.url')) return null
     const rel = path.relative(outDir, id).split(path.sep).join('/')
-    return { code: code.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`), map: null }
+    return {
+      code: code.replaceAll('import.meta.url', `new URL(${JSON.stringify(rel)}, import.meta.url).href`),
+      map: null,
+    }
   },
 })

@@ -43,7 +43,11 @@ const message = (err) => (err instanceof Error ? err.message : String(err)).repl
  */
 async function connectBridge(ctx, stateDir, era) {
   const { cfg } = ctx
-  const child = spawn(process.execPath, [TUTTI_BIN, 'session', 'bridge'], { env: ctx.env({ TUTTI_STATE_DIR: stateDir }), cwd: ctx.runRoot, stdio: ['pipe', 'pipe', 'ignore'] })
+  const child = spawn(process.execPath, [TUTTI_BIN, 'session', 'bridge'], {
+    env: ctx.env({ TUTTI_STATE_DIR: stateDir }),
+    cwd: ctx.runRoot,
+    stdio: ['pipe', 'pipe', 'ignore'],
+  })
   const exited = new Promise((resolve) => child.once('exit', resolve))
   /** @type {Map<number, (msg: any) => void>} */
   const pending = new Map()
@@ -92,7 +96,9 @@ export async function runBridgeSection(ctx, progress) {
   const open = []
   try {
     await tutti(t, ['connector', 'install', EXAMPLE])
-    await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
+    await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], {
+      EVERYTHING_API_KEY: 'bench',
+    })
     const { url, headers } = await prepareSession(t, 'bench-bridge')
     /** @typedef {() => Promise<void>} Call */
     /** @type {{ era: string, direct: Call, bridge: Call, bridgePid: number, rounds: BridgeRound[] }[]} */
@@ -102,7 +108,13 @@ export async function runBridgeSection(ctx, progress) {
       open.push(direct)
       const bridge = await connectBridge(ctx, t.stateDir, era)
       open.push(bridge)
-      pairs.push({ era, direct: rawEchoCall(direct, TOOL), bridge: rawEchoCall(/** @type {any} */ (bridge), TOOL), bridgePid: bridge.pid, rounds: [] })
+      pairs.push({
+        era,
+        direct: rawEchoCall(direct, TOOL),
+        bridge: rawEchoCall(/** @type {any} */ (bridge), TOOL),
+        bridgePid: bridge.pid,
+        rounds: [],
+      })
     }
     for (let round = 0; round < cfg.rounds; round++) {
       for (const p of pairs) {
@@ -127,15 +139,30 @@ export async function runBridgeSection(ctx, progress) {
         }
         const cpu1 = processCpuMs(p.bridgePid)
         const added = bridge.map((b, i) => b - direct[i])
-        const r = { direct: medianOf(direct), bridge: medianOf(bridge), added: medianOf(added), bridgeCpuMsPerCall: cpu0 !== undefined && cpu1 !== undefined ? (cpu1 - cpu0) / cfg.calls : NaN }
+        const r = {
+          direct: medianOf(direct),
+          bridge: medianOf(bridge),
+          added: medianOf(added),
+          bridgeCpuMsPerCall: cpu0 !== undefined && cpu1 !== undefined ? (cpu1 - cpu0) / cfg.calls : NaN,
+        }
         p.rounds.push(r)
-        progress(`bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${r.direct.toFixed(3)} ms, bridge ${r.bridge.toFixed(3)} ms, added (median of pairs) ${r.added.toFixed(3)} ms`)
+        progress(
+          `bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${r.direct.toFixed(3)} ms, bridge ${r.bridge.toFixed(3)} ms, added (median of pairs) ${r.added.toFixed(3)} ms`,
+        )
       }
     }
     for (const p of pairs) {
       /** @param {keyof BridgeRound} k */
       const of = (k) => medianOf(p.rounds.map((r) => r[k]))
-      out.eras.push({ era: p.era, direct: of('direct'), bridge: of('bridge'), added: of('added'), bridgeCpuMsPerCall: of('bridgeCpuMsPerCall'), rounds: p.rounds, spread: latencyStats(p.rounds.map((r) => r.added)) })
+      out.eras.push({
+        era: p.era,
+        direct: of('direct'),
+        bridge: of('bridge'),
+        added: of('added'),
+        bridgeCpuMsPerCall: of('bridgeCpuMsPerCall'),
+        rounds: p.rounds,
+        spread: latencyStats(p.rounds.map((r) => r.added)),
+      })
     }
   } catch (err) {
     out.error = message(err)

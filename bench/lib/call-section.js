@@ -56,7 +56,8 @@ export const PEERS = ['mcp-proxy', 'supergateway', 'mcp-hub']
 /**
  * What a client mode needs to measure one variant.
  * @typedef {object} ClientDriver
- * @property {(variant: import('./targets/types.js').Variant, timeoutMs: number) => Promise<{ negotiated: string, close: () => Promise<void> }>} connect
+ * @property {(variant: import('./targets/types.js').Variant, timeoutMs: number) => Promise<{ negotiated: string, close:
+ * () => Promise<void> }>} connect
  * @property {(conn: any, tool: string | RegExp) => Promise<string>} findTool
  * @property {(conn: any, tool: string, timeoutMs: number) => () => Promise<void>} echo
  */
@@ -116,7 +117,15 @@ export async function runCallSection(ctx, progress) {
       try {
         started = await withTimeout(`${def.label} start`, cfg.startBudgetMs * 2, () => def.start(ctx))
       } catch (err) {
-        slots.push({ key: `${def.id}::`, target: def.id, label: def.label, client: 'raw', era: '', error: message(err), rounds: [] })
+        slots.push({
+          key: `${def.id}::`,
+          target: def.id,
+          label: def.label,
+          client: 'raw',
+          era: '',
+          error: message(err),
+          rounds: [],
+        })
         progress(`${def.label}: ${message(err)}`)
         continue
       }
@@ -124,7 +133,17 @@ export async function runCallSection(ctx, progress) {
       for (const variant of started.variants) {
         for (const client of clientsFor(variant, cfg)) {
           /** @type {Slot} */
-          const slot = { key: `${def.id}:${variant.era}:${client}`, target: def.id, label: def.label, client, era: variant.era, transport: variant.transport, command: started.command, notes: started.notes, rounds: [] }
+          const slot = {
+            key: `${def.id}:${variant.era}:${client}`,
+            target: def.id,
+            label: def.label,
+            client,
+            era: variant.era,
+            transport: variant.transport,
+            command: started.command,
+            notes: started.notes,
+            rounds: [],
+          }
           slots.push(slot)
           const entry = await connectSlot(ctx, slot, variant, DRIVERS[client], progress)
           if (entry) live.push({ ...entry, gatewayPid: started.gatewayPid })
@@ -171,11 +190,15 @@ async function connectSlot(ctx, slot, variant, driver, progress) {
   const { cfg } = ctx
   let conn
   try {
-    conn = await withTimeout(`${slot.key} connect`, cfg.startBudgetMs, () => driver.connect(variant, cfg.requestTimeoutMs))
+    conn = await withTimeout(`${slot.key} connect`, cfg.startBudgetMs, () =>
+      driver.connect(variant, cfg.requestTimeoutMs),
+    )
     slot.negotiated = conn.negotiated
     const c = conn
     // the upstream may still be registering tools right after start: retry the lookup, bounded
-    slot.tool = await pollUntil(`${slot.key} find echo tool`, 30_000, () => driver.findTool(c, variant.tool), { intervalMs: 250 })
+    slot.tool = await pollUntil(`${slot.key} find echo tool`, 30_000, () => driver.findTool(c, variant.tool), {
+      intervalMs: 250,
+    })
     progress(`${slot.key}: connected (negotiated ${slot.negotiated}, tool ${slot.tool})`)
     return { slot, conn, call: driver.echo(conn, slot.tool, cfg.requestTimeoutMs) }
   } catch (err) {
@@ -196,7 +219,12 @@ const known = (xs) => xs.every((x) => x !== undefined)
 async function warmUp(cfg, l, progress) {
   if (cfg.warmupBurst === 0) return
   try {
-    const tp = await throughput(l.call, { total: cfg.warmupBurst, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'warm-up burst' })
+    const tp = await throughput(l.call, {
+      total: cfg.warmupBurst,
+      concurrency: cfg.concurrency,
+      budgetMs: cfg.measureBudgetMs,
+      what: 'warm-up burst',
+    })
     progress(`  warm-up ${l.slot.key}: ${tp.callsPerSec.toFixed(0)} calls/s (not counted)`)
   } catch (err) {
     l.slot.error = `warm-up: ${message(err)}`
@@ -217,12 +245,26 @@ async function warmUp(cfg, l, progress) {
  */
 async function measureRound(ctx, turn, round, progress) {
   const { cfg } = ctx
-  /** @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs: number, gatewayCpuMs?: number, upstreamCpuMs?: number }>} */
+  /**
+   * @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs:
+   * number, gatewayCpuMs?: number, upstreamCpuMs?: number }>}
+   */
   const parts = new Map()
   for (const l of turn) {
     const part = await attemptSlot(l, round, progress, async () => {
-      if (cfg.roundWarmup > 0) await throughput(l.call, { total: cfg.roundWarmup, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'round warm-up' })
-      const latency = await sequentialLatency(l.call, { warmup: cfg.warmup, count: cfg.calls, budgetMs: cfg.measureBudgetMs, what: 'sequential' })
+      if (cfg.roundWarmup > 0)
+        await throughput(l.call, {
+          total: cfg.roundWarmup,
+          concurrency: cfg.concurrency,
+          budgetMs: cfg.measureBudgetMs,
+          what: 'round warm-up',
+        })
+      const latency = await sequentialLatency(l.call, {
+        warmup: cfg.warmup,
+        count: cfg.calls,
+        budgetMs: cfg.measureBudgetMs,
+        what: 'sequential',
+      })
       const gateway = l.gatewayPid?.() === undefined ? undefined : 0
       return { latency, calls: 0, elapsedMs: 0, clientCpuMs: 0, gatewayCpuMs: gateway, upstreamCpuMs: gateway }
     })
@@ -238,17 +280,24 @@ async function measureRound(ctx, turn, round, progress) {
         const below = pid === undefined ? [] : descendants(pid)
         const up0 = below.map(processCpuMs)
         const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
-        const tp = await throughput(l.call, { total: burst, concurrency: cfg.concurrency, budgetMs: cfg.measureBudgetMs, what: 'concurrent' })
+        const tp = await throughput(l.call, {
+          total: burst,
+          concurrency: cfg.concurrency,
+          budgetMs: cfg.measureBudgetMs,
+          what: 'concurrent',
+        })
         const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
         const up1 = below.map(processCpuMs)
         part.calls += burst
         part.elapsedMs += tp.elapsedMs
         part.clientCpuMs += (tp.clientCpuPct * tp.elapsedMs) / 100
-        if (part.gatewayCpuMs !== undefined) part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
+        if (part.gatewayCpuMs !== undefined)
+          part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
         // an upstream that ended or started during the burst leaves its share unknown
         const upstream =
           below.length && known(up0) && known(up1) ? up1.reduce((a, c, i) => a + c - up0[i], 0) : undefined
-        if (part.upstreamCpuMs !== undefined) part.upstreamCpuMs = upstream === undefined ? undefined : part.upstreamCpuMs + upstream
+        if (part.upstreamCpuMs !== undefined)
+          part.upstreamCpuMs = upstream === undefined ? undefined : part.upstreamCpuMs + upstream
         return true
       })
       if (!ok) parts.delete(l)

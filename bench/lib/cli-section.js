@@ -29,7 +29,10 @@ function timeOnce(file, args, env, cwd) {
   const t0 = performance.now()
   const r = spawnSync(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
   const ms = performance.now() - t0
-  if (r.status !== 0) throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 200)}`)
+  if (r.status !== 0)
+    throw new Error(
+      `${path.basename(file)} ${args.join(' ')} exited ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 200)}`,
+    )
   return ms
 }
 
@@ -58,7 +61,8 @@ function pair(a, b, runs, env, cwd) {
 async function daemonSpawner() {
   const mod = await import(pathToFileURL(path.join(REPO, 'dist/runtime/client/daemon-process.js')).href)
   const paths = await import(pathToFileURL(path.join(REPO, 'dist/runtime/paths.js')).href)
-  if (typeof mod.spawnDaemon !== 'function' || typeof paths.statePaths !== 'function') throw new Error('dist/runtime/client/daemon-process.js exports no spawnDaemon')
+  if (typeof mod.spawnDaemon !== 'function' || typeof paths.statePaths !== 'function')
+    throw new Error('dist/runtime/client/daemon-process.js exports no spawnDaemon')
   return (stateDir) => mod.spawnDaemon(paths.statePaths(stateDir))
 }
 
@@ -68,10 +72,20 @@ async function daemonSpawner() {
  */
 function healthOk(info) {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port: info.port, method: 'POST', path: '/control/health', headers: { 'content-type': 'application/json', authorization: `Bearer ${info.controlToken}` }, timeout: 2000 }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode === 200))
-    })
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: info.port,
+        method: 'POST',
+        path: '/control/health',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${info.controlToken}` },
+        timeout: 2000,
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode === 200))
+      },
+    )
     req.on('error', () => resolve(false))
     req.on('timeout', () => req.destroy())
     req.end('{}')
@@ -124,7 +138,9 @@ export async function runCliSection(ctx, progress) {
   try {
     await tutti(t, ['connector', 'install', path.join(EXAMPLES, 'notes')])
     await tutti(t, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
+    await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], {
+      EVERYTHING_API_KEY: 'bench',
+    })
     timeOnce(available[0], available.slice(1), env, cwd) // the daemon is up and this call path warm
     await step('available', () => {
       progress(`cli: connector available vs node -e 0, ${cfg.cliRuns} runs each`)
@@ -134,7 +150,15 @@ export async function runCliSection(ctx, progress) {
     await step('shim', () => {
       const installed = JSON.parse(fs.readFileSync(path.join(t.stateDir, 'installed.json'), 'utf8'))
       const digest = installed.connectors?.everything?.digest
-      const entry = path.join(t.stateDir, 'connectors', 'everything', 'releases', String(digest), 'bin', 'everything.js')
+      const entry = path.join(
+        t.stateDir,
+        'connectors',
+        'everything',
+        'releases',
+        String(digest),
+        'bin',
+        'everything.js',
+      )
       if (!fs.existsSync(entry)) throw new Error(`no entrypoint at ${entry}`)
       const shim = path.join(t.stateDir, 'bin', 'tutti-connector-everything')
       progress(`cli: shim vs direct entrypoint, ${cfg.shimRuns} runs each`)

@@ -76,7 +76,10 @@ export async function connectSse(url, { headers = {} } = {}) {
  */
 export async function findTool(client, name) {
   const { tools } = await client.listTools(undefined, { cacheMode: 'bypass' })
-  return pickTool(tools.map((t) => t.name), name)
+  return pickTool(
+    tools.map((t) => t.name),
+    name,
+  )
 }
 
 /**
@@ -88,7 +91,9 @@ export function pickTool(names, name) {
   const hits = typeof name === 'string' ? names.filter((n) => n === name) : names.filter((n) => name.test(n))
   if (hits.length !== 1) {
     const shown = names.slice(0, 20).join(', ')
-    throw new Error(`expected one tool matching ${String(name)}, found ${hits.length} among ${names.length} tools (${shown}${names.length > 20 ? ', …' : ''})`)
+    throw new Error(
+      `expected one tool matching ${String(name)}, found ${hits.length} among ${names.length} tools (${shown}${names.length > 20 ? ', …' : ''})`,
+    )
   }
   return hits[0]
 }
@@ -106,6 +111,7 @@ export function echoCall(client, toolName, timeoutMs) {
     const res = await client.callTool({ name: toolName, arguments: { message } }, { timeout: timeoutMs })
     const first = Array.isArray(res.content) ? res.content[0] : undefined
     const text = first && first.type === 'text' ? first.text : undefined
-    if (res.isError || text !== `Echo: ${message}`) throw new Error(`unexpected echo result: ${JSON.stringify(res).slice(0, 300)}`)
+    if (res.isError || text !== `Echo: ${message}`)
+      throw new Error(`unexpected echo result: ${JSON.stringify(res).slice(0, 300)}`)
   }
 }

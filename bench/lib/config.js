@@ -38,7 +38,10 @@ function int(name, fallback) {
 function list(name, fallback) {
   const raw = process.env[name]
   if (!raw) return fallback
-  return raw.split(',').map((s) => s.trim()).filter(Boolean)
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
 }
 
 export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
@@ -83,9 +86,16 @@ export function loadConfig() {
     /** Per-request timeout given to the SDK client and the raw client. */
     requestTimeoutMs: 30_000,
   }
-  for (const t of cfg.targets) if (!ALL_TARGETS.includes(t)) throw new Error(`BENCH_TARGETS: unknown target "${t}" (known: ${ALL_TARGETS.join(', ')})`)
-  for (const c of cfg.clients) if (!ALL_CLIENTS.includes(c)) throw new Error(`BENCH_CLIENTS: unknown client "${c}" (known: ${ALL_CLIENTS.join(', ')})`)
-  for (const s of cfg.sections) if (!ALL_SECTIONS.includes(s)) throw new Error(`BENCH_SECTIONS: unknown section "${s}" (known: ${ALL_SECTIONS.join(', ')})`)
-  if (cfg.sections.includes('start') && !cfg.sections.includes('list')) throw new Error('BENCH_SECTIONS: "start" restarts the daemon "list" populated; add "list"')
+  for (const t of cfg.targets)
+    if (!ALL_TARGETS.includes(t))
+      throw new Error(`BENCH_TARGETS: unknown target "${t}" (known: ${ALL_TARGETS.join(', ')})`)
+  for (const c of cfg.clients)
+    if (!ALL_CLIENTS.includes(c))
+      throw new Error(`BENCH_CLIENTS: unknown client "${c}" (known: ${ALL_CLIENTS.join(', ')})`)
+  for (const s of cfg.sections)
+    if (!ALL_SECTIONS.includes(s))
+      throw new Error(`BENCH_SECTIONS: unknown section "${s}" (known: ${ALL_SECTIONS.join(', ')})`)
+  if (cfg.sections.includes('start') && !cfg.sections.includes('list'))
+    throw new Error('BENCH_SECTIONS: "start" restarts the daemon "list" populated; add "list"')
   return cfg
 }

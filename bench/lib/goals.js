@@ -41,9 +41,19 @@ function row(measure, value, show, goal, holds, extra = '') {
 export function callGoals(ratios) {
   const r = ratios.ratios
   const out = []
-  for (const e of [LEGACY, MODERN]) out.push(row(`tutti ${era(e)} CPU/call ÷ floor`, r[`cpuVsFloor ${e}`]?.median, x, '≤ 1.50x', (v) => v <= 1.5))
-  for (const e of [LEGACY, MODERN]) out.push(row(`tutti ${era(e)} calls/s ÷ best peer`, r[`callsVsBestPeer ${e}`]?.median, x, '≥ 3.00x', (v) => v >= 3))
-  out.push(row('tutti 2026-07-28 ÷ 2025-06-18 calls/s', r['modernVsLegacy calls/s']?.median, x, '≥ 1.00x (no slower)', (v) => v >= 1))
+  for (const e of [LEGACY, MODERN])
+    out.push(row(`tutti ${era(e)} CPU/call ÷ floor`, r[`cpuVsFloor ${e}`]?.median, x, '≤ 1.50x', (v) => v <= 1.5))
+  for (const e of [LEGACY, MODERN])
+    out.push(row(`tutti ${era(e)} calls/s ÷ best peer`, r[`callsVsBestPeer ${e}`]?.median, x, '≥ 3.00x', (v) => v >= 3))
+  out.push(
+    row(
+      'tutti 2026-07-28 ÷ 2025-06-18 calls/s',
+      r['modernVsLegacy calls/s']?.median,
+      x,
+      '≥ 1.00x (no slower)',
+      (v) => v >= 1,
+    ),
+  )
   return out
 }
 
@@ -52,7 +62,13 @@ export function listGoals(list) {
   const total = (list.connectors * list.toolsPerConnector).toLocaleString('en-US')
   return [LEGACY, MODERN].map((e) => {
     const r = list.eras.find((x) => x.era === e)
-    return row(`tools/list of ${total} tools, ${era(e)}, median to last byte`, r?.median, msText, '≤ 8 ms', (v) => v <= 8)
+    return row(
+      `tools/list of ${total} tools, ${era(e)}, median to last byte`,
+      r?.median,
+      msText,
+      '≤ 8 ms',
+      (v) => v <= 8,
+    )
   })
 }
 
@@ -62,8 +78,21 @@ export function startGoals(start) {
   const n = start.connectors
   return [
     row(`daemon start, ${n} stdio connectors: ready`, s.readyMs, msText, '≤ 1000 ms', (v) => v <= 1000),
-    row(`daemon start, ${n} stdio connectors: daemon RSS`, s.daemonRssMb, (v) => `${v.toFixed(0)} MB`, '≤ 150 MB', (v) => v <= 150),
-    row(`daemon start, ${n} stdio connectors: upstream processes`, s.processes, (v) => v.toFixed(0), '0', (v) => v === 0, Number.isFinite(s.processesRssMb) && s.processes > 0 ? ` (${(s.processesRssMb / 1024).toFixed(1)} GB)` : ''),
+    row(
+      `daemon start, ${n} stdio connectors: daemon RSS`,
+      s.daemonRssMb,
+      (v) => `${v.toFixed(0)} MB`,
+      '≤ 150 MB',
+      (v) => v <= 150,
+    ),
+    row(
+      `daemon start, ${n} stdio connectors: upstream processes`,
+      s.processes,
+      (v) => v.toFixed(0),
+      '0',
+      (v) => v === 0,
+      Number.isFinite(s.processesRssMb) && s.processes > 0 ? ` (${(s.processesRssMb / 1024).toFixed(1)} GB)` : '',
+    ),
   ]
 }
 
@@ -72,8 +101,22 @@ export function cliGoals(cli) {
   const a = cli.available
   const s = cli.shim
   return [
-    row('connector available --json (warm daemon) ÷ node -e 0', a?.ratio, x, '≤ 2.00x', (v) => v <= 2, a ? ` (${a.ms.toFixed(0)} / ${a.nodeMs.toFixed(0)} ms)` : ''),
-    row('shim overhead (tutti-connector-everything --version)', s?.overheadMs, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} ms`, '≤ 3 ms', (v) => v <= 3, s ? ` (${s.shimMs.toFixed(1)} / ${s.directMs.toFixed(1)} ms)` : ''),
+    row(
+      'connector available --json (warm daemon) ÷ node -e 0',
+      a?.ratio,
+      x,
+      '≤ 2.00x',
+      (v) => v <= 2,
+      a ? ` (${a.ms.toFixed(0)} / ${a.nodeMs.toFixed(0)} ms)` : '',
+    ),
+    row(
+      'shim overhead (tutti-connector-everything --version)',
+      s?.overheadMs,
+      (v) => `${v >= 0 ? '+' : ''}${v.toFixed(1)} ms`,
+      '≤ 3 ms',
+      (v) => v <= 3,
+      s ? ` (${s.shimMs.toFixed(1)} / ${s.directMs.toFixed(1)} ms)` : '',
+    ),
     row('daemon fork-to-healthy', cli.fork?.ms, msText, '≤ 400 ms', (v) => v <= 400),
     row('kill -9 recovery: next connector available', cli.recovery?.ms, msText, '≤ 700 ms', (v) => v <= 700),
   ]

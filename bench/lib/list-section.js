@@ -96,11 +96,21 @@ export async function runListSection(ctx, progress) {
   const label = `tools/list, ${cfg.listConnectors} connectors × ${cfg.listTools} tools`
   const t = { ctx, stateDir: ctx.dir('tutti-list-state') }
   /** @type {ListSection} */
-  const out = { connectors: cfg.listConnectors, toolsPerConnector: cfg.listTools, eras: [], setup: {}, stateDir: t.stateDir }
+  const out = {
+    connectors: cfg.listConnectors,
+    toolsPerConnector: cfg.listTools,
+    eras: [],
+    setup: {},
+    stateDir: t.stateDir,
+  }
   /** @type {{ row: ListEra, conn: RawConnection, samples: number[], withParse: number[] }[]} */
   const conns = []
   try {
-    const made = generateConnectors({ outDir: ctx.dir('list-connectors'), count: cfg.listConnectors, tools: cfg.listTools })
+    const made = generateConnectors({
+      outDir: ctx.dir('list-connectors'),
+      count: cfg.listConnectors,
+      tools: cfg.listTools,
+    })
     progress(`${label}: installing ${made.length} connectors (${cfg.installConcurrency} at a time)`)
     const t0 = performance.now()
     let done = 0
@@ -116,7 +126,9 @@ export async function runListSection(ctx, progress) {
       const row = { era, rounds: [] }
       out.eras.push(row)
       try {
-        const conn = await withTimeout(`${label} ${era} connect`, cfg.startBudgetMs, () => connectRaw(spec, era, cfg.requestTimeoutMs))
+        const conn = await withTimeout(`${label} ${era} connect`, cfg.startBudgetMs, () =>
+          connectRaw(spec, era, cfg.requestTimeoutMs),
+        )
         row.negotiated = conn.negotiated
         conns.push({ row, conn, samples: [], withParse: [] })
       } catch (err) {
@@ -126,7 +138,12 @@ export async function runListSection(ctx, progress) {
     if (!conns.length) return out
     // every upstream must be up and listed before timing starts
     const first = conns[0].conn
-    await pollUntil(`${label}: all ${total} tools listed`, 300_000, async () => (await rawListTools(first)).length === total, { intervalMs: 500 })
+    await pollUntil(
+      `${label}: all ${total} tools listed`,
+      300_000,
+      async () => (await rawListTools(first)).length === total,
+      { intervalMs: 500 },
+    )
     out.setup.readyMs = performance.now() - t0
     const tools = await rawListTools(first)
     const want = `${connectorKey(0)}_tool-00`
@@ -137,7 +154,12 @@ export async function runListSection(ctx, progress) {
     }
     for (const c of conns) {
       try {
-        await sequentialLatency(listCall(c.conn, total), { warmup: cfg.listWarmup, count: 0, budgetMs: cfg.measureBudgetMs, what: 'tools/list warm-up' })
+        await sequentialLatency(listCall(c.conn, total), {
+          warmup: cfg.listWarmup,
+          count: 0,
+          budgetMs: cfg.measureBudgetMs,
+          what: 'tools/list warm-up',
+        })
       } catch (err) {
         c.row.error = message(err)
       }
@@ -147,7 +169,13 @@ export async function runListSection(ctx, progress) {
       for (const c of turn) {
         if (c.row.error) continue
         try {
-          const stats = await sequentialLatency(listCall(c.conn, total, c.withParse), { warmup: 0, count: cfg.listCalls, budgetMs: cfg.measureBudgetMs, what: 'tools/list', samples: c.samples })
+          const stats = await sequentialLatency(listCall(c.conn, total, c.withParse), {
+            warmup: 0,
+            count: cfg.listCalls,
+            budgetMs: cfg.measureBudgetMs,
+            what: 'tools/list',
+            samples: c.samples,
+          })
           c.row.rounds.push(stats.median)
           progress(`  r${r + 1} tools/list ${c.row.era}: median ${stats.median.toFixed(2)} ms`)
         } catch (err) {

@@ -129,5 +129,11 @@ export async function throughput(call, { total, concurrency, budgetMs, what = 'c
   const cpu = process.cpuUsage(cpu0)
   const rejected = results.find((r) => r.status === 'rejected')
   if (rejected && rejected.status === 'rejected') throw rejected.reason
-  return { total, concurrency, elapsedMs, callsPerSec: (total / elapsedMs) * 1000, clientCpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100 }
+  return {
+    total,
+    concurrency,
+    elapsedMs,
+    callsPerSec: (total / elapsedMs) * 1000,
+    clientCpuPct: ((cpu.user + cpu.system) / 1000 / elapsedMs) * 100,
+  }
 }

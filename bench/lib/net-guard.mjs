@@ -26,7 +26,14 @@ net.Server.prototype.listen = function guardedListen(...args) {
   } else if (isPort(first)) {
     if (typeof args[1] === 'string') args[1] = BIND
     else args.splice(1, 0, BIND)
-  } else if (first && typeof first === 'object' && !('path' in first) && !('fd' in first) && !('handle' in first) && !('_handle' in first)) {
+  } else if (
+    first &&
+    typeof first === 'object' &&
+    !('path' in first) &&
+    !('fd' in first) &&
+    !('handle' in first) &&
+    !('_handle' in first)
+  ) {
     args[0] = { ...first, host: BIND }
   }
   return listen.apply(this, args)
@@ -49,7 +56,10 @@ const connect = /** @type {(this: net.Socket, ...args: any[]) => net.Socket} */ 
 net.Socket.prototype.connect = function guardedConnect(...args) {
   const host = targetHost(args)
   if (host !== undefined && !LOOPBACK.has(String(host).toLowerCase())) {
-    const err = Object.assign(new Error(`tutti-bench net guard: outbound connection to ${host} blocked (only 127.0.0.1 allowed)`), { code: 'ECONNREFUSED' })
+    const err = Object.assign(
+      new Error(`tutti-bench net guard: outbound connection to ${host} blocked (only 127.0.0.1 allowed)`),
+      { code: 'ECONNREFUSED' },
+    )
     process.stderr.write(`${err.message}\n`)
     process.nextTick(() => this.destroy(err))
     return this

@@ -9,7 +9,8 @@ import { pollUntil } from './wait.js'
 
 /**
  * @param {import('./context.js').RunContext} ctx
- * @param {{ name: string, script: string, args: string[], env?: Record<string, string>, ready: () => Promise<boolean>, readyMs?: number }} spec
+ * @param {{ name: string, script: string, args: string[], env?: Record<string, string>, ready: () => Promise<boolean>,
+ * readyMs?: number }} spec
  */
 export async function startPeer(ctx, { name, script, args, env = {}, ready, readyMs = ctx.cfg.startBudgetMs }) {
   const dir = ctx.dir(name)
@@ -21,11 +22,15 @@ export async function startPeer(ctx, { name, script, args, env = {}, ready, read
   try {
     await pollUntil(`${name} start`, readyMs, ready, {
       intervalMs: 100,
-      abort: () => (proc.exited() ? `process ${proc.exitReason()}; log: ${logTail(logFile, 4).replace(/\s+/g, ' ')}` : undefined),
+      abort: () =>
+        proc.exited() ? `process ${proc.exitReason()}; log: ${logTail(logFile, 4).replace(/\s+/g, ' ')}` : undefined,
     })
     listens = listeningAddresses(proc.pid)
     const exposed = listens.filter((a) => !a.loopback)
-    if (exposed.length) throw new Error(`${name} listens on a non-loopback address: ${exposed.map((a) => `${a.host}:${a.port}`).join(', ')}`)
+    if (exposed.length)
+      throw new Error(
+        `${name} listens on a non-loopback address: ${exposed.map((a) => `${a.host}:${a.port}`).join(', ')}`,
+      )
   } catch (err) {
     await stopProc(proc)
     throw err

@@ -183,7 +183,8 @@ export function findLeftovers(runId, runRoot) {
     } catch {
       // gone or not ours
     }
-    const mine = env.split('\0').includes(marker) || cwd === runRoot || cwd.startsWith(`${runRoot}/`) || cmd.includes(runRoot)
+    const mine =
+      env.split('\0').includes(marker) || cwd === runRoot || cwd.startsWith(`${runRoot}/`) || cmd.includes(runRoot)
     if (mine) found.push({ pid, pgid: stat.pgid, cmd: cmd || stat.comm })
   }
   return found

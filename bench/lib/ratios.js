@@ -8,7 +8,15 @@ import { median } from './measure.js'
 import { PEERS } from './call-section.js'
 
 /** @typedef {import('./call-section.js').Slot} Slot */
-const FIELDS = /** @type {const} */ (['median', 'p99', 'callsPerSec', 'clientCpuPct', 'gatewayCpuMsPerCall', 'clientCpuMsPerCall', 'upstreamCpuMsPerCall'])
+const FIELDS = /** @type {const} */ ([
+  'median',
+  'p99',
+  'callsPerSec',
+  'clientCpuPct',
+  'gatewayCpuMsPerCall',
+  'clientCpuMsPerCall',
+  'upstreamCpuMsPerCall',
+])
 
 /** Median of the finite values (NaN when none). @param {(number | undefined)[]} values */
 export function medianOf(values) {
@@ -37,7 +45,8 @@ export function summarize(slot) {
 
 /**
  * @param {{ slots: import('./call-section.js').Slot[] }} call
- * @returns {{ ratios: Record<string, Ratio>, bestPeer?: { target: string, era: string, key: string, roundsBest: Record<string, number> } }}
+ * @returns {{ ratios: Record<string, Ratio>, bestPeer?: { target: string, era: string, key: string, roundsBest:
+ * Record<string, number> } }}
  */
 export function callRatios(call) {
   const rounds = Math.max(0, ...call.slots.map((s) => s.rounds.length))
@@ -61,22 +70,46 @@ export function callRatios(call) {
   const bestIn = (r) => {
     /** @type {Slot | undefined} */
     let best
-    for (const p of peers) if (Number.isFinite(at(p, r, 'callsPerSec')) && (!best || at(p, r, 'callsPerSec') > at(best, r, 'callsPerSec'))) best = p
+    for (const p of peers)
+      if (Number.isFinite(at(p, r, 'callsPerSec')) && (!best || at(p, r, 'callsPerSec') > at(best, r, 'callsPerSec')))
+        best = p
     return best
   }
   for (const era of [LEGACY, MODERN]) {
     const t = find(`tutti:${era}:raw`)
-    add(`cpuVsFloor ${era}`, idx.map((r) => at(t, r, 'gatewayCpuMsPerCall') / at(floorSlot, r, 'gatewayCpuMsPerCall')))
-    add(`callsVsFloor ${era}`, idx.map((r) => at(t, r, 'callsPerSec') / at(floorSlot, r, 'callsPerSec')))
+    add(
+      `cpuVsFloor ${era}`,
+      idx.map((r) => at(t, r, 'gatewayCpuMsPerCall') / at(floorSlot, r, 'gatewayCpuMsPerCall')),
+    )
+    add(
+      `callsVsFloor ${era}`,
+      idx.map((r) => at(t, r, 'callsPerSec') / at(floorSlot, r, 'callsPerSec')),
+    )
     const best = idx.map(bestIn)
-    add(`callsVsBestPeer ${era}`, idx.map((r) => at(t, r, 'callsPerSec') / at(best[r], r, 'callsPerSec')), best.map((b) => b?.key ?? '-'))
-    add(`cpuVsBestPeer ${era}`, idx.map((r) => at(t, r, 'gatewayCpuMsPerCall') / at(best[r], r, 'gatewayCpuMsPerCall')))
+    add(
+      `callsVsBestPeer ${era}`,
+      idx.map((r) => at(t, r, 'callsPerSec') / at(best[r], r, 'callsPerSec')),
+      best.map((b) => b?.key ?? '-'),
+    )
+    add(
+      `cpuVsBestPeer ${era}`,
+      idx.map((r) => at(t, r, 'gatewayCpuMsPerCall') / at(best[r], r, 'gatewayCpuMsPerCall')),
+    )
   }
   const t25 = find(`tutti:${LEGACY}:raw`)
   const t26 = find(`tutti:${MODERN}:raw`)
-  add('modernVsLegacy calls/s', idx.map((r) => at(t26, r, 'callsPerSec') / at(t25, r, 'callsPerSec')))
-  add('modernVsLegacy cpu/call', idx.map((r) => at(t26, r, 'gatewayCpuMsPerCall') / at(t25, r, 'gatewayCpuMsPerCall')))
-  add('modernVsLegacy median ms', idx.map((r) => at(t26, r, 'median') / at(t25, r, 'median')))
+  add(
+    'modernVsLegacy calls/s',
+    idx.map((r) => at(t26, r, 'callsPerSec') / at(t25, r, 'callsPerSec')),
+  )
+  add(
+    'modernVsLegacy cpu/call',
+    idx.map((r) => at(t26, r, 'gatewayCpuMsPerCall') / at(t25, r, 'gatewayCpuMsPerCall')),
+  )
+  add(
+    'modernVsLegacy median ms',
+    idx.map((r) => at(t26, r, 'median') / at(t25, r, 'median')),
+  )
 
   // the best peer overall: highest median calls/s over the rounds; and how often each was best in a round
   let bestPeer
@@ -94,5 +127,8 @@ export function callRatios(call) {
     const b = bestIn(r)
     if (b) roundsBest[b.key] = (roundsBest[b.key] ?? 0) + 1
   }
-  return { ratios, ...(bestPeer ? { bestPeer: { target: bestPeer.target, era: bestPeer.era, key: bestPeer.key, roundsBest } } : {}) }
+  return {
+    ratios,
+    ...(bestPeer ? { bestPeer: { target: bestPeer.target, era: bestPeer.era, key: bestPeer.key, roundsBest } } : {}),
+  }
 }

@@ -15,7 +15,11 @@ export function table(rows, align) {
   const cells = rows.filter((r) => r.length > 1)
   const widths = rows[0].map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)))
   /** @param {string[]} r */
-  const line = (r) => r.map((cell, i) => (align[i] === 'r' ? (cell ?? '').padStart(widths[i]) : (cell ?? '').padEnd(widths[i]))).join('  ').trimEnd()
+  const line = (r) =>
+    r
+      .map((cell, i) => (align[i] === 'r' ? (cell ?? '').padStart(widths[i]) : (cell ?? '').padEnd(widths[i])))
+      .join('  ')
+      .trimEnd()
   return rows
     .map((r, ri) => {
       if (ri === 0) return `${line(r)}\n${widths.map((w) => '-'.repeat(w)).join('  ')}`
@@ -29,7 +33,14 @@ const fixed = (v, d) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed
 /** @param {string} e */
 const eraName = (e) => (e === MODERN ? '2026-07-28' : e === LEGACY ? '2025-06-18' : e)
 /** @type {Record<string, string>} */
-const LABELS = { direct: 'direct stdio', floor: 'floor: node:http → stdio, id-mapped', tutti: 'tutti', 'mcp-proxy': 'mcp-proxy', supergateway: 'supergateway', 'mcp-hub': 'mcp-hub' }
+const LABELS = {
+  direct: 'direct stdio',
+  floor: 'floor: node:http → stdio, id-mapped',
+  tutti: 'tutti',
+  'mcp-proxy': 'mcp-proxy',
+  supergateway: 'supergateway',
+  'mcp-hub': 'mcp-hub',
+}
 
 /**
  * A slot's row name: target, era, and the client when it is not the usual one.
@@ -78,7 +89,10 @@ export function renderReport(results) {
   const failures = []
   if (results.call) {
     const { slots, ratios } = results.call
-    rows.push([`tools/call of echo: ${cfg.concurrency} in flight → calls/s, sequential median ms, gateway CPU ms/call; medians of ${cfg.rounds} interleaved rounds`])
+    rows.push([
+      `tools/call of echo: ${cfg.concurrency} in flight → calls/s, sequential median ms, gateway CPU ms/call; ` +
+        `medians of ${cfg.rounds} interleaved rounds`,
+    ])
     for (const s of slots) {
       const sum = summarize(s)
       if (!sum.rounds) {
@@ -86,7 +100,15 @@ export function renderReport(results) {
         failures.push(`${slotName(s)}: ${s.error ?? 'no round measured'}`)
         continue
       }
-      rows.push([`  ${slotName(s, ratios.bestPeer?.key)}`, fixed(sum.callsPerSec, 0), fixed(sum.median, 2), fixed(sum.gatewayCpuMsPerCall, 3), '', '', ''])
+      rows.push([
+        `  ${slotName(s, ratios.bestPeer?.key)}`,
+        fixed(sum.callsPerSec, 0),
+        fixed(sum.median, 2),
+        fixed(sum.gatewayCpuMsPerCall, 3),
+        '',
+        '',
+        '',
+      ])
       if (s.error) failures.push(`${slotName(s)}: ${s.error} (${sum.rounds} of ${cfg.rounds} rounds measured)`)
     }
     rows.push(...callGoals(ratios).map(goalRow))
@@ -97,59 +119,135 @@ export function renderReport(results) {
     }
     notes.push('per-round ratios (round 1 … n; the figure is their median):')
     for (const e of [LEGACY, MODERN]) {
-      notes.push(`  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; calls/s ÷ best peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; CPU/call ÷ best peer ${per(`cpuVsBestPeer ${e}`)}`)
+      notes.push(
+        `  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; calls/s ÷ best ` +
+          `peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; CPU/call ÷ best ` +
+          `peer ${per(`cpuVsBestPeer ${e}`)}`,
+      )
     }
-    notes.push(`  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`)
+    notes.push(
+      `  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`,
+    )
     // on two shared cores calls/s follows the CPU every call costs all three processes, not the gateway's alone
-    const split = slots.map((s) => ({ s, sum: summarize(s) })).filter(({ sum }) => sum.rounds && Number.isFinite(sum.upstreamCpuMsPerCall))
-    if (split.length) notes.push(`CPU ms per call, client + gateway + upstream = all (medians): ${split.map(({ s, sum }) => `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall, 3)}`).join('; ')}`)
+    const split = slots
+      .map((s) => ({ s, sum: summarize(s) }))
+      .filter(({ sum }) => sum.rounds && Number.isFinite(sum.upstreamCpuMsPerCall))
+    if (split.length)
+      notes.push(
+        `CPU ms per call, client + gateway + upstream = all ` +
+          `(medians): ${split.map(({ s, sum }) => `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall, 3)}`).join('; ')}`,
+      )
     const bp = ratios.bestPeer
-    if (bp) notes.push(`best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(bp.roundsBest).map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`).join(', ')}`)
-    notes.push(`every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream); the raw client's HTTP: ${RAW_HTTP}`)
+    if (bp)
+      notes.push(
+        `best peer: ${LABELS[bp.target]} ${eraName(bp.era)} (highest median calls/s); best in a round: ${Object.entries(
+          bp.roundsBest,
+        )
+          .map(([k, n]) => `${k.split(':').slice(0, 2).join(' ')} ${n}×`)
+          .join(', ')}`,
+      )
+    notes.push(
+      `every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures ` +
+        `every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed ` +
+        `sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream); the raw client's HTTP: ${RAW_HTTP}`,
+    )
   }
   if (results.list) {
     const l = results.list
-    rows.push([`tools/list: ${l.connectors} connectors × ${l.toolsPerConnector} tools through tutti, raw client, whole list; median of ${cfg.rounds} rounds × ${cfg.listCalls} calls`])
+    rows.push([
+      `tools/list: ${l.connectors} connectors × ${l.toolsPerConnector} tools through tutti, raw client, whole list; ` +
+        `median of ${cfg.rounds} rounds × ${cfg.listCalls} calls`,
+    ])
     rows.push(...listGoals(l).map(goalRow))
-    const bytes = l.eras.map((e) => `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}`).join(', ')
+    const bytes = l.eras
+      .map((e) => `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}`)
+      .join(', ')
     const p99 = l.eras.map((e) => `${eraName(e.era)} ${fixed(e.p99, 1)} ms`).join(', ')
-    notes.push(`tools/list: medians are to the answer's last byte; with the raw client's JSON.parse of it: ${l.eras.map((e) => `${eraName(e.era)} ${fixed(e.withParseMedian, 1)} ms`).join(', ')}`)
-    if (l.setup.installMs !== undefined) notes.push(`tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; all tools listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; answer body ${bytes}; p99 ${p99}`)
+    notes.push(
+      `tools/list: medians are to the answer's last byte; with the raw client's JSON.parse of ` +
+        `it: ${l.eras.map((e) => `${eraName(e.era)} ${fixed(e.withParseMedian, 1)} ms`).join(', ')}`,
+    )
+    if (l.setup.installMs !== undefined)
+      notes.push(
+        `tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; all tools ` +
+          `listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; answer ` +
+          `body ${bytes}; p99 ${p99}`,
+      )
     if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
     for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
   }
   if (results.start) {
     const st = results.start
-    rows.push([`daemon start with ${st.connectors} installed stdio connectors (no declared tools) after a first run listed their tools; median of ${st.rounds.length}`])
+    rows.push([
+      `daemon start with ${st.connectors} installed stdio connectors (no declared tools) after a first run listed ` +
+        `their tools; median of ${st.rounds.length}`,
+    ])
     rows.push(...startGoals(st).map(goalRow))
     const s = st.summary
-    if (Number.isFinite(s.listedMs)) notes.push(`daemon start: every tool served ${fixed(s.listedMs, 0)} ms after the start (includes a session prepare); processes then ${fixed(s.processesAfterList, 0)}; at ready ${fixed(s.ready, 0)} connectors ready, ${fixed(s.running, 0)} upstreams running`)
+    if (Number.isFinite(s.listedMs))
+      notes.push(
+        `daemon start: every tool served ${fixed(s.listedMs, 0)} ms after the start (includes a session prepare); ` +
+          `processes then ${fixed(s.processesAfterList, 0)}; at ready ${fixed(s.ready, 0)} connectors ` +
+          `ready, ${fixed(s.running, 0)} upstreams running`,
+      )
     if (st.error) failures.push(`daemon start: ${st.error}`)
   }
   if (results.cli) {
     const c = results.cli
-    rows.push([`CLI and shims (medians: ${cfg.cliRuns} runs, shim ${cfg.shimRuns}, fork ${cfg.forkRuns}, recovery ${cfg.recoveryRuns})`])
+    rows.push([
+      `CLI and shims (medians: ${cfg.cliRuns} runs, shim ${cfg.shimRuns}, fork ${cfg.forkRuns}, recovery ${cfg.recoveryRuns})`,
+    ])
     rows.push(...cliGoals(c).map(goalRow))
     if (c.error) failures.push(`cli: ${c.error}`)
     for (const [k, v] of Object.entries(c.errors ?? {})) failures.push(`cli ${k}: ${v}`)
   }
   if (results.bridge) {
     const b = results.bridge
-    rows.push([`tutti session bridge: sequential tools/call of echo over stdio vs direct HTTP to the same daemon, call by call; medians of ${cfg.rounds} rounds`])
+    rows.push([
+      `tutti session bridge: sequential tools/call of echo over stdio vs direct HTTP to the same daemon, call by ` +
+        `call; medians of ${cfg.rounds} rounds`,
+    ])
     for (const e of b.eras) {
       rows.push([`  direct HTTP ${eraName(e.era)}`, '', fixed(e.direct, 3), '', '', '', ''])
       rows.push([`  bridge ${eraName(e.era)}`, '', fixed(e.bridge, 3), fixed(e.bridgeCpuMsPerCall, 3), '', '', ''])
-      rows.push([`  bridge added median latency, ${eraName(e.era)}`, '', '', '', `${e.added >= 0 ? '+' : ''}${fixed(e.added, 3)} ms`, '', ''])
+      rows.push([
+        `  bridge added median latency, ${eraName(e.era)}`,
+        '',
+        '',
+        '',
+        `${e.added >= 0 ? '+' : ''}${fixed(e.added, 3)} ms`,
+        '',
+        '',
+      ])
     }
-    if (b.eras.length) notes.push(`bridge: added latency per round (median of the call pairs' bridge − direct, ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`)
+    if (b.eras.length)
+      notes.push(
+        `bridge: added latency per round (median of the call pairs' bridge − direct, ` +
+          `ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`,
+      )
     if (b.error) failures.push(`bridge: ${b.error}`)
   }
   /** @param {number[] | undefined} v */
   const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')
-  rows.push(['machine'], ['  load average (1, 5, 15 min) at start → end', '', '', '', `${la(results.loadavg?.start)} → ${la(results.loadavg?.end)}`, '', ''])
+  rows.push(
+    ['machine'],
+    [
+      '  load average (1, 5, 15 min) at start → end',
+      '',
+      '',
+      '',
+      `${la(results.loadavg?.start)} → ${la(results.loadavg?.end)}`,
+      '',
+      '',
+    ],
+  )
   const goals = rows.filter((r) => r.length > 1 && r[6] && r !== head)
   const met = goals.filter((r) => r[6] === 'yes').length
-  const lines = [table(rows, ['l', 'r', 'r', 'r', 'l', 'l', 'l']), '', `goals met: ${met} of ${goals.length}${goals.some((r) => r[6] === 'n/a') ? ` (${goals.filter((r) => r[6] === 'n/a').length} not measured)` : ''}`]
+  const lines = [
+    table(rows, ['l', 'r', 'r', 'r', 'l', 'l', 'l']),
+    '',
+    `goals met: ${met} of ${goals.length}${goals.some((r) => r[6] === 'n/a') ? ` (${goals.filter((r) => r[6] === 'n/a').length} not measured)` : ''}`,
+  ]
   lines.push(...notes)
   if (failures.length) lines.push('failures:', ...failures.map((f) => `  ${f}`))
   return lines.join('\n')

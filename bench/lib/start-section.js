@@ -41,7 +41,12 @@ const mb = (kb) => kb / 1024
 export async function runStartSection(ctx, list, progress) {
   const { cfg } = ctx
   const total = list.connectors * list.toolsPerConnector
-  const out = { connectors: list.connectors, rounds: /** @type {StartRound[]} */ ([]), summary: /** @type {Record<string, number>} */ ({}), error: /** @type {string | undefined} */ (undefined) }
+  const out = {
+    connectors: list.connectors,
+    rounds: /** @type {StartRound[]} */ ([]),
+    summary: /** @type {Record<string, number>} */ ({}),
+    error: /** @type {string | undefined} */ (undefined),
+  }
   if (!list.stateDir || list.setup.installMs === undefined || list.setup.readyMs === undefined) {
     out.error = `the connectors were not installed and listed (${list.setup.error ?? 'list section incomplete'})`
     return out
@@ -68,10 +73,17 @@ export async function runStartSection(ctx, list, progress) {
       // a session costs a CLI call; it is part of "until every tool is served" on purpose (an agent needs one too)
       const { url, headers } = await prepareSession(t, `bench-start-${r}`)
       const c = (conn = await connectRaw({ transport: 'streamable-http', url, headers }, MODERN, cfg.requestTimeoutMs))
-      await pollUntil(`all ${total} tools listed after start`, 300_000, async () => (await rawListTools(c)).length === total, { intervalMs: 50 })
+      await pollUntil(
+        `all ${total} tools listed after start`,
+        300_000,
+        async () => (await rawListTools(c)).length === total,
+        { intervalMs: 50 },
+      )
       round.listedMs = performance.now() - t0
       round.processesAfterList = descendants(pid).length
-      progress(`daemon start ${r + 1}/${cfg.startRounds}: ready ${round.readyMs.toFixed(0)} ms, ${round.daemonRssMb.toFixed(0)} MB, ${round.processes} processes (${round.processesRssMb.toFixed(0)} MB); all tools listed at ${round.listedMs.toFixed(0)} ms`)
+      progress(
+        `daemon start ${r + 1}/${cfg.startRounds}: ready ${round.readyMs.toFixed(0)} ms, ${round.daemonRssMb.toFixed(0)} MB, ${round.processes} processes (${round.processesRssMb.toFixed(0)} MB); all tools listed at ${round.listedMs.toFixed(0)} ms`,
+      )
     } catch (err) {
       round.error = message(err)
       progress(`daemon start ${r + 1}: FAILED ${round.error}`)
@@ -82,7 +94,14 @@ export async function runStartSection(ctx, list, progress) {
   }
   const ok = out.rounds.filter((x) => !x.error)
   const fields = /** @type {const} */ ([
-    'readyMs', 'daemonRssMb', 'processes', 'processesRssMb', 'running', 'ready', 'listedMs', 'processesAfterList',
+    'readyMs',
+    'daemonRssMb',
+    'processes',
+    'processesRssMb',
+    'running',
+    'ready',
+    'listedMs',
+    'processesAfterList',
   ])
   for (const f of fields) out.summary[f] = medianOf(ok.map((x) => x[f]))
   if (!ok.length) out.error = out.rounds.find((x) => x.error)?.error

@@ -24,24 +24,30 @@ import { pollUntil } from './wait.js'
 export function tutti(t, args, extraEnv = {}, timeoutMs = 120_000) {
   const env = t.ctx.env({ TUTTI_STATE_DIR: t.stateDir, ...extraEnv })
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, [TUTTI_BIN, ...args, '--json'], { env, cwd: t.ctx.runRoot, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
-      let parsed
-      try {
-        parsed = stdout.trim() ? JSON.parse(stdout) : undefined
-      } catch {
-        parsed = undefined
-      }
-      if (err) {
-        const cliMessage = parsed?.error?.message ?? (stderr.trim().split('\n').slice(-3).join(' ') || stdout.trim().slice(0, 300))
-        reject(new Error(`tutti ${args.slice(0, 2).join(' ')}: ${cliMessage || err.message}`))
-        return
-      }
-      if (parsed === undefined) {
-        reject(new Error(`tutti ${args.slice(0, 2).join(' ')}: no JSON on stdout (${stdout.trim().slice(0, 200)})`))
-        return
-      }
-      resolve(parsed)
-    })
+    execFile(
+      process.execPath,
+      [TUTTI_BIN, ...args, '--json'],
+      { env, cwd: t.ctx.runRoot, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20 },
+      (err, stdout, stderr) => {
+        let parsed
+        try {
+          parsed = stdout.trim() ? JSON.parse(stdout) : undefined
+        } catch {
+          parsed = undefined
+        }
+        if (err) {
+          const cliMessage =
+            parsed?.error?.message ?? (stderr.trim().split('\n').slice(-3).join(' ') || stdout.trim().slice(0, 300))
+          reject(new Error(`tutti ${args.slice(0, 2).join(' ')}: ${cliMessage || err.message}`))
+          return
+        }
+        if (parsed === undefined) {
+          reject(new Error(`tutti ${args.slice(0, 2).join(' ')}: no JSON on stdout (${stdout.trim().slice(0, 200)})`))
+          return
+        }
+        resolve(parsed)
+      },
+    )
   })
 }
 

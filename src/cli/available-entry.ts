@@ -35,11 +35,16 @@ export function leanArgv(argv: readonly string[]): { json: boolean } | undefined
 }
 
 /** Where oclif looks for user-installed plugins (which could add hooks or replace the command). */
-export function oclifUserPlugins(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export function oclifUserPlugins(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
   const windows = platform === 'win32'
   const windowsHome = (env.HOMEDRIVE && env.HOMEPATH && path.join(env.HOMEDRIVE, env.HOMEPATH)) || env.USERPROFILE
   const home = env.HOME || (windows && windowsHome) || os.homedir() || os.tmpdir()
-  const dataDir = env.TUTTI_DATA_DIR || path.join(env.XDG_DATA_HOME || (windows && env.LOCALAPPDATA) || path.join(home, '.local/share'), OCLIF_DIRNAME)
+  const dataDir =
+    env.TUTTI_DATA_DIR ||
+    path.join(env.XDG_DATA_HOME || (windows && env.LOCALAPPDATA) || path.join(home, '.local/share'), OCLIF_DIRNAME)
   return path.join(dataDir, 'package.json')
 }
 
@@ -83,7 +88,11 @@ export async function answerAvailable(argv: readonly string[]): Promise<boolean>
   try {
     const result = await new Connectors(paths).available()
     // the table's modules only for the table
-    process.stdout.write(lean.json ? jsonText(result, redactor) : redactor.redact((await import('./available-table.js')).renderAvailable(result)))
+    process.stdout.write(
+      lean.json
+        ? jsonText(result, redactor)
+        : redactor.redact((await import('./available-table.js')).renderAvailable(result)),
+    )
   } catch (err) {
     const failure = failureOf(err)
     const { stream, text } = errorOutput(err as Error, failure, lean.json, redactor)

@@ -4,7 +4,11 @@ import { terminalSafe } from './terminal-text.js'
 
 /** 8.1 kB: what a table of tool definitions costs a model's context, at a glance. */
 function size(bytes: number): string {
-  return bytes < 1000 ? `${bytes} B` : bytes < 1_000_000 ? `${(bytes / 1000).toFixed(1)} kB` : `${(bytes / 1_000_000).toFixed(1)} MB`
+  return bytes < 1000
+    ? `${bytes} B`
+    : bytes < 1_000_000
+      ? `${(bytes / 1000).toFixed(1)} kB`
+      : `${(bytes / 1_000_000).toFixed(1)} MB`
 }
 
 /** The human view of `connector available`: one block per connector, control characters escaped. */
@@ -16,19 +20,29 @@ export function renderAvailable(result: AvailableResult): string {
     if (c.interfaces.length === 0) rows.push([label, '-', '-', '-', '-'])
     c.interfaces.forEach((i, n) => {
       const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
-      const context = i.kind === 'mcp' && i.tools !== undefined ? `${i.tools} tool${i.tools === 1 ? '' : 's'}, ${size(i.schemaBytes ?? 0)}` : '-'
+      const context =
+        i.kind === 'mcp' && i.tools !== undefined
+          ? `${i.tools} tool${i.tools === 1 ? '' : 's'}, ${size(i.schemaBytes ?? 0)}`
+          : '-'
       rows.push([n === 0 ? label : '', i.kind, use, context, describeState(i)])
     })
   }
   // escaped before measuring, so the columns line up with what is printed
   for (const r of rows) r.forEach((cell, col) => (r[col] = terminalSafe(cell)))
   const widths = rows[0]!.map((_, col) => Math.max(...rows.map((r) => r[col]!.length)))
-  const lines = rows.map((r) => r.map((cell, col) => cell.padEnd(widths[col]!)).join('  ').trimEnd())
+  const lines = rows.map((r) =>
+    r
+      .map((cell, col) => cell.padEnd(widths[col]!))
+      .join('  ')
+      .trimEnd(),
+  )
   const out = [lines[0]!, ...lines.slice(1)]
   const withSkills = result.connectors.filter((c) => c.skills.length > 0)
   if (withSkills.length) {
     out.push('', 'SKILLS')
-    for (const c of withSkills) for (const s of c.skills) out.push(terminalSafe(`  ${s.name} (${c.key})  ${s.title ? `${s.title}: ` : ''}${s.description}`))
+    for (const c of withSkills)
+      for (const s of c.skills)
+        out.push(terminalSafe(`  ${s.name} (${c.key})  ${s.title ? `${s.title}: ` : ''}${s.description}`))
   }
   const described = result.connectors.filter((c) => c.description)
   if (described.length) {

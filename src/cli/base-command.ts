@@ -28,7 +28,10 @@ export abstract class TuttiCommand extends Command {
     return statePaths()
   }
 
-  private readonly redactor = new OutputRedactor(() => ({ credentials: this.paths.credentialsJson, grants: this.paths.oauthGrantsJson }))
+  private readonly redactor = new OutputRedactor(() => ({
+    credentials: this.paths.credentialsJson,
+    grants: this.paths.oauthGrantsJson,
+  }))
 
   /** Every stored credential, by exact value (command-output.ts). */
   protected redact(text: string): string {
@@ -55,7 +58,9 @@ export abstract class TuttiCommand extends Command {
     const failure: Failure = badInput ? { code: ErrorCodes.ARGUMENT_INVALID, exit: 2 } : failureOf(err)
     // the command did parse, and the parse refused the input: not oclif's "did not parse its arguments"
     if (badInput) this.parsed = true
-    const shown = isUnknownFlagError(err) ? new Error(unknownFlagMessage(err.flags, this.knownFlags(), this.usage())) : err
+    const shown = isUnknownFlagError(err)
+      ? new Error(unknownFlagMessage(err.flags, this.knownFlags(), this.usage()))
+      : err
     const { stream, text } = errorOutput(shown, failure, this.jsonEnabled(), this.redactor)
     process.exitCode = failure.exit
     process[stream].write(text)

@@ -18,7 +18,10 @@ function readJson(file: string): { connectors?: Record<string, unknown> } | unde
   }
 }
 
-/** The secret fields of an OAuth grant (oauth/grant-store.ts GRANT_SECRET_FIELDS; not imported: this runs on the lean path without zod). */
+/**
+ * The secret fields of an OAuth grant (oauth/grant-store.ts GRANT_SECRET_FIELDS; not imported: this runs on the lean
+ * path without zod).
+ */
 const GRANT_SECRET_FIELDS = new Set(['access_token', 'refresh_token', 'id_token', 'client_secret'])
 
 function grantLeaves(value: unknown, out: string[]): void {
@@ -29,7 +32,10 @@ function grantLeaves(value: unknown, out: string[]): void {
   }
 }
 
-/** Values of credentials.json and the secrets of oauth-grants.json (at least 4 chars, as the daemon's redactor tracks them). */
+/**
+ * Values of credentials.json and the secrets of oauth-grants.json (at least 4 chars, as the daemon's redactor tracks
+ * them).
+ */
 function storedSecrets(files: StoredSecretFiles): string[] {
   const values: string[] = []
   for (const vars of Object.values(readJson(files.credentials)?.connectors ?? {})) {
@@ -84,8 +90,14 @@ export function failureOf(err: unknown): Failure {
  * `tutti: <message>` on stderr without; the message redacted, without oclif's
  * help hint.
  */
-export function errorOutput(err: Error, failure: Failure, json: boolean, redactor: OutputRedactor): { stream: 'stdout' | 'stderr'; text: string } {
+export function errorOutput(
+  err: Error,
+  failure: Failure,
+  json: boolean,
+  redactor: OutputRedactor,
+): { stream: 'stdout' | 'stderr'; text: string } {
   const message = redactor.redact(err.message.replace(/\n\s*See more help with --help$/, ''))
-  if (json) return { stream: 'stdout', text: `${JSON.stringify({ error: { code: failure.code, message } }, null, 2)}\n` }
+  if (json)
+    return { stream: 'stdout', text: `${JSON.stringify({ error: { code: failure.code, message } }, null, 2)}\n` }
   return { stream: 'stderr', text: `tutti: ${message}\n` }
 }

@@ -23,9 +23,11 @@ const bad = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, mes
 
 /** Whether `install` imports a config: `--from`, `--json-entry`, or a config file as the source. */
 export async function importsConfig(source: string | undefined, flags: ImportFlags): Promise<boolean> {
-  if (flags.from !== undefined && flags['json-entry'] !== undefined) throw bad('--from and --json-entry: give one of them')
+  if (flags.from !== undefined && flags['json-entry'] !== undefined)
+    throw bad('--from and --json-entry: give one of them')
   if (flags.from !== undefined || flags['json-entry'] !== undefined) {
-    if (source !== undefined) throw bad(`unexpected argument "${source}": --from and --json-entry read the servers themselves`)
+    if (source !== undefined)
+      throw bad(`unexpected argument "${source}": --from and --json-entry read the servers themselves`)
     return true
   }
   if (source !== undefined && (await isConfigFile(source))) return true
@@ -41,10 +43,20 @@ export interface ImportingCommand {
 }
 
 /** `install --from …`: the report (human or --json); exit 1 unless every selected server was imported. */
-export async function runConfigImport(command: ImportingCommand, source: string | undefined, flags: ImportFlags, extraArgs: number): Promise<ImportReport> {
-  if (extraArgs > 0) throw bad('arguments after "--" are for a single package; an imported server keeps the arguments of its config')
-  if (flags.server !== undefined) throw bad('--server chooses among the servers of a plugin or server.json; for a config use --only NAME')
-  const only = flags.only?.split(',').map((n) => n.trim()).filter(Boolean)
+export async function runConfigImport(
+  command: ImportingCommand,
+  source: string | undefined,
+  flags: ImportFlags,
+  extraArgs: number,
+): Promise<ImportReport> {
+  if (extraArgs > 0)
+    throw bad('arguments after "--" are for a single package; an imported server keeps the arguments of its config')
+  if (flags.server !== undefined)
+    throw bad('--server chooses among the servers of a plugin or server.json; for a config use --only NAME')
+  const only = flags.only
+    ?.split(',')
+    .map((n) => n.trim())
+    .filter(Boolean)
   if (flags.only !== undefined && !only?.length) throw bad('--only: give the names of servers, separated by commas')
   const report = await importConfigs(command.paths, process.env, {
     ...outcomeWait(flags),

@@ -5,12 +5,16 @@ type Entry = ImportReport['entries'][number]
 
 /** What an imported connector runs or reaches, for the dry run: `node /x/index.js`, `https://host/mcp`. */
 function target(manifest: Entry['manifest']): string | undefined {
-  const mcp = (manifest as { mcp?: { transport?: string; command?: string; args?: string[]; url?: string } } | undefined)?.mcp
+  const mcp = (
+    manifest as { mcp?: { transport?: string; command?: string; args?: string[]; url?: string } } | undefined
+  )?.mcp
   if (!mcp) return undefined
   return mcp.transport === 'http' ? mcp.url : [mcp.command, ...(mcp.args ?? [])].join(' ')
 }
 
-/** `install --from` for a person: one line per server, then what was stored, what is still needed and what was skipped. */
+/**
+ * `install --from` for a person: one line per server, then what was stored, what is still needed and what was skipped.
+ */
 export function importReportText(report: ImportReport): string {
   const lines: string[] = []
   for (const e of report.entries) {

@@ -9,15 +9,26 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   ]
   if (status.connectors.length === 0) lines.push('connectors: none installed')
   for (const c of status.connectors) {
-    const upstream = c.upstream && c.upstream !== 'none' ? `, ${c.activation && c.activation !== 'eager' ? `${c.activation} ` : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}` : ''
+    const upstream =
+      c.upstream && c.upstream !== 'none'
+        ? `, ${c.activation && c.activation !== 'eager' ? `${c.activation} ` : ''}upstream ${c.upstream}${c.pid ? ` (pid ${c.pid})` : ''}`
+        : ''
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     const status = c.status === 'ready' && c.reason ? `ready (${c.reason})` : c.status
     const reason = c.reason && c.status !== 'ready' ? ` — ${c.reason}` : ''
     const counts = `generation ${c.generation}, ${c.tools} ${c.tools === 1 ? 'tool' : 'tools'}`
     lines.push(`  ${c.key} ${c.version}: ${status}, ${counts}${upstream}${restarts}${reason}`)
-    if (c.nextRetryAt) lines.push(`    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`)
+    if (c.nextRetryAt)
+      lines.push(
+        `    next retry: ${c.nextRetryAt} (in ${Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))} s)`,
+      )
     if (c.command) lines.push(`    command: ${c.command}`)
-    if (c.settings) lines.push(`    settings: ${Object.entries(c.settings).map(([k, v]) => `${k}=${v}`).join(', ')}`)
+    if (c.settings)
+      lines.push(
+        `    settings: ${Object.entries(c.settings)
+          .map(([k, v]) => `${k}=${v}`)
+          .join(', ')}`,
+      )
     if (c.cli && c.cli !== 'ready') lines.push(`    cli: ${c.cli}${c.cliReason ? ` — ${c.cliReason}` : ''}`)
     if (c.lastError && c.lastError !== c.reason) lines.push(`    last error: ${c.lastError}`)
   }

@@ -67,7 +67,10 @@ async function stdinLines(n: number): Promise<string[]> {
     text += (chunk as Buffer).toString('utf8')
     if (text.split('\n').length > n) break
   }
-  return text.split('\n').slice(0, n).map((l) => l.replace(/\r$/, ''))
+  return text
+    .split('\n')
+    .slice(0, n)
+    .map((l) => l.replace(/\r$/, ''))
 }
 
 /** Each value typed at a prompt on stderr, with echo off (raw mode). */

@@ -11,5 +11,13 @@ const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g
 const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' }
 
 export function terminalSafe(text: string): string {
-  return text.replace(UNSAFE, (c) => NAMED[c] ?? `\\${c.charCodeAt(0) > 0xff ? 'u' : 'x'}${c.charCodeAt(0).toString(16).padStart(c.charCodeAt(0) > 0xff ? 4 : 2, '0')}`)
+  return text.replace(
+    UNSAFE,
+    (c) =>
+      NAMED[c] ??
+      `\\${c.charCodeAt(0) > 0xff ? 'u' : 'x'}${c
+        .charCodeAt(0)
+        .toString(16)
+        .padStart(c.charCodeAt(0) > 0xff ? 4 : 2, '0')}`,
+  )
 }

@@ -17,7 +17,10 @@ function suggestionFor(token: string, known: readonly KnownFlag[]): string | und
   const typed = flagName(token)
   const exact = visible.find((f) => f.name === typed)
   if (exact) return `--${exact.name}`
-  const name = closest(typed, visible.map((f) => f.name))
+  const name = closest(
+    typed,
+    visible.map((f) => f.name),
+  )
   return name ? `--${name}` : undefined
 }
 

@@ -8,8 +8,14 @@ export default class HelpCommand extends TuttiCommand {
   static override enableJsonFlag = false
   static override strict = false
   static override summary = 'Show help for tutti, a topic or a command'
-  static override args = { command: Args.string({ description: 'the command or topic, its words as typed', required: false }) }
-  static override examples = ['<%= config.bin %> help', '<%= config.bin %> help daemon', '<%= config.bin %> help connector install']
+  static override args = {
+    command: Args.string({ description: 'the command or topic, its words as typed', required: false }),
+  }
+  static override examples = [
+    '<%= config.bin %> help',
+    '<%= config.bin %> help daemon',
+    '<%= config.bin %> help connector install',
+  ]
 
   async run(): Promise<void> {
     const { argv } = await this.parse(HelpCommand)

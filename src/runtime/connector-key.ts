@@ -11,6 +11,7 @@ export const CONNECTOR_KEY_RULE = 'must match ^[a-z][a-z0-9-]{0,23}$ (lowercase,
  * directory, nor `__proto__` an object's prototype.
  */
 export function assertConnectorKey(key: string): string {
-  if (!CONNECTOR_KEY.test(key)) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector key "${key.slice(0, 64)}" ${CONNECTOR_KEY_RULE}`)
+  if (!CONNECTOR_KEY.test(key))
+    throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector key "${key.slice(0, 64)}" ${CONNECTOR_KEY_RULE}`)
   return key
 }

@@ -15,7 +15,10 @@ export const ErrorCodes = {
   COMMAND_NOT_FOUND: 'COMMAND_NOT_FOUND',
   /** Another package is installed under the key (install it with --replace, or under another --key). */
   CONNECTOR_KEY_TAKEN: 'CONNECTOR_KEY_TAKEN',
-  /** An OAuth sign-in that could not complete: no metadata, no redirect in time, a state or iss mismatch, a token endpoint error. */
+  /**
+   * An OAuth sign-in that could not complete: no metadata, no redirect in time, a state or iss mismatch, a token
+   * endpoint error.
+   */
   OAUTH_SIGN_IN_FAILED: 'OAUTH_SIGN_IN_FAILED',
   // failures
   DAEMON_START_FAILED: 'DAEMON_START_FAILED',

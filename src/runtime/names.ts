@@ -20,7 +20,9 @@ export const toolPrefix = (key: string): string => `${key}_`
 export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
 /** A connector's own writable data directory, in its server's and CLI's environment. */
 export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
-/** The installed release's root directory, for a server's arguments and environment (plugins' `${CLAUDE_PLUGIN_ROOT}`). */
+/**
+ * The installed release's root directory, for a server's arguments and environment (plugins' `${CLAUDE_PLUGIN_ROOT}`).
+ */
 export const RELEASE_ROOT_VAR = 'TUTTI_CONNECTOR_ROOT'
 /** Names connectors may not declare. */
 export const RESERVED_VAR_PREFIX = 'TUTTI_'

@@ -6,7 +6,10 @@ import { shimCommand } from './names.js'
  * Every path tutti touches is computed here, so a reader can see the whole
  * state directory layout in one place (DESIGN §4).
  */
-export function resolveStateDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export function resolveStateDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
   if (env.TUTTI_STATE_DIR) return path.resolve(env.TUTTI_STATE_DIR)
   if (env.XDG_STATE_HOME) return path.join(path.resolve(env.XDG_STATE_HOME), 'tutti')
   const home = env.HOME || os.homedir()
@@ -24,7 +27,10 @@ export interface StatePaths {
   readonly daemonPort: string
   /** Held (proper-lockfile) by the running daemon for its whole life. */
   readonly daemonLockTarget: string
-  /** The daemon's pid, for people and scripts; never signalled. Its lock proves a dead holder by its own owner record (fs/lock.ts). */
+  /**
+   * The daemon's pid, for people and scripts; never signalled. Its lock proves a dead holder by its own owner record
+   * (fs/lock.ts).
+   */
   readonly daemonPid: string
   /** Held by a CLI while it decides whether to spawn a daemon. */
   readonly startLockTarget: string
@@ -32,7 +38,10 @@ export interface StatePaths {
   readonly stateLockTarget: string
   readonly installedJson: string
   readonly credentialsJson: string
-  /** OAuth grants of remote connectors: client registrations and tokens (0600, written under the state lock; oauth/grant-store.ts). */
+  /**
+   * OAuth grants of remote connectors: client registrations and tokens (0600, written under the state lock;
+   * oauth/grant-store.ts).
+   */
   readonly oauthGrantsJson: string
   readonly sessionsJson: string
   readonly connectorsDir: string
@@ -53,7 +62,9 @@ export interface StatePaths {
   releaseDir(key: string, digest: string): string
   /** A connector's writable data directory, kept across upgrades, removed on uninstall. */
   dataDir(key: string): string
-  /** What `install --replace` set aside of the connectors it replaced: one directory each (store/replaced-connector.ts). */
+  /**
+   * What `install --replace` set aside of the connectors it replaced: one directory each (store/replaced-connector.ts).
+   */
   replacedDir(key: string): string
   shimPath(key: string): string
   /** Launch targets of a connector's shims; kept while it is installed (a stale shim refuses clearly), not after. */

@@ -10,7 +10,9 @@ import { cleanupState, control, EXAMPLES, tempStateDir, tuttiJson } from '../sup
 
 const run = (file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }) =>
   new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }))
+    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) =>
+      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+    )
   })
 
 describe('real agents use the prepared runtime natively', () => {
@@ -29,13 +31,25 @@ describe('real agents use the prepared runtime natively', () => {
     await cleanupState(dir)
   })
 
-  const agentEnv = (r: PreparedRuntime): NodeJS.ProcessEnv => ({ PATH: r.env.PATH, HOME: home, TUTTI_CONNECTOR_TOKEN: r.env.TUTTI_CONNECTOR_TOKEN, RUST_LOG: 'warn', ...r.env })
+  const agentEnv = (r: PreparedRuntime): NodeJS.ProcessEnv => ({
+    PATH: r.env.PATH,
+    HOME: home,
+    TUTTI_CONNECTOR_TOKEN: r.env.TUTTI_CONNECTOR_TOKEN,
+    RUST_LOG: 'warn',
+    ...r.env,
+  })
 
   describe('Codex app-server (@openai/codex, offline)', () => {
     let runtime: PreparedRuntime
     let codex: CodexAppServer
     beforeAll(async () => {
-      runtime = await prepareRuntime({ provider: 'codex', workspace, session: 'codex-e2e', stateDir: dir, env: { ...process.env, HOME: home, CODEX_HOME: '' } })
+      runtime = await prepareRuntime({
+        provider: 'codex',
+        workspace,
+        session: 'codex-e2e',
+        stateDir: dir,
+        env: { ...process.env, HOME: home, CODEX_HOME: '' },
+      })
       codex = await CodexAppServer.start(agentEnv(runtime), workspace)
     })
     afterAll(async () => {
@@ -53,7 +67,9 @@ describe('real agents use the prepared runtime natively', () => {
       expect(status.toolsError).toBeNull()
       expect(status.authStatus).toBe('bearerToken')
       const tools = Object.keys(status.tools)
-      expect(tools).toEqual(expect.arrayContaining(['notes_read_graph', 'notes_search_nodes', 'everything_echo', 'everything_get-sum']))
+      expect(tools).toEqual(
+        expect.arrayContaining(['notes_read_graph', 'notes_search_nodes', 'everything_echo', 'everything_get-sum']),
+      )
       // every tool under its connector's prefix (a later test may have installed a third connector)
       const keys = (await control(dir, 'status')).connectors.map((c: { key: string }) => c.key)
       expect(tools.filter((t) => !keys.some((k: string) => t.startsWith(`${k}_`)))).toEqual([])
@@ -68,7 +84,9 @@ describe('real agents use the prepared runtime natively', () => {
 
     it('skills/list (forceReload) shows the connector Skills', async () => {
       const res = await codex.request('skills/list', { cwds: [workspace], forceReload: true })
-      const skills = res.data.flatMap((d: { skills: Array<{ name: string; description: string; path: string }> }) => d.skills)
+      const skills = res.data.flatMap(
+        (d: { skills: Array<{ name: string; description: string; path: string }> }) => d.skills,
+      )
       const names = skills.map((s: { name: string }) => s.name)
       expect(names).toEqual(expect.arrayContaining(['notes-workflow', 'everything-tour']))
       const notes = skills.find((s: { name: string }) => s.name === 'notes-workflow')
@@ -83,31 +101,52 @@ describe('real agents use the prepared runtime natively', () => {
     beforeAll(async () => {
       runtime = await prepareRuntime({ provider: 'claude', workspace, session: 'claude-e2e', stateDir: dir })
       projection = runtime.projection as ClaudeProjection
-      env = { PATH: runtime.env.PATH, HOME: home, TUTTI_CONNECTOR_TOKEN: runtime.env.TUTTI_CONNECTOR_TOKEN, ...CLAUDE_OFFLINE }
+      env = {
+        PATH: runtime.env.PATH,
+        HOME: home,
+        TUTTI_CONNECTOR_TOKEN: runtime.env.TUTTI_CONNECTOR_TOKEN,
+        ...CLAUDE_OFFLINE,
+      }
     })
 
     it('`claude mcp list` reports the prepared connector server as connected', async () => {
       const config = JSON.parse(fs.readFileSync(projection.mcpConfigPath, 'utf8'))
       // `claude mcp list` takes no --mcp-config: register the prepared entry, as is, in the isolated user config
-      const add = await run(claudeBinary(), ['mcp', 'add-json', '-s', 'user', 'connector', JSON.stringify(config.mcpServers.connector)], { env, cwd: workspace })
+      const add = await run(
+        claudeBinary(),
+        ['mcp', 'add-json', '-s', 'user', 'connector', JSON.stringify(config.mcpServers.connector)],
+        { env, cwd: workspace },
+      )
       expect(add.code, add.stderr).toBe(0)
       const list = await run(claudeBinary(), ['mcp', 'list'], { env, cwd: workspace })
-      expect(list.stdout).toMatch(new RegExp(`connector: ${runtime.mcpServers[0]!.url.replace(/[.]/g, '\\.')} \\(HTTP\\) - ✔ Connected`))
+      expect(list.stdout).toMatch(
+        new RegExp(`connector: ${runtime.mcpServers[0]!.url.replace(/[.]/g, '\\.')} \\(HTTP\\) - ✔ Connected`),
+      )
       // the token itself never went into Claude's config: only the variable
       expect(fs.readFileSync(path.join(home, '.claude.json'), 'utf8')).not.toContain(runtime.env.TUTTI_CONNECTOR_TOKEN!)
     })
 
     it('with --mcp-config and --add-dir, a session sees mcp__connector__* tools and the connector Skills', async () => {
-      const res = await run(claudeBinary(), ['-p', 'hello', '--output-format', 'stream-json', '--verbose', '--strict-mcp-config', ...projection.args], { env, cwd: workspace })
+      const res = await run(
+        claudeBinary(),
+        ['-p', 'hello', '--output-format', 'stream-json', '--verbose', '--strict-mcp-config', ...projection.args],
+        { env, cwd: workspace },
+      )
       const init = res.stdout
         .split('\n')
         .filter(Boolean)
         .map((l) => JSON.parse(l))
         .find((m) => m.type === 'system' && m.subtype === 'init')
       expect(init, res.stdout + res.stderr).toBeDefined()
-      expect(init.mcp_servers).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'connector', status: 'connected' })]))
-      expect(init.tools).toEqual(expect.arrayContaining(['mcp__connector__notes_read_graph', 'mcp__connector__everything_echo']))
-      expect(init.tools.filter((t: string) => t.startsWith('mcp__connector__')).every((t: string) => t.length <= 64)).toBe(true)
+      expect(init.mcp_servers).toEqual(
+        expect.arrayContaining([expect.objectContaining({ name: 'connector', status: 'connected' })]),
+      )
+      expect(init.tools).toEqual(
+        expect.arrayContaining(['mcp__connector__notes_read_graph', 'mcp__connector__everything_echo']),
+      )
+      expect(
+        init.tools.filter((t: string) => t.startsWith('mcp__connector__')).every((t: string) => t.length <= 64),
+      ).toBe(true)
       expect(JSON.stringify(init.skills)).toMatch(/notes-workflow/)
       expect(JSON.stringify(init.skills)).toMatch(/everything-tour/)
     })
@@ -116,7 +155,13 @@ describe('real agents use the prepared runtime natively', () => {
   it('the tokens never reached any file the projections wrote', async () => {
     // projections of its own (the agents' sessions above are checked too, if they ran)
     for (const [i, provider] of (['codex', 'claude', 'codex', 'claude'] as const).entries()) {
-      await prepareRuntime({ provider, workspace, session: `files-${i}`, stateDir: dir, env: { ...process.env, HOME: home, CODEX_HOME: '' } })
+      await prepareRuntime({
+        provider,
+        workspace,
+        session: `files-${i}`,
+        stateDir: dir,
+        env: { ...process.env, HOME: home, CODEX_HOME: '' },
+      })
     }
     const sessions = path.join(dir, 'sessions')
     const texts: string[] = []

@@ -39,13 +39,30 @@ let probes = 0
 function answer(bin: string, stateDir: string, argv: string[], env: NodeJS.ProcessEnv = {}): Promise<Answer> {
   const probeFile = path.join(os.tmpdir(), `tutti-oclif-probe-${process.pid}-${++probes}`)
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', PROBE, bin, ...argv], { env: tuttiEnv(stateDir, { OCLIF_PROBE_FILE: probeFile, ...env }) }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : -1) : 0
-      // no file: the probe did not run, and the comparison fails on it
-      const probed = fs.existsSync(probeFile) ? (JSON.parse(fs.readFileSync(probeFile, 'utf8')) as { oclif: boolean; bundle: boolean }) : undefined
-      fs.rmSync(probeFile, { force: true })
-      resolve({ code, stdout, stderr, oclif: probed?.oclif ?? ('no probe' as unknown as boolean), bundle: probed?.bundle ?? ('no probe' as unknown as boolean) })
-    })
+    execFile(
+      process.execPath,
+      ['--import', PROBE, bin, ...argv],
+      { env: tuttiEnv(stateDir, { OCLIF_PROBE_FILE: probeFile, ...env }) },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : -1
+          : 0
+        // no file: the probe did not run, and the comparison fails on it
+        const probed = fs.existsSync(probeFile)
+          ? (JSON.parse(fs.readFileSync(probeFile, 'utf8')) as { oclif: boolean; bundle: boolean })
+          : undefined
+        fs.rmSync(probeFile, { force: true })
+        resolve({
+          code,
+          stdout,
+          stderr,
+          oclif: probed?.oclif ?? ('no probe' as unknown as boolean),
+          bundle: probed?.bundle ?? ('no probe' as unknown as boolean),
+        })
+      },
+    )
   })
 }
 
@@ -57,7 +74,11 @@ async function both(stateDir: string, argv: string[], lean: boolean, env: NodeJS
 }
 
 // oclif's own warnings name the process (`(node:1234) [UnparsedCommand] …` under NODE_ENV=test)
-const printed = (a: Answer) => ({ code: a.code, stdout: a.stdout, stderr: a.stderr.replace(/^\(node:\d+\)/gm, '(node:<pid>)') })
+const printed = (a: Answer) => ({
+  code: a.code,
+  stdout: a.stdout,
+  stderr: a.stderr.replace(/^\(node:\d+\)/gm, '(node:<pid>)'),
+})
 
 function compare(viaRun: Answer, viaOclif: Answer, argv: string[], lean: boolean): void {
   const label = `${argv.join(' ')}: ${viaOclif.stdout}${viaOclif.stderr}`
@@ -77,7 +98,14 @@ describe('the lean `connector available` entry answers exactly as oclif does', (
     dir = tempStateDir('lean-entry')
     const odd = makeConnector(
       // control characters the table escapes and --json keeps, and the stored credential's value
-      { ...baseManifest({ key: 'odd', name: 'Odd \u001b[2J name', description: `rings \u0007, returns\r, flips \u202e; mentions ${GHOST}`, skills: 'skills' }) },
+      {
+        ...baseManifest({
+          key: 'odd',
+          name: 'Odd \u001b[2J name',
+          description: `rings \u0007, returns\r, flips \u202e; mentions ${GHOST}`,
+          skills: 'skills',
+        }),
+      },
       { ...CLI_FILE, 'skills/odd-skill/SKILL.md': skill('odd-skill', `A skill that quotes ${GHOST}`) },
     )
     await tuttiJson(dir, ['connector', 'install', odd])
@@ -92,22 +120,26 @@ describe('the lean `connector available` entry answers exactly as oclif does', (
     await cleanupState(dir)
   })
 
-  it('the table and --json of a warm daemon: same bytes, control characters escaped in the table only, the stored secret redacted', async () => {
-    const table = await both(dir, TABLE, true)
-    expect(table.code).toBe(0)
-    expect(table.stderr).toBe('')
-    expect(table.stdout).toMatch(/^CONNECTOR/)
-    expect(table.stdout).toContain('Odd \\x1b[2J name (odd)')
-    expect(table.stdout).toContain('tutti-connector-locked')
-    const json = await both(dir, JSON_FLAG, true)
-    expect(json.code).toBe(0)
-    const parsed = JSON.parse(json.stdout)
-    expect(parsed.connectors.find((c: { key: string }) => c.key === 'odd').name).toBe('Odd \u001b[2J name')
-    for (const out of [table, json]) {
-      expect(out.stdout + out.stderr).not.toContain(GHOST)
-      expect(out.stdout).toContain('[redacted]')
-    }
-  })
+  it(
+    'the table and --json of a warm daemon: same bytes, control characters escaped in the table only, the stored ' +
+      'secret redacted',
+    async () => {
+      const table = await both(dir, TABLE, true)
+      expect(table.code).toBe(0)
+      expect(table.stderr).toBe('')
+      expect(table.stdout).toMatch(/^CONNECTOR/)
+      expect(table.stdout).toContain('Odd \\x1b[2J name (odd)')
+      expect(table.stdout).toContain('tutti-connector-locked')
+      const json = await both(dir, JSON_FLAG, true)
+      expect(json.code).toBe(0)
+      const parsed = JSON.parse(json.stdout)
+      expect(parsed.connectors.find((c: { key: string }) => c.key === 'odd').name).toBe('Odd \u001b[2J name')
+      for (const out of [table, json]) {
+        expect(out.stdout + out.stderr).not.toContain(GHOST)
+        expect(out.stdout).toContain('[redacted]')
+      }
+    },
+  )
 
   it.each([
     [['connector', 'available', '--help']],
@@ -197,7 +229,8 @@ describe('the lean entry with no daemon, a daemon that does not answer, a failin
     let reply: (name: string, res: http.ServerResponse) => void
     /** Health as this state dir's proven daemon of our version; `available` answered by the test. */
     let healthy: (name: string, res: http.ServerResponse, available: (res: http.ServerResponse) => void) => void
-    const send = (res: http.ServerResponse, status: number, body: string) => res.writeHead(status, { 'content-type': 'application/json' }).end(body)
+    const send = (res: http.ServerResponse, status: number, body: string) =>
+      res.writeHead(status, { 'content-type': 'application/json' }).end(body)
     const controlToken = 'c'.repeat(48)
     beforeAll(async () => {
       state = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-lean-fake-'))
@@ -208,10 +241,31 @@ describe('the lean entry with no daemon, a daemon that does not answer, a failin
       })
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
       const nonce = 'n'.repeat(32)
-      const info = { pid: process.pid, port: (server.address() as AddressInfo).port, productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, startedAt: new Date().toISOString(), controlToken, nonce, processStart: processStartTicks(process.pid) }
+      const info = {
+        pid: process.pid,
+        port: (server.address() as AddressInfo).port,
+        productVersion: PRODUCT_VERSION,
+        protocolVersion: CONTROL_PROTOCOL_VERSION,
+        startedAt: new Date().toISOString(),
+        controlToken,
+        nonce,
+        processStart: processStartTicks(process.pid),
+      }
       fs.writeFileSync(path.join(state, 'daemon.json'), JSON.stringify(info), { mode: 0o600 })
-      fs.writeFileSync(path.join(state, 'credentials.json'), JSON.stringify({ schemaVersion: 1, connectors: { ghost: { GHOST_KEY: GHOST } } }), { mode: 0o600 })
-      const health = { pid: process.pid, productVersion: PRODUCT_VERSION, protocolVersion: CONTROL_PROTOCOL_VERSION, stateDir: state, startedAt: info.startedAt, nonce, processStart: info.processStart }
+      fs.writeFileSync(
+        path.join(state, 'credentials.json'),
+        JSON.stringify({ schemaVersion: 1, connectors: { ghost: { GHOST_KEY: GHOST } } }),
+        { mode: 0o600 },
+      )
+      const health = {
+        pid: process.pid,
+        productVersion: PRODUCT_VERSION,
+        protocolVersion: CONTROL_PROTOCOL_VERSION,
+        stateDir: state,
+        startedAt: info.startedAt,
+        nonce,
+        processStart: info.processStart,
+      }
       healthy = (name, res, available) => (name === 'health' ? send(res, 200, JSON.stringify(health)) : available(res))
     })
     afterAll(async () => {
@@ -227,18 +281,33 @@ describe('the lean entry with no daemon, a daemon that does not answer, a failin
       return viaRun
     }
 
-    it('health answered with something that is not JSON: DAEMON_UNREACHABLE, exit 1, nothing signalled or spawned', async () => {
-      reply = (_name, res) => send(res, 200, 'not json')
-      for (const argv of [TABLE, JSON_FLAG]) {
-        const out = await sequentially(argv)
-        expect(out.code).toBe(1)
-        expect(out.stdout + out.stderr).toMatch(/the daemon does not answer/)
-      }
-      expect(fs.existsSync(path.join(state, 'daemon.log'))).toBe(false)
-    })
+    it(
+      'health answered with something that is not JSON: DAEMON_UNREACHABLE, exit 1, nothing signalled or ' + 'spawned',
+      async () => {
+        reply = (_name, res) => send(res, 200, 'not json')
+        for (const argv of [TABLE, JSON_FLAG]) {
+          const out = await sequentially(argv)
+          expect(out.code).toBe(1)
+          expect(out.stdout + out.stderr).toMatch(/the daemon does not answer/)
+        }
+        expect(fs.existsSync(path.join(state, 'daemon.log'))).toBe(false)
+      },
+    )
 
     it('an answer that carries a secret the daemon did not know: redacted on both paths', async () => {
-      const result = { connectors: [{ key: 'ghost', name: 'Ghost', description: `holds ${GHOST}`, skills: [], interfaces: [{ kind: 'cli', command: 'tutti-connector-ghost', status: 'failed', reason: `echoed ${GHOST}` }] }] }
+      const result = {
+        connectors: [
+          {
+            key: 'ghost',
+            name: 'Ghost',
+            description: `holds ${GHOST}`,
+            skills: [],
+            interfaces: [
+              { kind: 'cli', command: 'tutti-connector-ghost', status: 'failed', reason: `echoed ${GHOST}` },
+            ],
+          },
+        ],
+      }
       reply = (name, res) => healthy(name, res, (r) => send(r, 200, JSON.stringify(result)))
       for (const argv of [TABLE, JSON_FLAG]) {
         const out = await sequentially(argv)
@@ -280,7 +349,13 @@ describe('what the lean entry assumes of oclif', () => {
   it('answers only the exact argv; defers for the variables and the user plugins file', () => {
     expect(leanArgv(TABLE)).toEqual({ json: false })
     expect(leanArgv(JSON_FLAG)).toEqual({ json: true })
-    for (const argv of [['connector'], ['connector', 'available', '-h'], ['connector', 'available', '--json', '--json'], ['available', 'connector']]) expect(leanArgv(argv), argv.join(' ')).toBeUndefined()
+    for (const argv of [
+      ['connector'],
+      ['connector', 'available', '-h'],
+      ['connector', 'available', '--json', '--json'],
+      ['available', 'connector'],
+    ])
+      expect(leanArgv(argv), argv.join(' ')).toBeUndefined()
     const home = { HOME: '/home/u', SHELL: '/bin/sh' }
     expect(oclifUserPlugins(home, 'linux')).toBe('/home/u/.local/share/tutti/package.json')
     expect(oclifUserPlugins({ ...home, XDG_DATA_HOME: '/x' }, 'linux')).toBe('/x/tutti/package.json')

@@ -7,7 +7,8 @@ import { probeConnector } from '../support/fixture-connector.js'
 import { cleanupState, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 // A bad manifest through the built CLI: exit 2, the field named (on stdout with --json, on stderr without),
-// the state directory as it was. Every kind of bad manifest is covered in-process by test/runtime/bad-manifests.test.ts.
+// the state directory as it was. Every kind of bad manifest is covered in-process by
+// test/runtime/bad-manifests.test.ts.
 describe('bad manifests through the CLI', () => {
   let stateDir: string
   let before: Record<string, string>
@@ -23,16 +24,27 @@ describe('bad manifests through the CLI', () => {
   })
 
   it.each([
-    { name: 'bad key pattern', src: () => makeConnector(baseManifest({ key: 'my_conn' }), CLI_FILE), field: /key: must match/ },
-    { name: 'an entrypoint outside the release', src: () => makeConnector(baseManifest({ cli: { entrypoint: '../outside.js' } })), field: /cli\.entrypoint: must stay inside the release/ },
-  ])('$name with --json → exit 2, MANIFEST_INVALID naming the field on stdout, nothing changed', async ({ src, field }) => {
-    const res = await tutti(stateDir, ['connector', 'install', src(), '--json'])
-    expect(res.code).toBe(2)
-    const body = JSON.parse(res.stdout)
-    expect(body.error.code).toBe('MANIFEST_INVALID')
-    expect(body.error.message).toMatch(field)
-    expect(snapshotTree(stateDir)).toEqual(before)
-  })
+    {
+      name: 'bad key pattern',
+      src: () => makeConnector(baseManifest({ key: 'my_conn' }), CLI_FILE),
+      field: /key: must match/,
+    },
+    {
+      name: 'an entrypoint outside the release',
+      src: () => makeConnector(baseManifest({ cli: { entrypoint: '../outside.js' } })),
+      field: /cli\.entrypoint: must stay inside the release/,
+    },
+  ])(
+    '$name with --json → exit 2, MANIFEST_INVALID naming the field on stdout, nothing changed',
+    async ({ src, field }) => {
+      const res = await tutti(stateDir, ['connector', 'install', src(), '--json'])
+      expect(res.code).toBe(2)
+      const body = JSON.parse(res.stdout)
+      expect(body.error.code).toBe('MANIFEST_INVALID')
+      expect(body.error.message).toMatch(field)
+      expect(snapshotTree(stateDir)).toEqual(before)
+    },
+  )
 
   it('a human-mode error goes to stderr with the same message and exit 2', async () => {
     const src = makeConnector(baseManifest({ key: 'Bad Key' }), CLI_FILE)

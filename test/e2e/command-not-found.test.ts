@@ -7,7 +7,9 @@ import { typos } from '../support/typos.js'
 // A few mistyped commands through the built binary: oclif's split of the words reaches the hook, whose
 // answer is exit 2 with the message on stderr, or as JSON with --json. Every case of the suggestion itself
 // is covered in-process by test/runtime/command-not-found.test.ts.
-const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'oclif.manifest.json'), 'utf8')) as { commands: Record<string, { hidden?: boolean }> }
+const manifest = JSON.parse(fs.readFileSync(path.join(REPO, 'oclif.manifest.json'), 'utf8')) as {
+  commands: Record<string, { hidden?: boolean }>
+}
 const HIDDEN = Object.keys(manifest.commands).filter((id) => manifest.commands[id]!.hidden)
 const HIDDEN_WORDS = ['install', 'uninstall', 'connect', 'disconnect', 'daemon', 'session', 'doctor']
 
@@ -24,16 +26,22 @@ describe('a mistyped command (the built binary)', () => {
   })
 
   // a typo in the second word, and in the first
-  it.each(['connector avaliable', 'conector available'])('`tutti %s` suggests `tutti connector available` on stderr, exit 2', async (typed) => {
-    const res = await tutti(dir, typed.split(' '))
-    expect(res).toEqual({ code: 2, stdout: '', stderr: `tutti: ${didYouMean(typed)}\n` })
-  })
+  it.each(['connector avaliable', 'conector available'])(
+    '`tutti %s` suggests `tutti connector available` on stderr, exit 2',
+    async (typed) => {
+      const res = await tutti(dir, typed.split(' '))
+      expect(res).toEqual({ code: 2, stdout: '', stderr: `tutti: ${didYouMean(typed)}\n` })
+    },
+  )
 
   // one word; a typo of a hidden command; a retired command of three words
-  it.each(['frobnicate', 'connector instal', 'connector skill read'])('`tutti %s` is "not found" with no suggestion, exit 2', async (typed) => {
-    const res = await tutti(dir, typed.split(' '))
-    expect(res).toEqual({ code: 2, stdout: '', stderr: `tutti: ${noSuggestion(typed)}\n` })
-  })
+  it.each(['frobnicate', 'connector instal', 'connector skill read'])(
+    '`tutti %s` is "not found" with no suggestion, exit 2',
+    async (typed) => {
+      const res = await tutti(dir, typed.split(' '))
+      expect(res).toEqual({ code: 2, stdout: '', stderr: `tutti: ${noSuggestion(typed)}\n` })
+    },
+  )
 
   it.each([
     [['connector', 'avaliable', '--json'], didYouMean('connector avaliable')],
@@ -48,7 +56,9 @@ describe('a mistyped command (the built binary)', () => {
 
   it('typos of hidden commands never name a hidden command', async () => {
     // one typo each of a few hidden commands, of one and of two words (the unit test covers all of them)
-    const ids = ['commands', 'connector:uninstall', 'daemon:doctor', 'session:prepare'].filter((id) => HIDDEN.includes(id))
+    const ids = ['commands', 'connector:uninstall', 'daemon:doctor', 'session:prepare'].filter((id) =>
+      HIDDEN.includes(id),
+    )
     expect(ids).toHaveLength(4)
     const cases = ids.map((id) => typos(id)[Math.floor(typos(id).length / 2)]!.split(':'))
     const results = await Promise.all(cases.map((args) => tutti(dir, args)))

@@ -21,7 +21,10 @@ const COMMAND = `${process.execPath} ${DRIVER}`
 
 /** Scenarios at once: each is a daemon, four CLI runs and the suite's own node; the machine has two cores. */
 const PARALLEL = 3
-/** The suite's bound on one client run (its default, 30 s, is short for a loaded machine: the driver takes ~2.5 s alone). */
+/**
+ * The suite's bound on one client run (its default, 30 s, is short for a loaded machine: the driver takes ~2.5 s
+ * alone).
+ */
 const CLIENT_TIMEOUT_MS = 90_000
 const SCENARIO_TIMEOUT_MS = CLIENT_TIMEOUT_MS + 30_000
 
@@ -96,7 +99,9 @@ const NOT_APPLICABLE: Record<string, { names: string[]; why: string }> = {
   'request-metadata': {
     // what the suite checks is that a declared capability is an object; tutti's upstream client declares none
     names: ['ClientDeclaresRootsCapability', 'ClientDeclaresSamplingCapability', 'ClientDeclaresElicitationCapability'],
-    why: 'the connector server does not relay server-to-client requests (roots, sampling, elicitation) to the agent, so its upstream client claims none of them',
+    why:
+      'the connector server does not relay server-to-client requests (roots, sampling, elicitation) to the ' +
+      'agent, so its upstream client claims none of them',
   },
 }
 
@@ -108,7 +113,13 @@ const NOT_APPLICABLE: Record<string, { names: string[]; why: string }> = {
 const KNOWN_GAPS: Record<string, { ids: string[]; why: string }> = {}
 
 /** Scenarios whose sign-in tutti must refuse: `connect` exits 2 (bad input) with the reason. */
-const REFUSED = new Set(['auth/resource-mismatch', 'auth/iss-supported-missing', 'auth/iss-wrong-issuer', 'auth/iss-unexpected', 'auth/metadata-issuer-mismatch'])
+const REFUSED = new Set([
+  'auth/resource-mismatch',
+  'auth/iss-supported-missing',
+  'auth/iss-wrong-issuer',
+  'auth/iss-unexpected',
+  'auth/metadata-issuer-mismatch',
+])
 
 interface Check {
   id: string
@@ -143,25 +154,50 @@ const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-client-resu
 function run(scenario: string, wire: string): Promise<Outcome> {
   return limited(async () => {
     const target = path.join(out, `${scenario.replace('/', '_')}-${wire}`)
-    const args = [SUITE, 'client', '--command', COMMAND, '--scenario', scenario, '-o', target, '--timeout', String(CLIENT_TIMEOUT_MS), ...(wire === 'default' ? [] : ['--spec-version', wire])]
+    const args = [
+      SUITE,
+      'client',
+      '--command',
+      COMMAND,
+      '--scenario',
+      scenario,
+      '-o',
+      target,
+      '--timeout',
+      String(CLIENT_TIMEOUT_MS),
+      ...(wire === 'default' ? [] : ['--spec-version', wire]),
+    ]
     const exitCode = await new Promise<number>((resolve) =>
-      execFile(NODE22, args, { timeout: SCENARIO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err) => resolve(err ? (typeof err.code === 'number' ? err.code : -1) : 0)),
+      execFile(NODE22, args, { timeout: SCENARIO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err) =>
+        resolve(err ? (typeof err.code === 'number' ? err.code : -1) : 0),
+      ),
     )
     const files = fs.readdirSync(target, { recursive: true }) as string[]
-    const read = (name: string): string[] => files.filter((f) => path.basename(f) === name).map((f) => fs.readFileSync(path.join(target, f), 'utf8'))
-    return { exitCode, checks: read('checks.json').flatMap((text) => JSON.parse(text) as Check[]), driver: read('stderr.txt').join('\n') }
+    const read = (name: string): string[] =>
+      files.filter((f) => path.basename(f) === name).map((f) => fs.readFileSync(path.join(target, f), 'utf8'))
+    return {
+      exitCode,
+      checks: read('checks.json').flatMap((text) => JSON.parse(text) as Check[]),
+      driver: read('stderr.txt').join('\n'),
+    }
   })
 }
 
-const cases = [...CORE, ...AUTH].flatMap(([scenario, wires]) => wires.map((wire) => [scenario, wire] as [string, string]))
+const cases = [...CORE, ...AUTH].flatMap(([scenario, wires]) =>
+  wires.map((wire) => [scenario, wire] as [string, string]),
+)
 
 describe('MCP conformance suite, client scenarios, against the upstream client', () => {
   beforeAll(async () => {
     expect(fs.existsSync(NODE22) && fs.existsSync(SUITE), 'tools/conformance is installed by `npm test`').toBe(true)
     expect(COMMAND, 'the suite splits --command on spaces').not.toMatch(/\s.*\s/)
     // every scenario named here exists in this version of the suite, under this name
-    const listed = await new Promise<string>((resolve, reject) => execFile(NODE22, [SUITE, 'list'], (err, stdout) => (err ? reject(err) : resolve(stdout))))
-    const clientScenarios = new Set([...listed.slice(listed.indexOf('Client scenarios')).matchAll(/^ {2}- (\S+)/gm)].map((m) => m[1]))
+    const listed = await new Promise<string>((resolve, reject) =>
+      execFile(NODE22, [SUITE, 'list'], (err, stdout) => (err ? reject(err) : resolve(stdout))),
+    )
+    const clientScenarios = new Set(
+      [...listed.slice(listed.indexOf('Client scenarios')).matchAll(/^ {2}- (\S+)/gm)].map((m) => m[1]),
+    )
     expect([...CORE, ...AUTH].map(([s]) => s).filter((s) => !clientScenarios.has(s))).toEqual([])
   })
   // the suite's results (checks, the driver's account); each driver removes its own state dir
@@ -174,13 +210,20 @@ describe('MCP conformance suite, client scenarios, against the upstream client',
     async (scenario, wire) => {
       const { exitCode, checks, driver } = await run(scenario, wire)
       const context = `driver:\n${driver.slice(-6000)}`
-      expect(checks.filter((c) => c.status === 'SUCCESS').length, `${scenario} reported no successful check; ${context}`).toBeGreaterThan(0)
+      expect(
+        checks.filter((c) => c.status === 'SUCCESS').length,
+        `${scenario} reported no successful check; ${context}`,
+      ).toBeGreaterThan(0)
       const failing = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
       const gaps = KNOWN_GAPS[scenario]?.ids ?? []
-      expect([...new Set(failing.map((c) => c.id))], `${failing.map((c) => `${c.id}: ${c.status} ${c.description ?? ''} ${c.errorMessage ?? ''}`).join('\n')}\n${context}`).toEqual(gaps)
+      expect(
+        [...new Set(failing.map((c) => c.id))],
+        `${failing.map((c) => `${c.id}: ${c.status} ${c.description ?? ''} ${c.errorMessage ?? ''}`).join('\n')}\n${context}`,
+      ).toEqual(gaps)
       const skipped = checks.filter((c) => c.status === 'SKIPPED').map((c) => c.name)
       expect(skipped.sort(), context).toEqual([...(NOT_APPLICABLE[scenario]?.names ?? [])].sort())
-      // the suite's own verdict: no check failed, the driver neither timed out nor failed where the scenario expects success
+      // the suite's own verdict: no check failed, the driver neither timed out nor failed where the scenario expects
+      // success
       if (!gaps.length) expect(exitCode, context).toBe(0)
       if (REFUSED.has(scenario)) expect(driver).toMatch(/tutti connector connect conf .*-> 2\n/)
     },

@@ -32,7 +32,11 @@ function docsConnector(): string {
   return makeConnector(
     { ...baseManifest({ key: 'docs', name: 'Docs', skills: 'skills' }), cli: undefined },
     {
-      'skills/guide/SKILL.md': skill('docs-guide', 'How the docs are laid out', 'license: MIT\nmetadata:\n  version: "1.0"\n'),
+      'skills/guide/SKILL.md': skill(
+        'docs-guide',
+        'How the docs are laid out',
+        'license: MIT\nmetadata:\n  version: "1.0"\n',
+      ),
       'skills/guide/references/GUIDE.md': '# Guide\n\nRead templates/ next.\n',
       'skills/guide/templates/regional/eu.md': 'EU template\n',
     },
@@ -61,7 +65,18 @@ describe('MCP conformance suite', () => {
     // fx_regional carries an x-mcp-header property, for the custom-header scenario
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])
     await tuttiJson(dir, ['connector', 'install', docsConnector()])
-    const server = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'conformance', '--session', 'suite'])).mcpServers[0]
+    const server = (
+      await tuttiJson(dir, [
+        'session',
+        'prepare',
+        '--provider',
+        'tutti-agent',
+        '--workspace',
+        'conformance',
+        '--session',
+        'suite',
+      ])
+    ).mcpServers[0]
     proxy = await startAuthProxy(server.url, server.headers.Authorization)
   })
   afterAll(async () => {
@@ -72,15 +87,33 @@ describe('MCP conformance suite', () => {
   /** `force`: an extension's scenario, which the suite runs on 2026-07-28 unless told to run it on another wire. */
   async function run(scenario: string, specVersion?: string, force = false): Promise<Check[]> {
     const target = path.join(out, `${scenario}-${specVersion ?? 'default'}`)
-    const args = [SUITE, 'server', '--url', proxy.url, '--scenario', scenario, '-o', target, ...(specVersion ? ['--spec-version', specVersion] : []), ...(force ? ['--force'] : [])]
-    await new Promise<void>((resolve) => execFile(NODE22, args, { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, () => resolve()))
+    const args = [
+      SUITE,
+      'server',
+      '--url',
+      proxy.url,
+      '--scenario',
+      scenario,
+      '-o',
+      target,
+      ...(specVersion ? ['--spec-version', specVersion] : []),
+      ...(force ? ['--force'] : []),
+    ]
+    await new Promise<void>((resolve) =>
+      execFile(NODE22, args, { timeout: 120_000, maxBuffer: 16 * 1024 * 1024 }, () => resolve()),
+    )
     const files = fs.readdirSync(target, { recursive: true }) as string[]
-    const checks = files.filter((f) => f.endsWith('checks.json')).flatMap((f) => JSON.parse(fs.readFileSync(path.join(target, f), 'utf8')) as Check[])
+    const checks = files
+      .filter((f) => f.endsWith('checks.json'))
+      .flatMap((f) => JSON.parse(fs.readFileSync(path.join(target, f), 'utf8')) as Check[])
     expect(checks.length, `${scenario} produced no checks`).toBeGreaterThan(0)
     return checks
   }
 
-  const failures = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE' && !NEEDS_SUITE_FIXTURES.has(c.id)).map((c) => `${c.id}: ${c.description}`)
+  const failures = (checks: Check[]) =>
+    checks
+      .filter((c) => c.status === 'FAILURE' && !NEEDS_SUITE_FIXTURES.has(c.id))
+      .map((c) => `${c.id}: ${c.description}`)
 
   it.each([
     ['dns-rebinding-protection', 'default'],
@@ -108,7 +141,12 @@ describe('MCP conformance suite', () => {
     const legacyWire = wire !== 'default'
     const checks = await run(scenario, legacyWire ? wire : undefined, legacyWire)
     const notApplicable = legacyWire && scenario === 'sep-2640-skills-enumeration' ? LEGACY_NOT_APPLICABLE : []
-    expect(checks.filter((c) => c.status !== 'SUCCESS').map((c) => `${c.id}: ${c.status}`).sort()).toEqual(notApplicable.map((id) => `${id}: SKIPPED`))
+    expect(
+      checks
+        .filter((c) => c.status !== 'SUCCESS')
+        .map((c) => `${c.id}: ${c.status}`)
+        .sort(),
+    ).toEqual(notApplicable.map((id) => `${id}: SKIPPED`))
     expect(checks.filter((c) => c.status === 'SUCCESS').length).toBeGreaterThanOrEqual(5)
   })
 

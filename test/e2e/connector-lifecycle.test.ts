@@ -4,7 +4,17 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
 import { probeConnector } from '../support/fixture-connector.js'
-import { cleanupState, EXAMPLES, readDaemonJson, REPO, tempStateDir, tutti, tuttiEnv, tuttiJson, type RunResult } from '../support/tutti.js'
+import {
+  cleanupState,
+  EXAMPLES,
+  readDaemonJson,
+  REPO,
+  tempStateDir,
+  tutti,
+  tuttiEnv,
+  tuttiJson,
+  type RunResult,
+} from '../support/tutti.js'
 
 const SECRET = 'sk-live-4f0c2b9e-very-secret-value'
 
@@ -12,19 +22,33 @@ const SECRET = 'sk-live-4f0c2b9e-very-secret-value'
 function secretConnector(key: string): string {
   const variable = `${key.toUpperCase()}_KEY`
   return makeConnector(
-    { ...baseManifest({ key }), auth: { kind: 'env', variables: [{ name: variable, secret: true }] }, mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/m.jsonl' } } },
+    {
+      ...baseManifest({ key }),
+      auth: { kind: 'env', variables: [{ name: variable, secret: true }] },
+      mcp: {
+        transport: 'stdio',
+        command: 'mcp-server-memory',
+        env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/m.jsonl' },
+      },
+    },
     CLI_FILE,
   )
 }
 /** The CLI through oclif, as every command but `connector available [--json]` runs (bin/oclif.js). */
 function oclifEntry(dir: string, args: string[]): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [path.join(REPO, 'bin', 'oclif.js'), ...args], { env: tuttiEnv(dir) }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [path.join(REPO, 'bin', 'oclif.js'), ...args],
+      { env: tuttiEnv(dir) },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
+      },
+    )
   })
 }
-const connect = (dir: string, key: string, secret = SECRET) => tuttiJson(dir, ['connector', 'connect', key, '--env', `${key.toUpperCase()}_KEY=${secret}`])
+const connect = (dir: string, key: string, secret = SECRET) =>
+  tuttiJson(dir, ['connector', 'connect', key, '--env', `${key.toUpperCase()}_KEY=${secret}`])
 
 describe('the everything example through the CLI', () => {
   let dir: string
@@ -35,39 +59,63 @@ describe('the everything example through the CLI', () => {
     await cleanupState(dir)
   })
 
-  it('install copies a read-only, content-addressed release and starts the daemon; available shows needs-auth until connected, then ready', async () => {
-    const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    expect(res).toMatchObject({ key: 'everything', version: '1.0.0', changed: true, state: { status: 'needs-auth' } })
-    expect(res.digest).toMatch(/^[a-f0-9]{64}$/)
-    const release = path.join(dir, 'connectors', 'everything', 'releases', res.digest)
-    expect(fs.statSync(release).mode & 0o777).toBe(0o555)
-    expect(fs.statSync(path.join(release, 'tutti-connector.json')).mode & 0o777).toBe(0o444)
-    expect(fs.statSync(path.join(release, 'bin', 'everything.js')).mode & 0o777).toBe(0o555)
-    expect(fs.statSync(path.join(dir, 'installed.json')).mode & 0o777).toBe(0o600)
-    expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
-    expect(readDaemonJson(dir)).toBeDefined()
+  it(
+    'install copies a read-only, content-addressed release and starts the daemon; available shows needs-auth until ' +
+      'connected, then ready',
+    async () => {
+      const res = await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
+      expect(res).toMatchObject({ key: 'everything', version: '1.0.0', changed: true, state: { status: 'needs-auth' } })
+      expect(res.digest).toMatch(/^[a-f0-9]{64}$/)
+      const release = path.join(dir, 'connectors', 'everything', 'releases', res.digest)
+      expect(fs.statSync(release).mode & 0o777).toBe(0o555)
+      expect(fs.statSync(path.join(release, 'tutti-connector.json')).mode & 0o777).toBe(0o444)
+      expect(fs.statSync(path.join(release, 'bin', 'everything.js')).mode & 0o777).toBe(0o555)
+      expect(fs.statSync(path.join(dir, 'installed.json')).mode & 0o777).toBe(0o600)
+      expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
+      expect(readDaemonJson(dir)).toBeDefined()
 
-    const before = await tuttiJson(dir, ['connector', 'available'])
-    expect(before.connectors[0].interfaces.map((i: { status: string }) => i.status)).toEqual(['needs-auth', 'needs-auth'])
-    const connected = await tuttiJson(dir, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { env: { EVERYTHING_API_KEY: SECRET } })
-    expect(connected).toMatchObject({ key: 'everything', variables: ['EVERYTHING_API_KEY'], state: { status: 'ready' } })
-    expect(JSON.stringify(connected)).not.toContain(SECRET)
-    expect(fs.statSync(path.join(dir, 'credentials.json')).mode & 0o777).toBe(0o600)
-    expect(await tuttiJson(dir, ['connector', 'available'])).toEqual({
-      connectors: [
+      const before = await tuttiJson(dir, ['connector', 'available'])
+      expect(before.connectors[0].interfaces.map((i: { status: string }) => i.status)).toEqual([
+        'needs-auth',
+        'needs-auth',
+      ])
+      const connected = await tuttiJson(
+        dir,
+        ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'],
         {
-          key: 'everything',
-          name: 'Everything',
-          description: expect.any(String),
-          skills: [{ name: 'everything-tour', title: 'Everything Tour', description: expect.any(String) }],
-          interfaces: [
-            { kind: 'mcp', serverName: 'connector', toolPrefix: 'everything_', status: 'ready', tools: 13, schemaBytes: expect.any(Number) },
-            { kind: 'cli', command: 'tutti-connector-everything', status: 'ready' },
-          ],
+          env: { EVERYTHING_API_KEY: SECRET },
         },
-      ],
-    })
-  })
+      )
+      expect(connected).toMatchObject({
+        key: 'everything',
+        variables: ['EVERYTHING_API_KEY'],
+        state: { status: 'ready' },
+      })
+      expect(JSON.stringify(connected)).not.toContain(SECRET)
+      expect(fs.statSync(path.join(dir, 'credentials.json')).mode & 0o777).toBe(0o600)
+      expect(await tuttiJson(dir, ['connector', 'available'])).toEqual({
+        connectors: [
+          {
+            key: 'everything',
+            name: 'Everything',
+            description: expect.any(String),
+            skills: [{ name: 'everything-tour', title: 'Everything Tour', description: expect.any(String) }],
+            interfaces: [
+              {
+                kind: 'mcp',
+                serverName: 'connector',
+                toolPrefix: 'everything_',
+                status: 'ready',
+                tools: 13,
+                schemaBytes: expect.any(Number),
+              },
+              { kind: 'cli', command: 'tutti-connector-everything', status: 'ready' },
+            ],
+          },
+        ],
+      })
+    },
+  )
 })
 
 // One daemon for the rest of the file; every test installs connectors of its own (its own keys).
@@ -88,48 +136,68 @@ describe('connector lifecycle through the CLI', () => {
     expect(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).toBe(before)
   })
 
-  it('connect rejects undeclared variables, empty values and unknown connectors with exit 2, storing nothing', async () => {
-    await tuttiJson(dir, ['connector', 'install', probeConnector('picky', { auth: ['PICKY_KEY'] })])
-    await connect(dir, 'picky')
-    const creds = fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')
-    const undeclared = await tutti(dir, ['connector', 'connect', 'picky', '--env', `OTHER=${SECRET}`, '--json'])
-    expect(undeclared.code).toBe(2)
-    expect(JSON.parse(undeclared.stdout).error).toMatchObject({ code: 'CREDENTIAL_INVALID', message: expect.stringContaining('OTHER') })
-    expect(undeclared.stdout + undeclared.stderr).not.toContain(SECRET)
-    const malformed = await tutti(dir, ['connector', 'connect', 'picky', '--env', 'novalue', '--json'])
-    expect(malformed.code).toBe(2)
-    const unknown = await tutti(dir, ['connector', 'connect', 'nope', '--env', 'A=b', '--json'])
-    expect(unknown.code).toBe(2)
-    expect(JSON.parse(unknown.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
-    const missingEnv = await tutti(dir, ['connector', 'connect', 'picky', '--from-env', 'TUTTI_TEST_UNSET_VAR', '--json'])
-    expect(missingEnv.code).toBe(2)
-    expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toBe(creds)
-  })
+  it(
+    'connect rejects undeclared variables, empty values and unknown connectors with exit 2, storing ' + 'nothing',
+    async () => {
+      await tuttiJson(dir, ['connector', 'install', probeConnector('picky', { auth: ['PICKY_KEY'] })])
+      await connect(dir, 'picky')
+      const creds = fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')
+      const undeclared = await tutti(dir, ['connector', 'connect', 'picky', '--env', `OTHER=${SECRET}`, '--json'])
+      expect(undeclared.code).toBe(2)
+      expect(JSON.parse(undeclared.stdout).error).toMatchObject({
+        code: 'CREDENTIAL_INVALID',
+        message: expect.stringContaining('OTHER'),
+      })
+      expect(undeclared.stdout + undeclared.stderr).not.toContain(SECRET)
+      const malformed = await tutti(dir, ['connector', 'connect', 'picky', '--env', 'novalue', '--json'])
+      expect(malformed.code).toBe(2)
+      const unknown = await tutti(dir, ['connector', 'connect', 'nope', '--env', 'A=b', '--json'])
+      expect(unknown.code).toBe(2)
+      expect(JSON.parse(unknown.stdout).error.code).toBe('CONNECTOR_NOT_INSTALLED')
+      const missingEnv = await tutti(dir, [
+        'connector',
+        'connect',
+        'picky',
+        '--from-env',
+        'TUTTI_TEST_UNSET_VAR',
+        '--json',
+      ])
+      expect(missingEnv.code).toBe(2)
+      expect(fs.readFileSync(path.join(dir, 'credentials.json'), 'utf8')).toBe(creds)
+    },
+  )
 
-  it('no port, URL, token, credential or release path in `connector available`, JSON or table; none of them in the daemon log', async () => {
-    await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
-    expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })
-    const info = readDaemonJson(dir)!
-    // bin/run.cjs answers these without oclif; bin/oclif.js is the oclif path: both are checked, and they print the same
-    const json = await tutti(dir, ['connector', 'available', '--json'])
-    const table = await tutti(dir, ['connector', 'available'])
-    const viaOclif = await Promise.all([['--json'], []].map((flag) => oclifEntry(dir, ['connector', 'available', ...flag])))
-    expect(viaOclif).toEqual([json, table])
-    for (const out of [json, table, ...viaOclif].map((r) => r.stdout + r.stderr)) {
-      expect(out).not.toContain(SECRET)
-      expect(out).not.toContain(info.controlToken)
-      expect(out).not.toContain(String(info.port))
-      expect(out).not.toMatch(/https?:\/\//)
-      expect(out).not.toContain(dir)
-      expect(out).not.toContain('releases')
-      expect(out).not.toMatch(/[a-f0-9]{64}/)
-    }
-    expect(table.stdout).toMatch(/tutti-connector-shy/)
-    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
-    expect(log.length).toBeGreaterThan(0)
-    expect(log).not.toContain(SECRET)
-    expect(log).not.toContain(info.controlToken)
-  })
+  it(
+    'no port, URL, token, credential or release path in `connector available`, JSON or table; none of them in the ' +
+      'daemon log',
+    async () => {
+      await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
+      expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })
+      const info = readDaemonJson(dir)!
+      // bin/run.cjs answers these without oclif; bin/oclif.js is the oclif path: both are checked, and they print the
+      // same
+      const json = await tutti(dir, ['connector', 'available', '--json'])
+      const table = await tutti(dir, ['connector', 'available'])
+      const viaOclif = await Promise.all(
+        [['--json'], []].map((flag) => oclifEntry(dir, ['connector', 'available', ...flag])),
+      )
+      expect(viaOclif).toEqual([json, table])
+      for (const out of [json, table, ...viaOclif].map((r) => r.stdout + r.stderr)) {
+        expect(out).not.toContain(SECRET)
+        expect(out).not.toContain(info.controlToken)
+        expect(out).not.toContain(String(info.port))
+        expect(out).not.toMatch(/https?:\/\//)
+        expect(out).not.toContain(dir)
+        expect(out).not.toContain('releases')
+        expect(out).not.toMatch(/[a-f0-9]{64}/)
+      }
+      expect(table.stdout).toMatch(/tutti-connector-shy/)
+      const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+      expect(log.length).toBeGreaterThan(0)
+      expect(log).not.toContain(SECRET)
+      expect(log).not.toContain(info.controlToken)
+    },
+  )
 
   it('a new version replaces the old one atomically', async () => {
     const v1 = makeConnector(baseManifest({ key: 'upgrade', version: '1.0.0' }), CLI_FILE)
@@ -140,7 +208,10 @@ describe('connector lifecycle through the CLI', () => {
     const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8'))
     expect(installed.connectors.upgrade).toMatchObject({ version: '2.0.0', digest: second.digest })
     const status = await tuttiJson(dir, ['daemon', 'status'])
-    expect(status.connectors.find((c: { key: string }) => c.key === 'upgrade')).toMatchObject({ version: '2.0.0', status: 'ready' })
+    expect(status.connectors.find((c: { key: string }) => c.key === 'upgrade')).toMatchObject({
+      version: '2.0.0',
+      status: 'ready',
+    })
   })
 
   it('installs from a .tgz (npm pack layout) like from a directory; a broken archive changes nothing', async () => {
@@ -194,11 +265,21 @@ describe('connector lifecycle through the CLI', () => {
     for (const key of ['leaving', 'purged']) {
       fs.writeFileSync(path.join(dir, 'connectors', key, 'data', 'notes.txt'), 'mine\n')
     }
-    expect(await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])).toMatchObject({ uninstalled: true, data: 'kept', dataDir: path.join(dir, 'connectors', 'leaving', 'data') })
-    expect(await tuttiJson(dir, ['connector', 'uninstall', 'purged', '--purge'])).toMatchObject({ uninstalled: true, data: 'purged' })
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])).toMatchObject({
+      uninstalled: true,
+      data: 'kept',
+      dataDir: path.join(dir, 'connectors', 'leaving', 'data'),
+    })
+    expect(await tuttiJson(dir, ['connector', 'uninstall', 'purged', '--purge'])).toMatchObject({
+      uninstalled: true,
+      data: 'purged',
+    })
     // other tests' connectors may share this daemon: these two are gone from both views
     const keys = (list: Array<{ key: string }>) => list.map((c) => c.key)
-    for (const listed of [keys((await tuttiJson(dir, ['connector', 'available'])).connectors), keys((await tuttiJson(dir, ['daemon', 'status'])).connectors)]) {
+    for (const listed of [
+      keys((await tuttiJson(dir, ['connector', 'available'])).connectors),
+      keys((await tuttiJson(dir, ['daemon', 'status'])).connectors),
+    ]) {
       expect(listed).not.toContain('leaving')
       expect(listed).not.toContain('purged')
     }

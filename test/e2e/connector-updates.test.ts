@@ -110,36 +110,45 @@ describe('connector updates', () => {
     expect(keys).toEqual(['native-upd', 'upd-echo'])
     expect((await run(['connector', 'update'])).stderr).toContain('name the connectors to update, or --all')
   })
-  it('a server.json npm package: outdated compares its package, update installs the newer, the file is kept', async () => {
-    registry.publish(serverPackage('sj-echo', '1.0.0'))
-    const doc = {
-      name: 'io.example/sj-echo', description: 'a server.json fixture', version: '1.0.0',
-      packages: [{ registryType: 'npm', identifier: 'sj-echo', version: '1.0.0', transport: { type: 'stdio' } }],
-    }
-    const file = path.join(fs.mkdtempSync(path.join(dir, 'sj-')), 'server.json')
-    fs.writeFileSync(file, JSON.stringify(doc))
-    const first = await run(['connector', 'install', file, '--key', 'sj', '--env', 'SJ_LABEL=kept'])
-    expect(first.stdout, first.stderr).toBe('installed sj 1.0.0 (ready)\n')
-    expect((await connectorState(dir, 'sj')).settings).toEqual({ SJ_LABEL: 'kept' })
-    expect((await json(['connector', 'outdated', 'sj'])).connectors).toMatchObject([
-      { key: 'sj', installed: '1.0.0', wanted: '1.0.0', latest: '1.0.0', source: file, outdated: false },
-    ])
-    registry.publish(serverPackage('sj-echo', '1.2.0'))
-    const row = { key: 'sj', installed: '1.0.0', wanted: '1.2.0', latest: '1.2.0', source: file, outdated: true }
-    expect((await json(['connector', 'outdated'])).connectors).toContainEqual(row)
-    const updated = await run(['connector', 'update', 'sj'])
-    expect(updated.stdout, updated.stderr).toBe('updated sj 1.0.0 → 1.2.0 (ready)\n')
-    expect(await hello('sj_hello')).toBe('sj-echo 1.2.0')
-    expect((await connectorState(dir, 'sj')).settings).toEqual({ SJ_LABEL: 'kept' })
-    expect((await run(['connector', 'update', 'sj'])).stdout).toBe('sj is up to date (1.2.0)\n')
-    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(doc)
-    // installing the file again is asking for its pin: a downgrade, said as one
-    expect((await run(['connector', 'install', file, '--key', 'sj'])).stdout).toBe('downgraded sj 1.2.0 → 1.0.0 (ready)\n')
-  })
+  it(
+    'a server.json npm package: outdated compares its package, update installs the newer, the file is ' + 'kept',
+    async () => {
+      registry.publish(serverPackage('sj-echo', '1.0.0'))
+      const doc = {
+        name: 'io.example/sj-echo',
+        description: 'a server.json fixture',
+        version: '1.0.0',
+        packages: [{ registryType: 'npm', identifier: 'sj-echo', version: '1.0.0', transport: { type: 'stdio' } }],
+      }
+      const file = path.join(fs.mkdtempSync(path.join(dir, 'sj-')), 'server.json')
+      fs.writeFileSync(file, JSON.stringify(doc))
+      const first = await run(['connector', 'install', file, '--key', 'sj', '--env', 'SJ_LABEL=kept'])
+      expect(first.stdout, first.stderr).toBe('installed sj 1.0.0 (ready)\n')
+      expect((await connectorState(dir, 'sj')).settings).toEqual({ SJ_LABEL: 'kept' })
+      expect((await json(['connector', 'outdated', 'sj'])).connectors).toMatchObject([
+        { key: 'sj', installed: '1.0.0', wanted: '1.0.0', latest: '1.0.0', source: file, outdated: false },
+      ])
+      registry.publish(serverPackage('sj-echo', '1.2.0'))
+      const row = { key: 'sj', installed: '1.0.0', wanted: '1.2.0', latest: '1.2.0', source: file, outdated: true }
+      expect((await json(['connector', 'outdated'])).connectors).toContainEqual(row)
+      const updated = await run(['connector', 'update', 'sj'])
+      expect(updated.stdout, updated.stderr).toBe('updated sj 1.0.0 → 1.2.0 (ready)\n')
+      expect(await hello('sj_hello')).toBe('sj-echo 1.2.0')
+      expect((await connectorState(dir, 'sj')).settings).toEqual({ SJ_LABEL: 'kept' })
+      expect((await run(['connector', 'update', 'sj'])).stdout).toBe('sj is up to date (1.2.0)\n')
+      expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual(doc)
+      // installing the file again is asking for its pin: a downgrade, said as one
+      expect((await run(['connector', 'install', file, '--key', 'sj'])).stdout).toBe(
+        'downgraded sj 1.2.0 → 1.0.0 (ready)\n',
+      )
+    },
+  )
 
   it('a server.json remote cannot be compared, and says why by name', async () => {
     const doc = {
-      name: 'io.example/sj-remote', description: 'a remote', version: '3.0.0',
+      name: 'io.example/sj-remote',
+      description: 'a remote',
+      version: '3.0.0',
       remotes: [{ type: 'streamable-http', url: 'http://127.0.0.1:9/mcp' }],
     }
     const file = path.join(fs.mkdtempSync(path.join(dir, 'sj-')), 'server.json')

@@ -25,9 +25,19 @@ describe('control API bad input', () => {
     ['a body that is not JSON', 'reconcile', null, '{"keys": [', 400, 'ARGUMENT_INVALID'],
     ['a request of the wrong shape', 'reconcile', null, '{"keys": 5}', 400, 'ARGUMENT_INVALID'],
     ['an unknown field', 'status', null, '{"extra": true}', 400, 'ARGUMENT_INVALID'],
-    ['a bad session id', 'session-prepare', null, '{"provider":"codex","workspace":"w","session":""}', 400, 'ARGUMENT_INVALID'],
+    [
+      'a bad session id',
+      'session-prepare',
+      null,
+      '{"provider":"codex","workspace":"w","session":""}',
+      400,
+      'ARGUMENT_INVALID',
+    ],
   ])('%s → %i %s', async (_label, message, headers, body, status, code) => {
-    const res = await rawRequest(`${base}/${message}`, { headers: headers ? { 'content-type': 'application/json', ...headers } : auth, body })
+    const res = await rawRequest(`${base}/${message}`, {
+      headers: headers ? { 'content-type': 'application/json', ...headers } : auth,
+      body,
+    })
     expect(res.status).toBe(status)
     expect(res.json.error.code).toBe(code)
   })

@@ -24,7 +24,15 @@ beforeAll(async () => {
   await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
   await tuttiJson(dir, ['connector', 'install', probeConnector('probe')])
   await tuttiJson(dir, ['connector', 'install', probeConnector('locked', { auth: ['LOCKED_KEY'] })])
-  await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'broken', manifest: { mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(1)'] } } }), '--no-wait'])
+  await tuttiJson(dir, [
+    'connector',
+    'install',
+    faultConnector({
+      key: 'broken',
+      manifest: { mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(1)'] } },
+    }),
+    '--no-wait',
+  ])
   client = new DaemonClient(readDaemonJson(dir)!)
 })
 afterAll(async () => {
@@ -42,8 +50,11 @@ const cases: Array<[ControlMessage<unknown, unknown>, unknown]> = [
   [sessionRevokeMessage, { session: 'schemas' }],
 ]
 
-it.each(cases.map(([m, req]) => [m.name, m, req] as const))('%s answers in its response schema', async (_name, message, request) => {
-  const answer = await client.call<typeof message>(message.name as never, request as never)
-  const parsed = message.response.safeParse(answer)
-  expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true)
-})
+it.each(cases.map(([m, req]) => [m.name, m, req] as const))(
+  '%s answers in its response schema',
+  async (_name, message, request) => {
+    const answer = await client.call<typeof message>(message.name as never, request as never)
+    const parsed = message.response.safeParse(answer)
+    expect(parsed.success, JSON.stringify(parsed.error?.issues)).toBe(true)
+  },
+)

@@ -9,7 +9,17 @@ import { statePaths } from '../../src/runtime/paths.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
 import { until } from '../support/eventually.js'
 import { probeConnector } from '../support/fixture-connector.js'
-import { cleanupState, daemonPids, isAlive, readDaemonJson, REPO, spawnTutti, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import {
+  cleanupState,
+  daemonPids,
+  isAlive,
+  readDaemonJson,
+  REPO,
+  spawnTutti,
+  tempStateDir,
+  tutti,
+  tuttiJson,
+} from '../support/tutti.js'
 
 const dirs: string[] = []
 function state(label: string): string {
@@ -28,19 +38,24 @@ async function installProbe(dir: string): Promise<void> {
 }
 
 describe('daemon lifecycle', () => {
-  it('32 concurrent `connector available --json` with no daemon: all succeed, same output, exactly one daemon', async () => {
-    const dir = state('race')
-    await installProbe(dir)
-    expect(daemonPids(dir)).toEqual([])
-    const results = await Promise.all(Array.from({ length: 32 }, () => tutti(dir, ['connector', 'available', '--json'])))
-    for (const r of results) expect(r.code, r.stderr).toBe(0)
-    const outputs = new Set(results.map((r) => r.stdout))
-    expect(outputs.size).toBe(1)
-    expect(JSON.parse(results[0]!.stdout).connectors.map((c: { key: string }) => c.key)).toEqual(['probe'])
-    const pids = daemonPids(dir)
-    expect(pids).toHaveLength(1)
-    expect(readDaemonJson(dir)?.pid).toBe(pids[0])
-  })
+  it(
+    '32 concurrent `connector available --json` with no daemon: all succeed, same output, exactly one ' + 'daemon',
+    async () => {
+      const dir = state('race')
+      await installProbe(dir)
+      expect(daemonPids(dir)).toEqual([])
+      const results = await Promise.all(
+        Array.from({ length: 32 }, () => tutti(dir, ['connector', 'available', '--json'])),
+      )
+      for (const r of results) expect(r.code, r.stderr).toBe(0)
+      const outputs = new Set(results.map((r) => r.stdout))
+      expect(outputs.size).toBe(1)
+      expect(JSON.parse(results[0]!.stdout).connectors.map((c: { key: string }) => c.key)).toEqual(['probe'])
+      const pids = daemonPids(dir)
+      expect(pids).toHaveLength(1)
+      expect(readDaemonJson(dir)?.pid).toBe(pids[0])
+    },
+  )
 
   it('recovers after kill -9 of the daemon on the next call', async () => {
     const dir = state('kill9')
@@ -57,17 +72,26 @@ describe('daemon lifecycle', () => {
     expect(after.pid).not.toBe(before.pid)
     expect(daemonPids(dir)).toEqual([after.pid])
     // what npm run build made: the bundle, not tsc's module graph
-    expect(fs.readFileSync(`/proc/${after.pid}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(REPO, 'dist', 'daemon', 'main.js'))
+    expect(fs.readFileSync(`/proc/${after.pid}/cmdline`, 'utf8').split('\0')[1]).toBe(
+      path.join(REPO, 'dist', 'daemon', 'main.js'),
+    )
     // the restarted daemon asks for its previous port first
     expect(after.port).toBe(before.port)
     // the dead daemon's lock, still fresh, is taken over because its owner record proves the holder gone
-    expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toContain(`"msg":"took over the lock of a daemon that is gone","pid":${before.pid}`)
+    expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toContain(
+      `"msg":"took over the lock of a daemon that is gone","pid":${before.pid}`,
+    )
     console.log(`kill -9 recovery: next call took ${recoveryMs} ms`)
   })
 
   it('a daemon saves the code cache of its bundle after start, and the next daemon starts from it', async () => {
     const dir = state('code-cache')
-    const log = (): Array<{ msg: string; use?: string }> => fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
+    const log = (): Array<{ msg: string; use?: string }> =>
+      fs
+        .readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
     await tuttiJson(dir, ['daemon', 'start'])
     expect(await until(() => log().some((l) => l.msg === 'code cache written'))).toBe(true)
     const [cache] = fs.readdirSync(path.join(dir, 'code-cache'))
@@ -75,7 +99,11 @@ describe('daemon lifecycle', () => {
     expect(fs.statSync(path.join(dir, 'code-cache', cache!)).mode & 0o777).toBe(0o600)
     await tuttiJson(dir, ['daemon', 'stop'])
     await tuttiJson(dir, ['daemon', 'start'])
-    expect(log().filter((l) => l.msg === 'code cache').map((l) => l.use)).toEqual(['absent', 'accepted'])
+    expect(
+      log()
+        .filter((l) => l.msg === 'code cache')
+        .map((l) => l.use),
+    ).toEqual(['absent', 'accepted'])
   })
 
   it('replaces a daemon of another version instead of reusing it', async () => {
@@ -90,7 +118,9 @@ describe('daemon lifecycle', () => {
     fs.writeFileSync(path.join(old, 'package.json'), JSON.stringify({ ...pkg, version: '0.0.1-old' }))
     fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(old, 'node_modules'))
     try {
-      execFileSync(process.execPath, [path.join(old, 'bin', 'run.js'), 'daemon', 'start', '--json'], { env: { ...process.env, TUTTI_STATE_DIR: dir } })
+      execFileSync(process.execPath, [path.join(old, 'bin', 'run.js'), 'daemon', 'start', '--json'], {
+        env: { ...process.env, TUTTI_STATE_DIR: dir },
+      })
       const oldInfo = readDaemonJson(dir)!
       expect(oldInfo.productVersion).toBe('0.0.1-old')
       const status = await tuttiJson(dir, ['daemon', 'status'])
@@ -111,7 +141,11 @@ describe('daemon lifecycle', () => {
     const dir = state('status')
     await tuttiJson(dir, ['connector', 'install', probeConnector('locked', { auth: ['LOCKED_KEY'] })])
     const status = await tuttiJson(dir, ['daemon', 'status'])
-    expect(status).toMatchObject({ running: true, productVersion: expect.any(String), protocolVersion: CONTROL_PROTOCOL_VERSION })
+    expect(status).toMatchObject({
+      running: true,
+      productVersion: expect.any(String),
+      protocolVersion: CONTROL_PROTOCOL_VERSION,
+    })
     expect(status.pid).toBe(readDaemonJson(dir)!.pid)
     expect(status.port).toBeGreaterThan(0)
     expect(status.uptimeMs).toBeGreaterThanOrEqual(0)
@@ -132,7 +166,11 @@ describe('daemon lifecycle', () => {
     process.kill(started.pid, 'SIGTERM')
     expect(await until(() => !isAlive(started.pid))).toBe(true)
     expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
-    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+    const log = fs
+      .readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
     expect(log.filter((l) => l.msg === 'daemon stopped')).toHaveLength(1)
     expect(log.find((l) => l.msg === 'daemon stopping')).toMatchObject({ reason: 'SIGTERM', component: 'daemon' })
   })

@@ -6,7 +6,8 @@ import { modernClient } from '../support/mcp-clients.js'
 import { cleanupState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 // Small releases (fixture-connector.ts's fullConnector), not the bundled examples: doctor's checks do not
-// depend on what a server does. One state dir for the file; every test starts from a clean report and leaves one (it repairs what it broke).
+// depend on what a server does. One state dir for the file; every test starts from a clean report and leaves one (it
+// repairs what it broke).
 describe('tutti daemon doctor: facade parity', () => {
   let dir: string
   const journal = fullConnector('journal')
@@ -41,7 +42,14 @@ describe('tutti daemon doctor: facade parity', () => {
     fs.rmSync(path.join(dir, 'bin', 'tutti-connector-probe'))
     const { code, report } = await doctor()
     expect(code).toBe(1)
-    expect(report.findings).toEqual([expect.objectContaining({ check: 'shims', connector: 'probe', problem: 'tutti-connector-probe is missing from the bin dir', fix: expect.stringMatching(/tutti daemon start/) })])
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        check: 'shims',
+        connector: 'probe',
+        problem: 'tutti-connector-probe is missing from the bin dir',
+        fix: expect.stringMatching(/tutti daemon start/),
+      }),
+    ])
     await tuttiJson(dir, ['daemon', 'start'])
     expect((await doctor()).report.findings).toEqual([])
   })
@@ -51,7 +59,13 @@ describe('tutti daemon doctor: facade parity', () => {
     fs.writeFileSync(stray, '#!/bin/sh\necho boo\n', { mode: 0o755 })
     const { code, report } = await doctor()
     expect(code).toBe(1)
-    expect(report.findings).toEqual([expect.objectContaining({ check: 'shims', connector: 'ghost', problem: expect.stringMatching(/stray shim .*tutti-connector-ghost/) })])
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        check: 'shims',
+        connector: 'ghost',
+        problem: expect.stringMatching(/stray shim .*tutti-connector-ghost/),
+      }),
+    ])
     await tuttiJson(dir, ['daemon', 'start'])
     expect(fs.existsSync(stray)).toBe(false)
     expect((await doctor()).report.findings).toEqual([])
@@ -59,12 +73,28 @@ describe('tutti daemon doctor: facade parity', () => {
 
   it('a corrupted Skill is found; reinstalling repairs the release', async () => {
     const installed = JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8'))
-    const file = path.join(dir, 'connectors', 'journal', 'releases', installed.connectors.journal.digest, 'skills', 'journal-workflow', 'SKILL.md')
+    const file = path.join(
+      dir,
+      'connectors',
+      'journal',
+      'releases',
+      installed.connectors.journal.digest,
+      'skills',
+      'journal-workflow',
+      'SKILL.md',
+    )
     fs.chmodSync(file, 0o644)
     fs.writeFileSync(file, 'no front matter any more\n')
     const { code, report } = await doctor()
     expect(code).toBe(1)
-    expect(report.findings).toEqual([expect.objectContaining({ check: 'skills', connector: 'journal', problem: expect.stringMatching(/journal-workflow\/SKILL\.md: missing YAML front matter/), fix: expect.stringMatching(/reinstall/) })])
+    expect(report.findings).toEqual([
+      expect.objectContaining({
+        check: 'skills',
+        connector: 'journal',
+        problem: expect.stringMatching(/journal-workflow\/SKILL\.md: missing YAML front matter/),
+        fix: expect.stringMatching(/reinstall/),
+      }),
+    ])
     const reinstall = await tuttiJson(dir, ['connector', 'install', journal])
     expect(reinstall.changed).toBe(false)
     expect(fs.readFileSync(file, 'utf8')).toMatch(/name: journal-workflow/)
@@ -75,14 +105,21 @@ describe('tutti daemon doctor: facade parity', () => {
     const declared = FAULT_TOOLS.map((t) => (t.name === 'echo' ? { ...t, description: 'declared long ago' } : t))
     await tuttiJson(dir, ['connector', 'install', lazyConnector('drifty', { declared })])
     expect((await doctor()).report.findings).toEqual([]) // not running yet: nothing to compare
-    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'doc'])).mcpServers[0]
+    const binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'doc'])
+    ).mcpServers[0]
     const client = await modernClient(binding)
     await client.callTool({ name: 'drifty_echo', arguments: { message: 'wake up' } })
     await client.close()
     const { code, report } = await doctor()
     expect(code).toBe(1)
     expect(report.findings).toEqual([
-      expect.objectContaining({ check: 'declared-tools', connector: 'drifty', problem: expect.stringMatching(/echo \(fields differ: description\)/), fix: expect.stringMatching(/update mcp\.tools/) }),
+      expect.objectContaining({
+        check: 'declared-tools',
+        connector: 'drifty',
+        problem: expect.stringMatching(/echo \(fields differ: description\)/),
+        fix: expect.stringMatching(/update mcp\.tools/),
+      }),
     ])
     // the other tests start from a clean report
     await tuttiJson(dir, ['connector', 'uninstall', 'drifty', '--purge'])

@@ -15,18 +15,45 @@ describe('one generic discover + call path for every connector kind', () => {
   let remote: ChildProcess
   beforeAll(async () => {
     dir = tempStateDir('generic')
-    remote = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], { env: { ...process.env, FIXTURE_HTTP_TOKEN: 'generic-remote-token', FIXTURE_HTTP_USER: 'owner' }, stdio: ['ignore', 'pipe', 'inherit'] })
-    const port = await new Promise<number>((resolve) => remote.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))))
+    remote = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], {
+      env: { ...process.env, FIXTURE_HTTP_TOKEN: 'generic-remote-token', FIXTURE_HTTP_USER: 'owner' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const port = await new Promise<number>((resolve) =>
+      remote.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))),
+    )
     const remoteDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-generic-remote-'))
     fs.writeFileSync(
       path.join(remoteDir, 'tutti-connector.json'),
-      JSON.stringify({ schemaVersion: 1, key: 'remote', name: 'Remote', version: '1.0.0', auth: { kind: 'env', variables: [{ name: 'REMOTE_TOKEN' }] }, mcp: { transport: 'http', url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } } }),
+      JSON.stringify({
+        schemaVersion: 1,
+        key: 'remote',
+        name: 'Remote',
+        version: '1.0.0',
+        auth: { kind: 'env', variables: [{ name: 'REMOTE_TOKEN' }] },
+        mcp: {
+          transport: 'http',
+          url: `http://127.0.0.1:${port}/mcp`,
+          headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' },
+        },
+      }),
     )
     await tuttiJson(dir, ['connector', 'install', memoryConnector('journal')]) // stdio, eager (npm memory server)
     await tuttiJson(dir, ['connector', 'install', lazyConnector('lazyfx')]) // stdio, lazy (declared tools)
     await tuttiJson(dir, ['connector', 'install', remoteDir]) // remote Streamable HTTP
     await tuttiJson(dir, ['connector', 'connect', 'remote', '--env', 'REMOTE_TOKEN=generic-remote-token'])
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'owner', '--session', 'generic'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, [
+        'session',
+        'prepare',
+        '--provider',
+        'tutti-agent',
+        '--workspace',
+        'owner',
+        '--session',
+        'generic',
+      ])
+    ).mcpServers[0]
   })
   afterAll(async () => {
     remote?.kill()
@@ -44,7 +71,8 @@ describe('one generic discover + call path for every connector kind', () => {
       const client = await make(binding)
       const discovered = new Set((await client.listTools()).tools.map((t) => t.name))
       for (const k of kinds) expect(discovered.has(k.tool), k.kind).toBe(true)
-      const callByName = async (name: string, args: Record<string, unknown>) => JSON.stringify((await client.callTool({ name, arguments: args })).content)
+      const callByName = async (name: string, args: Record<string, unknown>) =>
+        JSON.stringify((await client.callTool({ name, arguments: args })).content)
       for (const k of kinds) expect(await callByName(k.tool, k.args), k.kind).toMatch(k.expect)
       await client.close()
     })
@@ -59,7 +87,8 @@ describe('one generic discover + call path for every connector kind', () => {
         if (e.isDirectory()) walk(p)
         else if (p.endsWith('.ts')) {
           const src = fs.readFileSync(p, 'utf8')
-          for (const k of keys) if (new RegExp(`['"\`]${k}['"\`_]`).test(src)) offenders.push(`${path.relative(REPO, p)}: "${k}"`)
+          for (const k of keys)
+            if (new RegExp(`['"\`]${k}['"\`_]`).test(src)) offenders.push(`${path.relative(REPO, p)}: "${k}"`)
         }
       }
     }

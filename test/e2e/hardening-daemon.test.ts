@@ -9,7 +9,16 @@ import { makeConnector } from '../support/connector-fixture.js'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { legacyClient, modernClient, rawRequest } from '../support/mcp-clients.js'
-import { cleanupState, connectorState, daemonPids, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import {
+  cleanupState,
+  connectorState,
+  daemonPids,
+  isAlive,
+  readDaemonJson,
+  tempStateDir,
+  tutti,
+  tuttiJson,
+} from '../support/tutti.js'
 
 /**
  * Hostile upstreams and stale state against the real daemon. After every
@@ -19,12 +28,16 @@ import { cleanupState, connectorState, daemonPids, isAlive, readDaemonJson, temp
 describe('hardening: the daemon', () => {
   let dir: string
   const bystanderIsFine = async () => {
-    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening'])).mcpServers[0]
+    const binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening'])
+    ).mcpServers[0]
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       const names = (await client.listTools()).tools.map((t) => t.name)
       expect(names).toContain('bystander_echo')
-      expect((await client.callTool({ name: 'bystander_echo', arguments: { message: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }])
+      expect((await client.callTool({ name: 'bystander_echo', arguments: { message: 'still here' } })).content).toEqual(
+        [{ type: 'text', text: 'still here' }],
+      )
       await client.close()
     }
   }
@@ -37,28 +50,55 @@ describe('hardening: the daemon', () => {
     await cleanupState(dir)
   })
 
-  it('an upstream tool nested 10,000 levels deep fails its own connector with the reason; tools/list stays 200 for everyone, also after a restart', async () => {
-    // 10,000 levels: past what the SDK's checks survive, so the answer itself is refused
-    const res = await tutti(dir, ['connector', 'install', faultConnector({ key: 'deep', env: { FIXTURE_DEEP_SCHEMA: '10000' } }), '--json'])
-    expect(res.code).toBe(1)
-    expect(JSON.parse(res.stdout).error.message).toMatch(/tools\/list failed: the upstream's answer nests deeper than 512 levels/)
-    expect(await state('deep')).toMatchObject({ status: 'failed', tools: 0, generation: 0 })
-    await bystanderIsFine()
-    // 100 levels: a valid answer, but past the registry's schema depth
-    const again = await tutti(dir, ['connector', 'install', faultConnector({ key: 'deep', version: '1.0.1', env: { FIXTURE_DEEP_SCHEMA: '100' } }), '--json'])
-    expect(again.code).toBe(1)
-    expect(JSON.parse(again.stdout).error.message).toMatch(/tool "deep": inputSchema nests deeper than 64 levels/)
-    expect(await state('deep')).toMatchObject({ status: 'failed', tools: 0, generation: 0 })
-    await bystanderIsFine()
-    await tuttiJson(dir, ['daemon', 'stop'])
-    await bystanderIsFine()
-    await tuttiJson(dir, ['connector', 'uninstall', 'deep', '--purge'])
-  })
+  it(
+    'an upstream tool nested 10,000 levels deep fails its own connector with the reason; tools/list stays 200 for ' +
+      'everyone, also after a restart',
+    async () => {
+      // 10,000 levels: past what the SDK's checks survive, so the answer itself is refused
+      const res = await tutti(dir, [
+        'connector',
+        'install',
+        faultConnector({ key: 'deep', env: { FIXTURE_DEEP_SCHEMA: '10000' } }),
+        '--json',
+      ])
+      expect(res.code).toBe(1)
+      expect(JSON.parse(res.stdout).error.message).toMatch(
+        /tools\/list failed: the upstream's answer nests deeper than 512 levels/,
+      )
+      expect(await state('deep')).toMatchObject({ status: 'failed', tools: 0, generation: 0 })
+      await bystanderIsFine()
+      // 100 levels: a valid answer, but past the registry's schema depth
+      const again = await tutti(dir, [
+        'connector',
+        'install',
+        faultConnector({ key: 'deep', version: '1.0.1', env: { FIXTURE_DEEP_SCHEMA: '100' } }),
+        '--json',
+      ])
+      expect(again.code).toBe(1)
+      expect(JSON.parse(again.stdout).error.message).toMatch(/tool "deep": inputSchema nests deeper than 64 levels/)
+      expect(await state('deep')).toMatchObject({ status: 'failed', tools: 0, generation: 0 })
+      await bystanderIsFine()
+      await tuttiJson(dir, ['daemon', 'stop'])
+      await bystanderIsFine()
+      await tuttiJson(dir, ['connector', 'uninstall', 'deep', '--purge'])
+    },
+  )
 
   it('declared tools past a limit are an install error naming the field, and change nothing', async () => {
     let schema: Record<string, unknown> = { type: 'string' }
     for (let i = 0; i < 40; i++) schema = { type: 'object', properties: { next: schema } }
-    const src = faultConnector({ key: 'declared', manifest: { mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'], activation: 'lazy', tools: [{ name: 'deep', inputSchema: schema }] } } })
+    const src = faultConnector({
+      key: 'declared',
+      manifest: {
+        mcp: {
+          transport: 'stdio',
+          command: 'node',
+          args: ['server.mjs'],
+          activation: 'lazy',
+          tools: [{ name: 'deep', inputSchema: schema }],
+        },
+      },
+    })
     const before = fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')
     const res = await tutti(dir, ['connector', 'install', src, '--json'])
     expect(res.code).toBe(2)
@@ -78,20 +118,32 @@ describe('hardening: the daemon', () => {
       await cleanupState(other)
     })
 
-    it('a daemon.json naming an unrelated pid: `daemon stop` and the next command leave that process alone, and the file is cleaned up', async () => {
-      await tuttiJson(dir, ['daemon', 'stop'])
-      const forged = { pid: bystander.pid, port: 9, productVersion: '0.1.0', protocolVersion: CONTROL_PROTOCOL_VERSION, startedAt: new Date().toISOString(), controlToken: 'x'.repeat(43), nonce: 'f'.repeat(32) }
-      fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
-      fs.writeFileSync(path.join(dir, 'daemon.pid'), `${bystander.pid}\n`)
-      const stop = await tutti(dir, ['daemon', 'stop'])
-      expect(stop.stdout).toMatch(/not running; removed a stale daemon\.json/)
-      expect(isAlive(bystander.pid!)).toBe(true)
-      expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
-      fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
-      await bystanderIsFine()
-      expect(isAlive(bystander.pid!)).toBe(true)
-      expect(readDaemonJson(dir)!.pid).not.toBe(bystander.pid)
-    })
+    it(
+      'a daemon.json naming an unrelated pid: `daemon stop` and the next command leave that process alone, and the ' +
+        'file is cleaned up',
+      async () => {
+        await tuttiJson(dir, ['daemon', 'stop'])
+        const forged = {
+          pid: bystander.pid,
+          port: 9,
+          productVersion: '0.1.0',
+          protocolVersion: CONTROL_PROTOCOL_VERSION,
+          startedAt: new Date().toISOString(),
+          controlToken: 'x'.repeat(43),
+          nonce: 'f'.repeat(32),
+        }
+        fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
+        fs.writeFileSync(path.join(dir, 'daemon.pid'), `${bystander.pid}\n`)
+        const stop = await tutti(dir, ['daemon', 'stop'])
+        expect(stop.stdout).toMatch(/not running; removed a stale daemon\.json/)
+        expect(isAlive(bystander.pid!)).toBe(true)
+        expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
+        fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
+        await bystanderIsFine()
+        expect(isAlive(bystander.pid!)).toBe(true)
+        expect(readDaemonJson(dir)!.pid).not.toBe(bystander.pid)
+      },
+    )
 
     it("another state dir's daemon.json: its daemon is neither stopped nor signalled", async () => {
       await tuttiJson(other, ['daemon', 'start'])
@@ -113,7 +165,14 @@ describe('hardening: the daemon', () => {
     fs.writeFileSync(path.join(outside, 'keep'), 'x')
     const info = readDaemonJson(dir)!
     const rel = path.relative(path.join(dir, 'connectors', 'x'), outside)
-    const res = await rawRequest(`http://127.0.0.1:${info.port}/control/reconcile`, { headers: { host: `127.0.0.1:${info.port}`, authorization: `Bearer ${info.controlToken}`, 'content-type': 'application/json' }, body: JSON.stringify({ keys: [rel] }) })
+    const res = await rawRequest(`http://127.0.0.1:${info.port}/control/reconcile`, {
+      headers: {
+        host: `127.0.0.1:${info.port}`,
+        authorization: `Bearer ${info.controlToken}`,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify({ keys: [rel] }),
+    })
     expect(res.status).toBe(400)
     expect(res.json.error.message).toMatch(/keys\.0: must match/)
     expect(fs.existsSync(path.join(outside, 'keep'))).toBe(true)
@@ -131,25 +190,47 @@ describe('hardening: the daemon', () => {
     fs.rmSync(outside, { recursive: true, force: true })
   })
 
-  it('after kill -9 of the daemon, a server that ignores stdin EOF dies with it, and its grandchild is reaped by the next daemon', async () => {
-    const res = await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } })])
-    const serverPid = res.state.pid
-    expect(fs.existsSync(path.join(dir, 'upstreams', `${serverPid}.json`))).toBe(true)
-    const [grandchild] = await eventually(() => groupMembers(serverPid).filter((p) => p !== serverPid), (m) => m.length === 1)
-    expect(grandchild).toBeDefined()
-    const daemonPid = readDaemonJson(dir)!.pid
-    process.kill(daemonPid, 'SIGKILL')
-    expect(await until(() => !isAlive(serverPid))).toBe(true)
-    expect(isAlive(grandchild!)).toBe(true)
-    await bystanderIsFine()
-    expect(await until(() => !isAlive(grandchild!))).toBe(true)
-    expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toMatch(new RegExp(`reaped upstream processes a previous daemon left running.*${grandchild}`))
-    await tuttiJson(dir, ['connector', 'uninstall', 'stubborn', '--purge'])
-  })
+  it(
+    'after kill -9 of the daemon, a server that ignores stdin EOF dies with it, and its grandchild is reaped by ' +
+      'the next daemon',
+    async () => {
+      const res = await tuttiJson(dir, [
+        'connector',
+        'install',
+        faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } }),
+      ])
+      const serverPid = res.state.pid
+      expect(fs.existsSync(path.join(dir, 'upstreams', `${serverPid}.json`))).toBe(true)
+      const [grandchild] = await eventually(
+        () => groupMembers(serverPid).filter((p) => p !== serverPid),
+        (m) => m.length === 1,
+      )
+      expect(grandchild).toBeDefined()
+      const daemonPid = readDaemonJson(dir)!.pid
+      process.kill(daemonPid, 'SIGKILL')
+      expect(await until(() => !isAlive(serverPid))).toBe(true)
+      expect(isAlive(grandchild!)).toBe(true)
+      await bystanderIsFine()
+      expect(await until(() => !isAlive(grandchild!))).toBe(true)
+      expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toMatch(
+        new RegExp(`reaped upstream processes a previous daemon left running.*${grandchild}`),
+      )
+      await tuttiJson(dir, ['connector', 'uninstall', 'stubborn', '--purge'])
+    },
+  )
 
   it('an upstream that initializes and then exits is restarted with a real backoff, shown in status', async () => {
-    await tutti(dir, ['connector', 'install', faultConnector({ key: 'flaky', activation: 'eager', env: { FIXTURE_EXIT_AFTER_MS: '300' } }), '--no-wait'])
-    const flaky = await eventually(() => state('flaky'), (s) => (s?.restarts ?? 0) >= 4, 60_000)
+    await tutti(dir, [
+      'connector',
+      'install',
+      faultConnector({ key: 'flaky', activation: 'eager', env: { FIXTURE_EXIT_AFTER_MS: '300' } }),
+      '--no-wait',
+    ])
+    const flaky = await eventually(
+      () => state('flaky'),
+      (s) => (s?.restarts ?? 0) >= 4,
+      60_000,
+    )
     expect(flaky.restarts).toBeGreaterThanOrEqual(4)
     const delays = fs
       .readFileSync(path.join(dir, 'daemon.log'), 'utf8')
@@ -164,47 +245,97 @@ describe('hardening: the daemon', () => {
   })
 
   it('a failed first start is retried with the same backoff; status shows the next retry', async () => {
-    const src = makeConnector({ schemaVersion: 1, key: 'dead', name: 'Dead', version: '1.0.0', mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(2)'] } })
+    const src = makeConnector({
+      schemaVersion: 1,
+      key: 'dead',
+      name: 'Dead',
+      version: '1.0.0',
+      mcp: { transport: 'stdio', command: 'node', args: ['-e', 'process.exit(2)'] },
+    })
     expect((await tutti(dir, ['connector', 'install', src])).code).toBe(1)
-    const dead = await eventually(() => state('dead'), (s) => (s?.restarts ?? 0) >= 2 && !!s?.nextRetryAt)
-    expect(dead).toMatchObject({ status: 'failed', reason: expect.stringMatching(/exited with code 2 before it answered initialize/), nextRetryAt: expect.any(String) })
+    const dead = await eventually(
+      () => state('dead'),
+      (s) => (s?.restarts ?? 0) >= 2 && !!s?.nextRetryAt,
+    )
+    expect(dead).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/exited with code 2 before it answered initialize/),
+      nextRetryAt: expect.any(String),
+    })
     expect((await tutti(dir, ['daemon', 'status'])).stdout).toMatch(/dead 1\.0\.0: failed[\s\S]*next retry: /)
     await tuttiJson(dir, ['connector', 'uninstall', 'dead', '--purge'])
   })
 
-  it('garbage on an upstream stdout breaks its connection, with the reason; others are not slowed to a halt', async () => {
-    await tutti(dir, ['connector', 'install', faultConnector({ key: 'noisy', env: { FIXTURE_GARBAGE: '100' } }), '--no-wait'])
-    const noisy = await eventually(() => state('noisy'), (s) => /not JSON-RPC/.test(s?.lastError ?? ''), 60_000)
-    expect(noisy.lastError).toMatch(/more than 1000 lines on stdout that are not JSON-RPC within 10 s \(first: "garbage garbage/)
-    await bystanderIsFine()
-    await tuttiJson(dir, ['connector', 'uninstall', 'noisy', '--purge'])
-  })
+  it(
+    'garbage on an upstream stdout breaks its connection, with the reason; others are not slowed to a ' + 'halt',
+    async () => {
+      await tutti(dir, [
+        'connector',
+        'install',
+        faultConnector({ key: 'noisy', env: { FIXTURE_GARBAGE: '100' } }),
+        '--no-wait',
+      ])
+      const noisy = await eventually(
+        () => state('noisy'),
+        (s) => /not JSON-RPC/.test(s?.lastError ?? ''),
+        60_000,
+      )
+      expect(noisy.lastError).toMatch(
+        /more than 1000 lines on stdout that are not JSON-RPC within 10 s \(first: "garbage garbage/,
+      )
+      await bystanderIsFine()
+      await tuttiJson(dir, ['connector', 'uninstall', 'noisy', '--purge'])
+    },
+  )
 
   it('a corrupt credentials.json is named without quoting what it holds', async () => {
-    await tuttiJson(dir, ['connector', 'install', makeConnector({ schemaVersion: 1, key: 'locked', name: 'L', version: '1', auth: { kind: 'env', variables: [{ name: 'L_KEY' }] }, cli: { entrypoint: 'c.js' } }, { 'c.js': 'console.log(1)\n' })])
+    await tuttiJson(dir, [
+      'connector',
+      'install',
+      makeConnector(
+        {
+          schemaVersion: 1,
+          key: 'locked',
+          name: 'L',
+          version: '1',
+          auth: { kind: 'env', variables: [{ name: 'L_KEY' }] },
+          cli: { entrypoint: 'c.js' },
+        },
+        { 'c.js': 'console.log(1)\n' },
+      ),
+    ])
     const file = path.join(dir, 'credentials.json')
     const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined
     fs.writeFileSync(file, '{"schemaVersion":1,"connectors":{"locked":{"L_KEY":"corrupt-secret-4711"', { mode: 0o600 })
     const res = await tutti(dir, ['connector', 'connect', 'locked', '--env', 'L_KEY=new-value-1234', '--json'])
     expect(res.code).toBe(1)
-    expect(JSON.parse(res.stdout).error).toMatchObject({ code: 'STATE_CORRUPT', message: expect.stringContaining('credentials.json is not valid JSON') })
+    expect(JSON.parse(res.stdout).error).toMatchObject({
+      code: 'STATE_CORRUPT',
+      message: expect.stringContaining('credentials.json is not valid JSON'),
+    })
     expect(res.stdout + res.stderr).not.toContain('corrupt-secret')
     if (before === undefined) fs.rmSync(file)
     else fs.writeFileSync(file, before, { mode: 0o600 })
   })
 
   it('daemon.log stays NDJSON when a client aborts mid-body', async () => {
-    const token = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'aborts'])).env.TUTTI_CONNECTOR_TOKEN
+    const token = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'aborts'])
+    ).env.TUTTI_CONNECTOR_TOKEN
     const info = readDaemonJson(dir)!
     await new Promise<void>((resolve) => {
       const socket = net.connect(info.port, '127.0.0.1', () => {
-        socket.write(`POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`)
+        socket.write(
+          `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: ` +
+            `Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`,
+        )
         setImmediate(() => socket.destroy())
         socket.on('close', () => resolve())
       })
     })
     await bystanderIsFine()
-    for (const line of fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').split('\n').filter(Boolean)) expect(() => JSON.parse(line), line).not.toThrow()
+    for (const line of fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').split('\n').filter(Boolean))
+      expect(() => JSON.parse(line), line).not.toThrow()
   })
 
   afterEach(() => {

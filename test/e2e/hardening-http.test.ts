@@ -31,7 +31,9 @@ function flood(port: number, urlPath: string, headers: Record<string, string>, c
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1')
     const chunk = Buffer.alloc(64 * 1024, 0x20)
-    const frame = chunked ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) : chunk
+    const frame = chunked
+      ? Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')])
+      : chunk
     let written = 0
     let response = ''
     let done = false
@@ -40,13 +42,24 @@ function flood(port: number, urlPath: string, headers: Record<string, string>, c
       done = true
       socket.destroy()
       const status = /^HTTP\/1\.1 (\d{3})/.exec(response)?.[1]
-      resolve({ status: status ? Number(status) : undefined, connection: /\r\nconnection: *([^\r]*)/i.exec(response)?.[1]?.toLowerCase(), written })
+      resolve({
+        status: status ? Number(status) : undefined,
+        connection: /\r\nconnection: *([^\r]*)/i.exec(response)?.[1]?.toLowerCase(),
+        written,
+      })
     }
     socket.on('data', (c: Buffer) => (response += c.toString('latin1')))
     socket.on('error', finish)
     socket.on('close', finish)
-    const head = [`POST ${urlPath} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)]
-    socket.write(`${[...head, chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${TOTAL}`].join('\r\n')}\r\n\r\n`)
+    const head = [
+      `POST ${urlPath} HTTP/1.1`,
+      `Host: 127.0.0.1:${port}`,
+      'Content-Type: application/json',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+    ]
+    socket.write(
+      `${[...head, chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${TOTAL}`].join('\r\n')}\r\n\r\n`,
+    )
     const pump = (): void => {
       while (!done && written < TOTAL) {
         written += chunk.length
@@ -96,16 +109,30 @@ describe('hardening: the HTTP surface of the daemon', () => {
   const tutti = <T = any>(args: string[]) => tuttiJson<T>(dir, args, { env: ENV })
 
   beforeAll(async () => {
-    remote = spawn(process.execPath, [path.join(REPO, 'test/fixtures/deep-result-http-server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] })
-    const remotePort = await new Promise<number>((resolve) => remote.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))))
+    remote = spawn(process.execPath, [path.join(REPO, 'test/fixtures/deep-result-http-server.mjs')], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const remotePort = await new Promise<number>((resolve) =>
+      remote.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))),
+    )
     const release = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-deep-'))
-    const manifest = { schemaVersion: 1, key: 'deep', name: 'Deep results', version: '1.0.0', auth: { kind: 'none' }, mcp: { transport: 'http', url: `http://127.0.0.1:${remotePort}/mcp` } }
+    const manifest = {
+      schemaVersion: 1,
+      key: 'deep',
+      name: 'Deep results',
+      version: '1.0.0',
+      auth: { kind: 'none' },
+      mcp: { transport: 'http', url: `http://127.0.0.1:${remotePort}/mcp` },
+    }
     fs.writeFileSync(path.join(release, 'tutti-connector.json'), JSON.stringify(manifest))
     dir = tempStateDir('hardening-http')
     await tutti(['connector', 'install', release])
     await tutti(['connector', 'install', faultConnector({ key: 'fx' })])
-    binding = (await tutti(['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'attacker'])).mcpServers[0]
-    other = (await tutti(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'bystander'])).mcpServers[0]
+    binding = (
+      await tutti(['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'attacker'])
+    ).mcpServers[0]
+    other = (await tutti(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'bystander']))
+      .mcpServers[0]
     const info = readDaemonJson(dir)!
     port = info.port
     controlToken = info.controlToken
@@ -119,11 +146,17 @@ describe('hardening: the HTTP surface of the daemon', () => {
   async function othersUnaffected(): Promise<void> {
     const list = await modernPost(other, 'tools/list')
     expect(list.status).toBe(200)
-    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(expect.arrayContaining(['fx_echo', 'fx_slow']))
+    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toEqual(
+      expect.arrayContaining(['fx_echo', 'fx_slow']),
+    )
     const client = await modernClient(other)
     try {
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['fx_echo', 'deep_echo']))
-      expect((await client.callTool({ name: 'fx_echo', arguments: { message: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }])
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['fx_echo', 'deep_echo']),
+      )
+      expect((await client.callTool({ name: 'fx_echo', arguments: { message: 'still here' } })).content).toEqual([
+        { type: 'text', text: 'still here' },
+      ])
     } finally {
       await client.close()
     }
@@ -131,9 +164,20 @@ describe('hardening: the HTTP surface of the daemon', () => {
 
   it('a Host with userinfo is refused with 403 on every route, even with valid credentials', async () => {
     const listBody = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: MODERN_META } })
-    const mcpHeaders = { ...binding.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }
+    const mcpHeaders = {
+      ...binding.headers,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/list',
+    }
     const control = { authorization: `Bearer ${controlToken}`, 'content-type': 'application/json' }
-    for (const host of [`evil@127.0.0.1:${port}`, `user:pw@localhost:${port}`, `evil.example.com@[::1]:${port}`, `@127.0.0.1:${port}`]) {
+    for (const host of [
+      `evil@127.0.0.1:${port}`,
+      `user:pw@localhost:${port}`,
+      `evil.example.com@[::1]:${port}`,
+      `@127.0.0.1:${port}`,
+    ]) {
       for (const [route, headers, body] of [
         ['/mcp/connector', mcpHeaders, listBody],
         ['/control/health', control, '{}'],
@@ -160,21 +204,28 @@ describe('hardening: the HTTP surface of the daemon', () => {
     ['control, Content-Length over 1 MiB', 413, '/control/status', 'control', false],
     ['control, a chunked body growing past 1 MiB', 413, '/control/status', 'control', true],
     ['a foreign Origin, chunked', 403, '/control/status', 'foreign', true],
-  ] as const)('%s → %i, Connection: close, and the rest of the body is never read', async (_label, status, urlPath, who, chunked) => {
-    const byWho: Record<string, Record<string, string>> = {
-      wrong: wrongToken, session: binding.headers,
-      control: { authorization: `Bearer ${controlToken}` }, foreign: { origin: 'http://evil.example.com' },
-    }
-    const headers = byWho[who]
-    const res = await flood(port, urlPath, { accept: 'application/json, text/event-stream', ...headers }, chunked)
-    // what socket buffers hold (a few MiB) and the limit itself, far from the 256 MiB offered
-    expect(res.written).toBeLessThan(64 * MiB)
-    expect(res.status).toBe(status)
-    expect(res.connection).toBe('close')
-    await othersUnaffected()
-  })
+  ] as const)(
+    '%s → %i, Connection: close, and the rest of the body is never read',
+    async (_label, status, urlPath, who, chunked) => {
+      const byWho: Record<string, Record<string, string>> = {
+        wrong: wrongToken,
+        session: binding.headers,
+        control: { authorization: `Bearer ${controlToken}` },
+        foreign: { origin: 'http://evil.example.com' },
+      }
+      const headers = byWho[who]
+      const res = await flood(port, urlPath, { accept: 'application/json, text/event-stream', ...headers }, chunked)
+      // what socket buffers hold (a few MiB) and the limit itself, far from the 256 MiB offered
+      expect(res.written).toBeLessThan(64 * MiB)
+      expect(res.status).toBe(status)
+      expect(res.connection).toBe('close')
+      await othersUnaffected()
+    },
+  )
 
-  it('a client that sends half a request head, or nothing, is closed by the headers timeout', { timeout: 30_000 }, async () => {
+  it('a client that sends half a request head, or nothing, is closed by the headers timeout', {
+    timeout: 30_000,
+  }, async () => {
     const half = net.connect(port, '127.0.0.1')
     half.write(`POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Ty`)
     const silent = net.connect(port, '127.0.0.1')
@@ -184,7 +235,9 @@ describe('hardening: the HTTP surface of the daemon', () => {
     await othersUnaffected()
   })
 
-  it('a body that never finishes is closed by the request timeout; a listen stream and a long call outlive it', { timeout: 30_000 }, async () => {
+  it('a body that never finishes is closed by the request timeout; a listen stream and a long call outlive it', {
+    timeout: 30_000,
+  }, async () => {
     const listener = await modernClient(other)
     const changes: unknown[] = []
     listener.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n.params))
@@ -194,12 +247,23 @@ describe('hardening: the HTTP surface of the daemon', () => {
     const longCall = caller.callTool({ name: 'fx_slow', arguments: { ms: 2 * LIMITS.requestTimeoutMs } })
 
     const slow = net.connect(port, '127.0.0.1')
-    slow.write(`POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n${Object.entries(binding.headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n{"jsonrpc"`)
+    slow.write(
+      `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n${Object.entries(
+        binding.headers,
+      )
+        .map(([k, v]) => `${k}: ${v}\r\n`)
+        .join('')}\r\n{"jsonrpc"`,
+    )
     expect(await closed(slow)).toMatch(/^HTTP\/1\.1 408/)
 
     // the stream opened before the slow request is still open and still delivers
     await tutti(['connector', 'install', faultConnector({ key: 'late' })])
-    expect(await eventually(() => changes.length, (n) => n >= 1)).toBeGreaterThanOrEqual(1)
+    expect(
+      await eventually(
+        () => changes.length,
+        (n) => n >= 1,
+      ),
+    ).toBeGreaterThanOrEqual(1)
     expect((await longCall).content).toEqual([{ type: 'text', text: `slept ${2 * LIMITS.requestTimeoutMs} ms in v1` }])
     await sub.close()
     await Promise.all([listener.close(), caller.close()])
@@ -208,7 +272,9 @@ describe('hardening: the HTTP surface of the daemon', () => {
 
   it('of 200 idle keep-alive connections at most 64 stay open, and those are the most recently used', async () => {
     const CAP = 64
-    const request = `POST /control/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${controlToken}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`
+    const request =
+      `POST /control/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ` +
+      `Bearer ${controlToken}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`
     const sockets: net.Socket[] = []
     const closedOnes = new Set<number>()
     for (let i = 0; i < 200; i++) {
@@ -216,10 +282,13 @@ describe('hardening: the HTTP surface of the daemon', () => {
       socket.on('close', () => closedOnes.add(i))
       socket.on('error', () => closedOnes.add(i))
       socket.write(request)
-      expect(await response(socket)).toMatch(/^HTTP\/1\.1 200[^]*\r\nconnection: keep-alive/i)
+      expect(await response(socket)).toMatch(/^HTTP\/1\.1 200[\s\S]*\r\nconnection: keep-alive/i)
       sockets.push(socket)
     }
-    await eventually(() => closedOnes.size, (n) => n >= 200 - CAP)
+    await eventually(
+      () => closedOnes.size,
+      (n) => n >= 200 - CAP,
+    )
     const open = sockets.map((_, i) => i).filter((i) => !closedOnes.has(i))
     expect(open).toEqual(Array.from({ length: CAP }, (_, k) => 200 - CAP + k))
     // the survivors are still served
@@ -231,15 +300,24 @@ describe('hardening: the HTTP surface of the daemon', () => {
     await othersUnaffected()
   })
 
-  it('a tool result nested 10,000 levels: a JSON-RPC error on the fast path and on the SDK path, in both eras', { timeout: 30_000 }, async () => {
+  it('a tool result nested 10,000 levels: a JSON-RPC error on the fast path and on the SDK path, in both eras', {
+    timeout: 30_000,
+  }, async () => {
     const call = { name: 'deep_deep', arguments: {} }
     const fastModern = await modernPost(binding, 'tools/call', call)
     // an extra _meta key sends the request down the SDK path; so does a 2025 request without the version header
-    const sdkModern = await modernPost(binding, 'tools/call', { ...call, _meta: { ...MODERN_META, 'io.modelcontextprotocol/logLevel': 'error' } })
+    const sdkModern = await modernPost(binding, 'tools/call', {
+      ...call,
+      _meta: { ...MODERN_META, 'io.modelcontextprotocol/logLevel': 'error' },
+    })
     const body = { id: 7, method: 'tools/call', params: call }
     const fastLegacy = await legacyPost(binding, body, { 'mcp-protocol-version': '2025-06-18' })
     const sdkLegacy = await legacyPost(binding, body)
-    const expected = { code: -32603, message: expect.stringMatching(/^connector "deep": the tool result could not be serialized/), data: { connector: 'deep' } }
+    const expected = {
+      code: -32603,
+      message: expect.stringMatching(/^connector "deep": the tool result could not be serialized/),
+      data: { connector: 'deep' },
+    }
     for (const [label, res] of Object.entries({ fastModern, sdkModern, fastLegacy, sdkLegacy })) {
       expect(res.status, label).toBe(200)
       expect(res.json?.error, label).toEqual(expected)
@@ -247,7 +325,10 @@ describe('hardening: the HTTP surface of the daemon', () => {
     expect(sdkModern.json).toEqual(fastModern.json)
     expect(sdkLegacy.json).toEqual(fastLegacy.json)
     // the connector itself keeps serving
-    expect((await modernPost(binding, 'tools/call', { name: 'deep_echo', arguments: { message: 'fine' } })).json.result.content).toEqual([{ type: 'text', text: 'fine' }])
+    expect(
+      (await modernPost(binding, 'tools/call', { name: 'deep_echo', arguments: { message: 'fine' } })).json.result
+        .content,
+    ).toEqual([{ type: 'text', text: 'fine' }])
     await othersUnaffected()
   })
 })

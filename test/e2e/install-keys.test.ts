@@ -64,7 +64,11 @@ describe('install with keys, from a command or a URL', () => {
     return state!
   }
   const noLeak = async (value: string) => {
-    const looks = [['daemon', 'status'], ['daemon', 'status', '--json'], ['connector', 'available', '--json']]
+    const looks = [
+      ['daemon', 'status'],
+      ['daemon', 'status', '--json'],
+      ['connector', 'available', '--json'],
+    ]
     for (const args of looks) await run(args)
     for (const out of outputs) expect(`${out.stdout}${out.stderr}`).not.toContain(value)
     expect(stateFilesBut(dir, path.join(dir, 'credentials.json'))).not.toContain(value)
@@ -109,7 +113,13 @@ describe('install with keys, from a command or a URL', () => {
     )
     const token = 'xoxb-connect-secret-4242'
     const connected = await run([
-      'connector', 'connect', 'slacker', '--env', `SLACK_BOT_TOKEN=${token}`, '--env', 'SLACK_TEAM_ID=T0CONN',
+      'connector',
+      'connect',
+      'slacker',
+      '--env',
+      `SLACK_BOT_TOKEN=${token}`,
+      '--env',
+      'SLACK_TEAM_ID=T0CONN',
     ])
     expect(connected.code, connected.stderr).toBe(0)
     const state = await ready('slacker')
@@ -126,8 +136,20 @@ describe('install with keys, from a command or a URL', () => {
   it('the command form runs a real server with its keys; --from-env takes one from the shell', async () => {
     const key = 'every-api-key-value-31337'
     const res = await run(
-      ['connector', 'install', '--key', 'every', '--env', 'EVERY_LOG=debug', '--from-env', 'EVERY_API_KEY',
-        '--', 'node', EVERYTHING, 'stdio'],
+      [
+        'connector',
+        'install',
+        '--key',
+        'every',
+        '--env',
+        'EVERY_LOG=debug',
+        '--from-env',
+        'EVERY_API_KEY',
+        '--',
+        'node',
+        EVERYTHING,
+        'stdio',
+      ],
       { env: { EVERY_API_KEY: key } },
     )
     expect(res.code, res.stderr).toBe(0)
@@ -190,4 +212,3 @@ describe('install with keys, from a command or a URL', () => {
     expect(manifest.auth.variables.map((v: { name: string }) => v.name)).toEqual(['X_API_KEY', 'API_KEY'])
   })
 })
-

@@ -27,7 +27,9 @@ describe('lazy activation from declared tools', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('lazy')
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'lazy'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'lazy'])
+    ).mcpServers[0]
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -35,7 +37,13 @@ describe('lazy activation from declared tools', () => {
 
   it('the route is listed (both eras) before anything is spawned', async () => {
     const res = await tuttiJson(dir, ['connector', 'install', lazyConnector('lz')])
-    expect(res.state).toMatchObject({ status: 'ready', activation: 'lazy', upstream: 'stopped', tools: FAULT_TOOLS.length, starts: 0 })
+    expect(res.state).toMatchObject({
+      status: 'ready',
+      activation: 'lazy',
+      upstream: 'stopped',
+      tools: FAULT_TOOLS.length,
+      starts: 0,
+    })
     const before = daemonChildren()
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
@@ -52,7 +60,9 @@ describe('lazy activation from declared tools', () => {
     await tuttiJson(dir, ['connector', 'install', lazyConnector('burst')])
     const before = daemonChildren()
     const client = await modernClient(binding)
-    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'burst_echo', arguments: { message: `m${i}` } })))
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => client.callTool({ name: 'burst_echo', arguments: { message: `m${i}` } })),
+    )
     expect(results.map(text)).toEqual(Array.from({ length: 20 }, (_, i) => `m${i}`))
     const s = await state('burst')
     expect(s).toMatchObject({ upstream: 'running', starts: 1 })
@@ -62,44 +72,59 @@ describe('lazy activation from declared tools', () => {
     await client.close()
   })
 
-  it('a declaration that disagrees with the upstream: one new generation, one list_changed, a log entry naming the difference', async () => {
-    const declared = FAULT_TOOLS.filter((t) => t.name !== 'grow').map((t) => (t.name === 'echo' ? { ...t, description: 'an outdated description' } : t))
-    const client = await modernClient(binding)
-    const changes: unknown[] = []
-    client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
-    // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
-    const sub = await client.listen({ toolsListChanged: true })
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
-    expect(await seen(changes, 1)).toBe(true)
-    const before = await state('drift')
-    expect(before.tools).toBe(declared.length)
-    // the call that triggers the start still gets its answer
-    expect(text(await client.callTool({ name: 'drift_echo', arguments: { message: 'first' } }))).toBe('first')
-    expect(await seen(changes, 2)).toBe(true)
-    await quietPeriod()
-    expect(changes).toHaveLength(2)
-    const after = await state('drift')
-    expect(after.generation).toBe(before.generation + 1)
-    const names = (await client.listTools()).tools.map((t) => t.name)
-    expect(names).toEqual(expect.arrayContaining(['drift_grow', 'drift_added']))
-    expect((await client.listTools()).tools.find((t) => t.name === 'drift_echo')?.description).toBe('Echo the message back')
-    const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    const entry = log.find((l) => l.msg === 'declared tools differ from the upstream' && l.connector === 'drift')
-    expect(entry.differences).toEqual([
-      { tool: 'added', problem: 'listed by the upstream but not declared' },
-      { tool: 'echo', problem: 'fields differ', fields: ['description'] },
-      { tool: 'grow', problem: 'listed by the upstream but not declared' },
-    ])
-    await sub.close()
-    await client.close()
-  })
+  it(
+    'a declaration that disagrees with the upstream: one new generation, one list_changed, a log entry naming the ' +
+      'difference',
+    async () => {
+      const declared = FAULT_TOOLS.filter((t) => t.name !== 'grow').map((t) =>
+        t.name === 'echo' ? { ...t, description: 'an outdated description' } : t,
+      )
+      const client = await modernClient(binding)
+      const changes: unknown[] = []
+      client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
+      // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
+      const sub = await client.listen({ toolsListChanged: true })
+      await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
+      expect(await seen(changes, 1)).toBe(true)
+      const before = await state('drift')
+      expect(before.tools).toBe(declared.length)
+      // the call that triggers the start still gets its answer
+      expect(text(await client.callTool({ name: 'drift_echo', arguments: { message: 'first' } }))).toBe('first')
+      expect(await seen(changes, 2)).toBe(true)
+      await quietPeriod()
+      expect(changes).toHaveLength(2)
+      const after = await state('drift')
+      expect(after.generation).toBe(before.generation + 1)
+      const names = (await client.listTools()).tools.map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(['drift_grow', 'drift_added']))
+      expect((await client.listTools()).tools.find((t) => t.name === 'drift_echo')?.description).toBe(
+        'Echo the message back',
+      )
+      const log = fs
+        .readFileSync(path.join(dir, 'daemon.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l))
+      const entry = log.find((l) => l.msg === 'declared tools differ from the upstream' && l.connector === 'drift')
+      expect(entry.differences).toEqual([
+        { tool: 'added', problem: 'listed by the upstream but not declared' },
+        { tool: 'echo', problem: 'fields differ', fields: ['description'] },
+        { tool: 'grow', problem: 'listed by the upstream but not declared' },
+      ])
+      await sub.close()
+      await client.close()
+    },
+  )
 
   it('the idle timeout stops the upstream; the next call starts it again', async () => {
     await tuttiJson(dir, ['connector', 'install', lazyConnector('idle', { idleTimeoutSeconds: 1 })])
     const client = await modernClient(binding)
     const pid1 = Number(text(await client.callTool({ name: 'idle_pid', arguments: {} })))
     // no status check in between: on a loaded machine one status call may outlast the 1 s idle timeout
-    const stopped = await eventually(() => state('idle'), (s) => s.upstream === 'stopped')
+    const stopped = await eventually(
+      () => state('idle'),
+      (s) => s.upstream === 'stopped',
+    )
     expect(stopped).toMatchObject({ upstream: 'stopped', starts: 1, status: 'ready' })
     expect(daemonChildren()).not.toContain(pid1)
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('idle_echo')
@@ -117,7 +142,10 @@ describe('lazy activation from declared tools', () => {
     const before = await state('grower')
     expect(before.upstream).toBe('running')
     await client.callTool({ name: 'grower_grow', arguments: {} })
-    const after = await eventually(() => state('grower'), (s) => s.generation !== before.generation)
+    const after = await eventually(
+      () => state('grower'),
+      (s) => s.generation !== before.generation,
+    )
     expect(after.generation).toBe(before.generation + 1)
     expect((await client.listTools()).tools.map((t) => t.name)).toContain(`grower_grown-${FAULT_TOOLS.length}`)
     await client.close()
@@ -147,11 +175,18 @@ describe('scale: 50 lazy connectors', () => {
     const { ConnectorInstaller } = await import('../../src/runtime/install/connector-installer.js')
     const { statePaths } = await import('../../src/runtime/paths.js')
     const installer = new ConnectorInstaller(statePaths(dir), new ConnectorStore(statePaths(dir)))
-    for (let i = 0; i < 50; i++) await installer.install(lazyConnector(`lazy-${String(i).padStart(2, '0')}`), { env: process.env })
+    for (let i = 0; i < 50; i++)
+      await installer.install(lazyConnector(`lazy-${String(i).padStart(2, '0')}`), { env: process.env })
     const started = await tuttiJson(dir, ['daemon', 'start'])
     expect(started.connectors).toHaveLength(50)
-    expect(started.connectors.every((c: { status: string; upstream: string }) => c.status === 'ready' && c.upstream === 'stopped')).toBe(true)
-    const binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'w', '--session', 's'])).mcpServers[0]
+    expect(
+      started.connectors.every(
+        (c: { status: string; upstream: string }) => c.status === 'ready' && c.upstream === 'stopped',
+      ),
+    ).toBe(true)
+    const binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'w', '--session', 's'])
+    ).mcpServers[0]
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       expect((await client.listTools()).tools).toHaveLength(50 * FAULT_TOOLS.length)

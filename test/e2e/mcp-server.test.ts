@@ -8,7 +8,6 @@ import { cleanupState, control, EXAMPLES, tempStateDir, tuttiJson } from '../sup
 
 const KEY = 'sk-everything-0123456789'
 
-
 describe('the connector MCP server with real upstreams from npm', () => {
   let dir: string
   let binding: Binding
@@ -16,7 +15,16 @@ describe('the connector MCP server with real upstreams from npm', () => {
     dir = tempStateDir('mcp')
     await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
     await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', `EVERYTHING_API_KEY=${KEY}`])
-    const prepared = await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'ws', '--session', 'mcp-1'])
+    const prepared = await tuttiJson(dir, [
+      'session',
+      'prepare',
+      '--provider',
+      'tutti-agent',
+      '--workspace',
+      'ws',
+      '--session',
+      'mcp-1',
+    ])
     binding = prepared.mcpServers[0]
   })
   afterAll(async () => {
@@ -49,41 +57,73 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(client.getServerCapabilities()?.tools).toEqual({ listChanged: false })
     const { tools } = await client.listTools()
     expect(tools.map((t) => t.name)).toContain('everything_echo')
-    expect((await client.callTool({ name: 'everything_echo', arguments: { message: 'old era' } })).content).toEqual([{ type: 'text', text: 'Echo: old era' }])
+    expect((await client.callTool({ name: 'everything_echo', arguments: { message: 'old era' } })).content).toEqual([
+      { type: 'text', text: 'Echo: old era' },
+    ])
     await client.close()
   })
 
-  it('2025-06-18 raw: initialize (asking 2025-11-25) is answered 2025-06-18; initialized, ping, list, call, the Skill as the one resource', async () => {
-    const init = await legacyPost(binding, { id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
-    expect(init.status).toBe(200)
-    expect(init.json.result.protocolVersion).toBe('2025-06-18')
-    expect(init.json.result.serverInfo.name).toBe('connector')
-    expect(init.headers['mcp-session-id']).toBeUndefined()
-    const h = { 'mcp-protocol-version': '2025-06-18' }
-    expect((await legacyPost(binding, { method: 'notifications/initialized' }, h)).status).toBe(202)
-    expect((await legacyPost(binding, { id: 2, method: 'ping' }, h)).json.result).toEqual({})
-    const list = await legacyPost(binding, { id: 3, method: 'tools/list' }, h)
-    expect(list.json.result.tools.map((t: { name: string }) => t.name)).toContain('everything_echo')
-    const call = await legacyPost(binding, { id: 4, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: 'raw' } } }, h)
-    expect(call.json.result.content).toEqual([{ type: 'text', text: 'Echo: raw' }])
-    // the connector's Skill, served over MCP (the skills extension)
-    expect((await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources.map((r: { uri: string }) => r.uri)).toEqual(['skill://everything/everything-tour/SKILL.md'])
-    expect((await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result.resourceTemplates).toEqual([])
-    expect((await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts).toEqual([])
-  })
+  it(
+    '2025-06-18 raw: initialize (asking 2025-11-25) is answered 2025-06-18; initialized, ping, list, call, the ' +
+      'Skill as the one resource',
+    async () => {
+      const init = await legacyPost(binding, {
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      })
+      expect(init.status).toBe(200)
+      expect(init.json.result.protocolVersion).toBe('2025-06-18')
+      expect(init.json.result.serverInfo.name).toBe('connector')
+      expect(init.headers['mcp-session-id']).toBeUndefined()
+      const h = { 'mcp-protocol-version': '2025-06-18' }
+      expect((await legacyPost(binding, { method: 'notifications/initialized' }, h)).status).toBe(202)
+      expect((await legacyPost(binding, { id: 2, method: 'ping' }, h)).json.result).toEqual({})
+      const list = await legacyPost(binding, { id: 3, method: 'tools/list' }, h)
+      expect(list.json.result.tools.map((t: { name: string }) => t.name)).toContain('everything_echo')
+      const call = await legacyPost(
+        binding,
+        { id: 4, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: 'raw' } } },
+        h,
+      )
+      expect(call.json.result.content).toEqual([{ type: 'text', text: 'Echo: raw' }])
+      // the connector's Skill, served over MCP (the skills extension)
+      expect(
+        (await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources.map(
+          (r: { uri: string }) => r.uri,
+        ),
+      ).toEqual(['skill://everything/everything-tour/SKILL.md'])
+      expect(
+        (await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result.resourceTemplates,
+      ).toEqual([])
+      expect((await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts).toEqual([])
+    },
+  )
 
-  it('a 2025 client that keeps its own revision (2025-11-25, 2025-03-26) in the header after the handshake is still served', async () => {
-    for (const asked of ['2025-11-25', '2025-03-26', '2024-11-05']) {
-      const init = await legacyPost(binding, { id: 1, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })
-      expect(init.json.result.protocolVersion, asked).toBe('2025-06-18')
-    }
-    for (const header of ['2025-11-25', '2025-03-26']) {
-      const h = { 'mcp-protocol-version': header }
-      expect((await legacyPost(binding, { method: 'notifications/initialized' }, h)).status, header).toBe(202)
-      const call = await legacyPost(binding, { id: 2, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: header } } }, h)
-      expect(call.json.result.content).toEqual([{ type: 'text', text: `Echo: ${header}` }])
-    }
-  })
+  it(
+    'a 2025 client that keeps its own revision (2025-11-25, 2025-03-26) in the header after the handshake is still ' +
+      'served',
+    async () => {
+      for (const asked of ['2025-11-25', '2025-03-26', '2024-11-05']) {
+        const init = await legacyPost(binding, {
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+        })
+        expect(init.json.result.protocolVersion, asked).toBe('2025-06-18')
+      }
+      for (const header of ['2025-11-25', '2025-03-26']) {
+        const h = { 'mcp-protocol-version': header }
+        expect((await legacyPost(binding, { method: 'notifications/initialized' }, h)).status, header).toBe(202)
+        const call = await legacyPost(
+          binding,
+          { id: 2, method: 'tools/call', params: { name: 'everything_echo', arguments: { message: header } } },
+          h,
+        )
+        expect(call.json.result.content).toEqual([{ type: 'text', text: `Echo: ${header}` }])
+      }
+    },
+  )
 
   it('a 2026-07-28 listen stream gets exactly one list_changed per real change of a second connector', async () => {
     const client = await modernClient(binding)
@@ -97,7 +137,12 @@ describe('the connector MCP server with real upstreams from npm', () => {
     const settle = () => new Promise((r) => setTimeout(r, 400))
 
     await tuttiJson(dir, ['connector', 'install', memoryConnector('memory')])
-    expect((await eventually(() => changes.length, (n) => n >= 1)) && changes.length).toBe(1)
+    expect(
+      (await eventually(
+        () => changes.length,
+        (n) => n >= 1,
+      )) && changes.length,
+    ).toBe(1)
     expect(await names()).toContain('memory_read_graph')
 
     await tuttiJson(dir, ['connector', 'install', memoryConnector('vault', 'VAULT_TOKEN')])
@@ -105,13 +150,19 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(changes).toHaveLength(1) // needs-auth: nothing visible changed, nothing sent
 
     await tuttiJson(dir, ['connector', 'connect', 'vault', '--env', 'VAULT_TOKEN=vault-secret-1'])
-    await eventually(() => changes.length, (n) => n >= 2)
+    await eventually(
+      () => changes.length,
+      (n) => n >= 2,
+    )
     await settle()
     expect(changes).toHaveLength(2)
     expect(await names()).toContain('vault_search_nodes')
 
     await tuttiJson(dir, ['connector', 'disconnect', 'vault'])
-    await eventually(() => changes.length, (n) => n >= 3)
+    await eventually(
+      () => changes.length,
+      (n) => n >= 3,
+    )
     await settle()
     expect(changes).toHaveLength(3)
     expect(await names()).not.toContain('vault_search_nodes')
@@ -121,21 +172,31 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(changes).toHaveLength(3) // already inactive
 
     await tuttiJson(dir, ['connector', 'uninstall', 'memory'])
-    await eventually(() => changes.length, (n) => n >= 4)
+    await eventually(
+      () => changes.length,
+      (n) => n >= 4,
+    )
     await settle()
     expect(changes).toHaveLength(4)
     expect(await names()).not.toContain('memory_read_graph')
-    for (const c of changes) expect(c).toMatchObject({ _meta: { 'io.modelcontextprotocol/subscriptionId': expect.anything() } })
+    for (const c of changes)
+      expect(c).toMatchObject({ _meta: { 'io.modelcontextprotocol/subscriptionId': expect.anything() } })
     await sub.close()
     await client.close()
   })
 
-  it('a call through the server reaches the real memory server and its data persists in the connector data dir', async () => {
-    await tuttiJson(dir, ['connector', 'install', memoryConnector('graph')])
-    const client: Client = await modernClient(binding)
-    await client.callTool({ name: 'graph_create_entities', arguments: { entities: [{ name: 'tutti', entityType: 'project', observations: ['routes connectors'] }] } })
-    const found = await client.callTool({ name: 'graph_search_nodes', arguments: { query: 'tutti' } })
-    expect(JSON.stringify(found)).toContain('routes connectors')
-    await client.close()
-  })
+  it(
+    'a call through the server reaches the real memory server and its data persists in the connector ' + 'data dir',
+    async () => {
+      await tuttiJson(dir, ['connector', 'install', memoryConnector('graph')])
+      const client: Client = await modernClient(binding)
+      await client.callTool({
+        name: 'graph_create_entities',
+        arguments: { entities: [{ name: 'tutti', entityType: 'project', observations: ['routes connectors'] }] },
+      })
+      const found = await client.callTool({ name: 'graph_search_nodes', arguments: { query: 'tutti' } })
+      expect(JSON.stringify(found)).toContain('routes connectors')
+      await client.close()
+    },
+  )
 })

@@ -62,7 +62,8 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
       env: userEnv({ npm_config_prefer_offline: 'true' }),
     })
     console.log(`npm install -g: ${Math.round(performance.now() - started)} ms`)
-    if (install.code !== 0) throw new Error(`npm install -g exited ${install.code}:\n${install.stdout}\n${install.stderr}`)
+    if (install.code !== 0)
+      throw new Error(`npm install -g exited ${install.code}:\n${install.stdout}\n${install.stderr}`)
     installed = path.join(prefix, 'lib', 'node_modules', 'tutti')
 
     state = tempStateDir('pack-state')
@@ -87,26 +88,56 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   it('the tarball holds the CLI, its library types, the manifest and the examples, nothing else', () => {
     const entries = tarballEntries(tarball)
     console.log(`tarball: ${fs.statSync(tarball).size} bytes, ${entries.length} files`)
-    for (const needed of ['bin/run.cjs', 'bin/run.js', 'bin/lean-entry.cjs', 'dist/cli/available-lean.cjs', 'dist/daemon/main.js', 'dist/index.js', 'dist/index.d.ts', 'dist/commands/connector/available.js', 'oclif.manifest.json', 'README.md', 'package.json', 'examples/connectors/notes/tutti-connector.json']) {
+    for (const needed of [
+      'bin/run.cjs',
+      'bin/run.js',
+      'bin/lean-entry.cjs',
+      'dist/cli/available-lean.cjs',
+      'dist/daemon/main.js',
+      'dist/index.js',
+      'dist/index.d.ts',
+      'dist/commands/connector/available.js',
+      'oclif.manifest.json',
+      'README.md',
+      'package.json',
+      'examples/connectors/notes/tutti-connector.json',
+    ]) {
       expect(entries, needed).toContain(needed)
     }
     // the daemon's entry and the one bundle it runs (named after its content)
-    expect(entries.filter((e) => e.startsWith('dist/daemon/')).sort()).toEqual([expect.stringMatching(/^dist\/daemon\/daemon-[0-9a-f]{16}\.cjs$/), 'dist/daemon/main.js'])
-    expect(entries.filter((e) => !/^(bin\/|dist\/|examples\/connectors\/|oclif\.manifest\.json$|README\.md$|package\.json$)/.test(e))).toEqual([])
-    expect(entries.filter((e) => e.endsWith('.map') || (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(test|node_modules)\//.test(e))).toEqual([])
+    expect(entries.filter((e) => e.startsWith('dist/daemon/')).sort()).toEqual([
+      expect.stringMatching(/^dist\/daemon\/daemon-[0-9a-f]{16}\.cjs$/),
+      'dist/daemon/main.js',
+    ])
+    expect(
+      entries.filter(
+        (e) => !/^(bin\/|dist\/|examples\/connectors\/|oclif\.manifest\.json$|README\.md$|package\.json$)/.test(e),
+      ),
+    ).toEqual([])
+    expect(
+      entries.filter(
+        (e) =>
+          e.endsWith('.map') || (e.endsWith('.ts') && !e.endsWith('.d.ts')) || /(^|\/)(test|node_modules)\//.test(e),
+      ),
+    ).toEqual([])
     const manifest = JSON.parse(fs.readFileSync(path.join(clone, 'oclif.manifest.json'), 'utf8'))
     expect(Object.keys(manifest.commands)).toContain('connector:available')
   })
 
   it('the global bin is the installed package, and the examples shipped with it', () => {
-    expect(fs.realpathSync(path.join(prefix, 'bin', 'tutti'))).toBe(fs.realpathSync(path.join(installed, 'bin', 'run.cjs')))
+    expect(fs.realpathSync(path.join(prefix, 'bin', 'tutti'))).toBe(
+      fs.realpathSync(path.join(installed, 'bin', 'run.cjs')),
+    )
     expect(fs.existsSync(path.join(installed, 'examples', 'connectors', 'notes', 'tutti-connector.json'))).toBe(true)
   })
 
   it('`tutti connector available --json` on an empty state lists nothing and exits 0', async () => {
     // a state dir of its own: the other tests install into the shared one
     const empty = tempStateDir('pack-empty')
-    const res = await run('tutti', ['connector', 'available', '--json'], { cwd: tmp, env: { ...shellEnv, TUTTI_STATE_DIR: empty } })
+    const res = await run('tutti', ['connector', 'available', '--json'], {
+      cwd: tmp,
+      env: { ...shellEnv, TUTTI_STATE_DIR: empty },
+    })
     await cleanupState(empty)
     expect(res.stderr).toBe('')
     expect(res.code).toBe(0)
@@ -124,9 +155,15 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     expect(available.code).toBe(0)
     const { connectors } = JSON.parse(available.stdout)
     expect(connectors.map((c: { key: string }) => c.key)).toContain('hello')
-    expect(connectors.find((c: { key: string }) => c.key === 'hello')).toMatchObject({ key: 'hello', interfaces: [{ kind: 'cli', command: 'tutti-connector-hello', status: 'ready' }] })
+    expect(connectors.find((c: { key: string }) => c.key === 'hello')).toMatchObject({
+      key: 'hello',
+      interfaces: [{ kind: 'cli', command: 'tutti-connector-hello', status: 'ready' }],
+    })
 
-    const hello = await run(path.join(state!, 'bin', 'tutti-connector-hello'), ['from', 'the shim'], { cwd: tmp, env: shellEnv })
+    const hello = await run(path.join(state!, 'bin', 'tutti-connector-hello'), ['from', 'the shim'], {
+      cwd: tmp,
+      env: shellEnv,
+    })
     expect(hello).toEqual({ code: 0, stdout: 'hello from the shim\n', stderr: '' })
   })
 
@@ -138,28 +175,52 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
     const pkg = fs.realpathSync(installed)
     const pids = daemonPids(state!)
     expect(pids).toHaveLength(1)
-    expect(fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0')[1]).toBe(path.join(pkg, 'dist', 'daemon', 'main.js'))
+    expect(fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0')[1]).toBe(
+      path.join(pkg, 'dist', 'daemon', 'main.js'),
+    )
     // made from import.meta.url inside the bundle: each module's own file in the installed dist/ (and bin/)
-    expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(`'${path.join(pkg, 'bin', 'run.cjs')}' "$@"`)
+    expect(fs.readFileSync(path.join(state!, 'bin', 'tutti'), 'utf8')).toContain(
+      `'${path.join(pkg, 'bin', 'run.cjs')}' "$@"`,
+    )
     const target = fs.readFileSync(path.join(state!, 'shims', 'bundled', 'g1.cjs'), 'utf8')
     expect(target).toContain(`require(${JSON.stringify(path.join(pkg, 'dist', 'runtime', 'shims', 'launcher.cjs'))})`)
-    expect(await run(path.join(state!, 'bin', 'tutti-connector-bundled'), ['from', 'the bundle'], { cwd: tmp, env: shellEnv })).toEqual({ code: 0, stdout: 'hello from the bundle\n', stderr: '' })
+    expect(
+      await run(path.join(state!, 'bin', 'tutti-connector-bundled'), ['from', 'the bundle'], {
+        cwd: tmp,
+        env: shellEnv,
+      }),
+    ).toEqual({ code: 0, stdout: 'hello from the bundle\n', stderr: '' })
     const status = JSON.parse((await shell(['daemon', 'status', '--json'])).stdout)
     expect(status.productVersion).toBe(JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version)
   })
 
-  it('the notes example shipped in the package installs from there, self-contained (its npm dependencies come with it)', async () => {
-    const example = path.join(installed, 'examples', 'connectors', 'notes')
-    const install = await run(path.join(prefix, 'bin', 'tutti'), ['connector', 'install', example, '--json'], { cwd: tmp, env: { ...shellEnv, npm_config_prefer_offline: 'true' } })
-    expect(install.code, install.stdout + install.stderr).toBe(0)
-    expect(JSON.parse(install.stdout)).toMatchObject({ key: 'notes', dependencies: { count: 1 }, state: { status: 'ready', tools: expect.any(Number) } })
-    const notes = await run(path.join(state!, 'bin', 'tutti-connector-notes'), ['list'], { cwd: tmp, env: shellEnv })
-    expect(notes).toEqual({ code: 0, stdout: 'no notes yet\n', stderr: '' })
-  })
+  it(
+    'the notes example shipped in the package installs from there, self-contained (its npm dependencies come ' +
+      'with it)',
+    async () => {
+      const example = path.join(installed, 'examples', 'connectors', 'notes')
+      const install = await run(path.join(prefix, 'bin', 'tutti'), ['connector', 'install', example, '--json'], {
+        cwd: tmp,
+        env: { ...shellEnv, npm_config_prefer_offline: 'true' },
+      })
+      expect(install.code, install.stdout + install.stderr).toBe(0)
+      expect(JSON.parse(install.stdout)).toMatchObject({
+        key: 'notes',
+        dependencies: { count: 1 },
+        state: { status: 'ready', tools: expect.any(Number) },
+      })
+      const notes = await run(path.join(state!, 'bin', 'tutti-connector-notes'), ['list'], { cwd: tmp, env: shellEnv })
+      expect(notes).toEqual({ code: 0, stdout: 'no notes yet\n', stderr: '' })
+    },
+  )
 
   it('the command_not_found hook shipped: a typo gets the public suggestion', async () => {
     const res = await shell(['conector', 'available'])
-    expect(res).toEqual({ code: 2, stdout: '', stderr: 'tutti: command "conector available" not found. Did you mean "tutti connector available"?\n' })
+    expect(res).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'tutti: command "conector available" not found. Did you mean "tutti connector available"?\n',
+    })
   })
 
   it('the library export resolves from the installed package', async () => {
@@ -175,6 +236,11 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   it('`tutti daemon stop` leaves no daemon running', async () => {
     const res = await shell(['daemon', 'stop'])
     expect(res.code, res.stdout + res.stderr).toBe(0)
-    expect(await eventually(() => daemonPids(state!), (pids) => pids.length === 0)).toEqual([])
+    expect(
+      await eventually(
+        () => daemonPids(state!),
+        (pids) => pids.length === 0,
+      ),
+    ).toEqual([])
   })
 })

@@ -56,7 +56,9 @@ describe('the public surface is `connector available` alone', () => {
     for (const file of sources) {
       const id = file.split(path.sep).join(':')
       const built = (await import(path.join(REPO, 'dist', 'commands', `${file}.js`))).default
-      expect(Object.keys(manifest.commands[id].flags).sort(), id).toEqual(Object.keys({ ...built.baseFlags, ...built.flags, ...(built.enableJsonFlag ? { json: true } : {}) }).sort())
+      expect(Object.keys(manifest.commands[id].flags).sort(), id).toEqual(
+        Object.keys({ ...built.baseFlags, ...built.flags, ...(built.enableJsonFlag ? { json: true } : {}) }).sort(),
+      )
       expect(Boolean(manifest.commands[id].hidden), id).toBe(id !== 'connector:available')
     }
   })

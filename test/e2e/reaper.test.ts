@@ -45,40 +45,63 @@ function decoy(args: string[], env: NodeJS.ProcessEnv, detached = false): number
 }
 
 describe('reaping a run', () => {
-  it('a leftover daemon and its upstream, found by the run file and by the name prefix, are stopped and their dirs removed', async () => {
-    // a run of its own (no owner line: no other run's setup takes it for abandoned within the hour)
-    const run = newRunId()
-    // where that run's workers make their state dirs: its scratch dir (their TMPDIR)
-    fs.mkdirSync(scratchDir(run))
-    const named = fs.mkdtempSync(path.join(scratchDir(run), `${statePrefix(run)}named-`))
-    const fixture = fs.mkdtempSync(path.join(scratchDir(run), 'tutti-fixture-'))
-    const listed = tempStateDir('listed')
-    registerStateDir(listed, run)
-    const [a, b] = await Promise.all([named, listed].map((dir) => tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])))
-    const daemons = [named, listed].map((dir) => readDaemonJson(dir)!.pid)
-    const upstreams = [a.state.pid, b.state.pid]
-    for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid)).toBe(true)
+  it(
+    'a leftover daemon and its upstream, found by the run file and by the name prefix, are stopped and their dirs ' +
+      'removed',
+    async () => {
+      // a run of its own (no owner line: no other run's setup takes it for abandoned within the hour)
+      const run = newRunId()
+      // where that run's workers make their state dirs: its scratch dir (their TMPDIR)
+      fs.mkdirSync(scratchDir(run))
+      const named = fs.mkdtempSync(path.join(scratchDir(run), `${statePrefix(run)}named-`))
+      const fixture = fs.mkdtempSync(path.join(scratchDir(run), 'tutti-fixture-'))
+      const listed = tempStateDir('listed')
+      registerStateDir(listed, run)
+      const [a, b] = await Promise.all(
+        [named, listed].map((dir) => tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])),
+      )
+      const daemons = [named, listed].map((dir) => readDaemonJson(dir)!.pid)
+      const upstreams = [a.state.pid, b.state.pid]
+      for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid)).toBe(true)
 
-    const reaped = finishRun(run, { quiet: true })
-    expect(reaped.daemons.sort()).toEqual([...daemons].sort())
-    for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid), `pid ${pid}`).toBe(false)
-    expect(fs.existsSync(named) || fs.existsSync(listed) || fs.existsSync(runFile(run))).toBe(false)
-    // and what else the run made in its TMPDIR goes with it
-    expect(fs.existsSync(fixture) || fs.existsSync(scratchDir(run))).toBe(false)
-  })
+      const reaped = finishRun(run, { quiet: true })
+      expect(reaped.daemons.sort()).toEqual([...daemons].sort())
+      for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid), `pid ${pid}`).toBe(false)
+      expect(fs.existsSync(named) || fs.existsSync(listed) || fs.existsSync(runFile(run))).toBe(false)
+      // and what else the run made in its TMPDIR goes with it
+      expect(fs.existsSync(fixture) || fs.existsSync(scratchDir(run))).toBe(false)
+    },
+  )
 
   it('what a killed daemon left in its recorded upstream groups is killed by its marker', async () => {
     const dir = tempStateDir('reap-groups')
     dirs.push(dir)
-    const res = await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } })])
+    const res = await tuttiJson(dir, [
+      'connector',
+      'install',
+      faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } }),
+    ])
     const server = res.state.pid as number
-    const [grandchild] = await eventually(() => groupMembers(server).filter((p) => p !== server), (m) => m.length === 1)
+    const [grandchild] = await eventually(
+      () => groupMembers(server).filter((p) => p !== server),
+      (m) => m.length === 1,
+    )
     process.kill(readDaemonJson(dir)!.pid, 'SIGKILL')
     // the server dies with the daemon (parent-death signal); the grandchild is what is left
-    expect(await eventually(() => isAlive(server), (alive) => !alive)).toBe(false)
+    expect(
+      await eventually(
+        () => isAlive(server),
+        (alive) => !alive,
+      ),
+    ).toBe(false)
     expect(isAlive(grandchild!)).toBe(true)
     expect(reapStateDirs([dir]).upstreams).toEqual([grandchild])
-    expect(await eventually(() => isAlive(grandchild!), (alive) => !alive)).toBe(false)
+    expect(
+      await eventually(
+        () => isAlive(grandchild!),
+        (alive) => !alive,
+      ),
+    ).toBe(false)
   })
 
   it('never signals a process that does not prove itself, whatever the state files name', () => {
@@ -89,7 +112,9 @@ describe('reaping a run', () => {
     // the state dir in its environment, but not a daemon's command line
     const sleeper = decoy(['sleep', '600'], { TUTTI_STATE_DIR: dir }, true)
     // a daemon's command line, but another state dir's
-    const foreign = decoy([process.execPath, '-e', 'setInterval(() => {}, 1000)', '/x/dist/runtime/daemon/main.js'], { TUTTI_STATE_DIR: other })
+    const foreign = decoy([process.execPath, '-e', 'setInterval(() => {}, 1000)', '/x/dist/runtime/daemon/main.js'], {
+      TUTTI_STATE_DIR: other,
+    })
     // the marker, but in a group nobody recorded
     const marked = decoy(['sleep', '600'], { TUTTI_UPSTREAM_OF: marker })
     fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify({ pid: sleeper, port: 9 }))
@@ -104,6 +129,12 @@ describe('reaping a run', () => {
   it('a daemon is named by its entry file or by `daemon run`, nothing else', () => {
     expect(isDaemonCommand(['/usr/bin/node', '/repo/dist/runtime/daemon/main.js'])).toBe(true)
     expect(isDaemonCommand(['/usr/bin/node', '/repo/bin/run.js', 'daemon', 'run'])).toBe(true)
-    for (const argv of [['/usr/bin/node', '/repo/bin/run.js', 'daemon', 'start'], ['sleep', '600'], ['daemon', 'run'], ['/usr/bin/node', '/repo/daemon/main.js.bak']]) expect(isDaemonCommand(argv), argv.join(' ')).toBe(false)
+    for (const argv of [
+      ['/usr/bin/node', '/repo/bin/run.js', 'daemon', 'start'],
+      ['sleep', '600'],
+      ['daemon', 'run'],
+      ['/usr/bin/node', '/repo/daemon/main.js.bak'],
+    ])
+      expect(isDaemonCommand(argv), argv.join(' ')).toBe(false)
   })
 })

@@ -23,20 +23,39 @@ it('a call that reaches a restarted daemon before its start-up reconcile waits f
   const { statePaths } = await import('../../src/runtime/paths.js')
   const installer = new ConnectorInstaller(statePaths(dir), new ConnectorStore(statePaths(dir)))
   // enough connectors that the start-up reconcile takes a while after the listener is up
-  for (let i = 0; i < 40; i++) await installer.install(lazyConnector(`race-${String(i).padStart(2, '0')}`), { env: process.env })
+  for (let i = 0; i < 40; i++)
+    await installer.install(lazyConnector(`race-${String(i).padStart(2, '0')}`), { env: process.env })
   await tuttiJson(dir, ['daemon', 'start'])
-  const binding: Binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'race'])).mcpServers[0]
+  const binding: Binding = (
+    await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'race'])
+  ).mcpServers[0]
   const old = readDaemonJson(dir)!
   process.kill(old.pid, 'SIGKILL')
-  expect(await until(() => { try { process.kill(old.pid, 0); return false } catch { return true } })).toBe(true)
+  expect(
+    await until(() => {
+      try {
+        process.kill(old.pid, 0)
+        return false
+      } catch {
+        return true
+      }
+    }),
+  ).toBe(true)
   // a new daemon, started as the CLI starts one; the call goes out the moment daemon.json names it
   const { spawnDaemon } = await import(path.join(REPO, 'dist/runtime/client/daemon-process.js'))
   await spawnDaemon(statePaths(dir))
-  expect(await until(() => { const info = readDaemonJson(dir); return !!info && info.pid !== old.pid })).toBe(true)
+  expect(
+    await until(() => {
+      const info = readDaemonJson(dir)
+      return !!info && info.pid !== old.pid
+    }),
+  ).toBe(true)
   const last = `race-39_${FAULT_TOOLS[0]!.name}`
   let answer: Awaited<ReturnType<typeof modernPost>> | undefined
   for (let attempt = 0; attempt < 200 && !answer; attempt++) {
-    answer = await modernPost(binding, 'tools/call', { name: last, arguments: { message: 'first' } }).catch(() => undefined)
+    answer = await modernPost(binding, 'tools/call', { name: last, arguments: { message: 'first' } }).catch(
+      () => undefined,
+    )
     // the listener may not accept yet for a few ms after daemon.json is written: only a refused connection is retried
   }
   expect(answer?.status).toBe(200)

@@ -103,7 +103,11 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
     expect(dropped[0]!.msg).toMatch(/a start that used it never finished/)
     expect(dropped[0]!.pids).toHaveLength(1)
     expect(dropped[0]!.pids![0]).not.toBe(pid)
-    expect(log().filter((l) => l.msg === 'code cache').at(-1)?.use).toBe('dropped')
+    expect(
+      log()
+        .filter((l) => l.msg === 'code cache')
+        .at(-1)?.use,
+    ).toBe('dropped')
     // the session prepared before the damage is served by the daemon that started without it
     expect(await listTools(binding)).toEqual({ status: 200, tools: expect.arrayContaining(['bystander_echo']) })
 
@@ -113,7 +117,11 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
     expect(fs.readdirSync(path.dirname(file))).toEqual([path.basename(file)])
     await tuttiJson(dir, ['daemon', 'stop'])
     await tuttiJson(dir, ['daemon', 'start'])
-    expect(log().filter((l) => l.msg === 'code cache').at(-1)?.use).toBe('accepted')
+    expect(
+      log()
+        .filter((l) => l.msg === 'code cache')
+        .at(-1)?.use,
+    ).toBe('accepted')
     await tuttiJson(dir, ['daemon', 'stop'])
   })
 
@@ -137,7 +145,11 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
 
     const next = run()
     expect(await next.listening).toBe(true)
-    expect(log().filter((l) => l.msg === 'code cache').at(-1)?.use).toBe('dropped')
+    expect(
+      log()
+        .filter((l) => l.msg === 'code cache')
+        .at(-1)?.use,
+    ).toBe('dropped')
     const dropped = log().filter((l) => l.msg.startsWith('code cache removed unused'))
     expect(dropped.at(-1)?.pids).toEqual([aborted.child.pid])
     const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'foreground']

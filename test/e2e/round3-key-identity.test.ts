@@ -27,7 +27,10 @@ function ghPlugin(): string {
 function npmGh(): string {
   const dir = faultConnector({ key: 'ghnpm' })
   fs.rmSync(path.join(dir, 'tutti-connector.json'))
-  fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: '@x/gh-mcp', version: '3.0.0', bin: 'server.mjs' }))
+  fs.writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name: '@x/gh-mcp', version: '3.0.0', bin: 'server.mjs' }),
+  )
   return dir
 }
 
@@ -52,7 +55,9 @@ describe('another package under a taken key inherits nothing', () => {
   ])('%s exits 2 naming both; the disk is unchanged', async (_label, make, flags, named) => {
     const source = make()
     const before = snapshotTree(dir)
-    const { result: out, watched } = await bystander.during(tutti(dir, ['connector', 'install', source, ...flags, '--json']))
+    const { result: out, watched } = await bystander.during(
+      tutti(dir, ['connector', 'install', source, ...flags, '--json']),
+    )
     expect(out.code, out.stdout + out.stderr).toBe(2)
     const error = JSON.parse(out.stdout).error
     expect(error.code).toBe('CONNECTOR_KEY_TAKEN')
@@ -66,7 +71,11 @@ describe('another package under a taken key inherits nothing', () => {
   })
 
   it('a new version of the same release keeps its credentials', async () => {
-    const out = await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'gh', auth: ['GH_TOKEN'], version: '1.1.0' })])
+    const out = await tuttiJson(dir, [
+      'connector',
+      'install',
+      faultConnector({ key: 'gh', auth: ['GH_TOKEN'], version: '1.1.0' }),
+    ])
     expect(out).toMatchObject({ key: 'gh', version: '1.1.0', changed: true, state: { status: 'ready' } })
     expect(out.replaced).toBeUndefined()
     expect(credentialsText(dir)).toContain(TOKEN)
@@ -76,20 +85,25 @@ describe('another package under a taken key inherits nothing', () => {
     const before = snapshotTree(dir)
     const out = await tutti(dir, ['connector', 'install', ghPlugin(), '--purge', '--json'])
     expect(out.code).toBe(2)
-    expect(JSON.parse(out.stdout).error.message).toBe('--purge goes with --replace: it deletes what the replaced connector leaves')
+    expect(JSON.parse(out.stdout).error.message).toBe(
+      '--purge goes with --replace: it deletes what the replaced connector leaves',
+    )
     expect(snapshotTree(dir)).toEqual(before)
   })
 
   it('--replace: the plugin starts without GH_TOKEN, says so, and the old credentials are kept aside', async () => {
     const dataFile = path.join(dir, 'connectors/gh/data/notes.txt')
     fs.mkdirSync(path.dirname(dataFile), { recursive: true })
-    fs.writeFileSync(dataFile, 'the old connector\'s data')
+    fs.writeFileSync(dataFile, "the old connector's data")
     const out = await tutti(dir, ['connector', 'install', ghPlugin(), '--replace', '--json'])
     expect(out.code, out.stdout + out.stderr).toBe(0)
     const result = JSON.parse(out.stdout)
     expect(result.replaced).toMatchObject({
-      source: { kind: 'tutti release', name: 'Fixture gh' }, version: '1.1.0',
-      credentials: ['GH_TOKEN'], oauthGrant: false, data: true,
+      source: { kind: 'tutti release', name: 'Fixture gh' },
+      version: '1.1.0',
+      credentials: ['GH_TOKEN'],
+      oauthGrant: false,
+      data: true,
     })
     expect(out.stderr).toContain('replaced tutti release "Fixture gh" 1.1.0: gh starts without its credentials')
     expect(out.stderr).toContain(`are kept in ${result.replaced.keptIn}`)
@@ -103,8 +117,11 @@ describe('another package under a taken key inherits nothing', () => {
     const kept = result.replaced.keptIn as string
     expect(fs.statSync(path.join(kept, 'credentials.json')).mode & 0o077).toBe(0)
     expect(JSON.parse(fs.readFileSync(path.join(kept, 'credentials.json'), 'utf8')).connectors.gh.GH_TOKEN).toBe(TOKEN)
-    expect(fs.readFileSync(path.join(kept, 'data/notes.txt'), 'utf8')).toBe('the old connector\'s data')
-    expect(JSON.parse(fs.readFileSync(path.join(kept, 'connector.json'), 'utf8')).replacedBy).toEqual({ kind: 'Claude Code plugin', name: 'gh' })
+    expect(fs.readFileSync(path.join(kept, 'data/notes.txt'), 'utf8')).toBe("the old connector's data")
+    expect(JSON.parse(fs.readFileSync(path.join(kept, 'connector.json'), 'utf8')).replacedBy).toEqual({
+      kind: 'Claude Code plugin',
+      name: 'gh',
+    })
   })
 
   it('--replace --purge deletes what the replaced one leaves; uninstall --purge removes what was kept', async () => {
@@ -112,7 +129,10 @@ describe('another package under a taken key inherits nothing', () => {
     const out = await tutti(dir, ['connector', 'install', npmGh(), '--key', 'gh', '--replace', '--purge', '--json'])
     expect(out.code, out.stdout + out.stderr).toBe(0)
     const result = JSON.parse(out.stdout)
-    expect(result.replaced).toMatchObject({ source: { kind: 'Claude Code plugin', name: 'gh' }, credentials: ['GH_TOKEN'] })
+    expect(result.replaced).toMatchObject({
+      source: { kind: 'Claude Code plugin', name: 'gh' },
+      credentials: ['GH_TOKEN'],
+    })
     expect(result.replaced.keptIn).toBeUndefined()
     expect(out.stderr).toContain('were deleted (--purge)')
     expect(credentialsText(dir)).not.toContain('plugin-token-2')

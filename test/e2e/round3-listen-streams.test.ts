@@ -138,11 +138,13 @@ describe('round 3: listen streams are capped per session and overall', () => {
     await listsTools(b)
     // a stream the client closes frees its place at once: one that reconnects after closing is never refused
     closeStream(mine[0]!)
-    expect(await until(async () => {
-      const again = await listen(a, 100)
-      if (again.status === 200) open.push(again)
-      return again.status === 200
-    })).toBe(true)
+    expect(
+      await until(async () => {
+        const again = await listen(a, 100)
+        if (again.status === 200) open.push(again)
+        return again.status === 200
+      }),
+    ).toBe(true)
     expectRefused(await listen(a, 101), 101, 'listenStreamsPerSession', PER_SESSION, why)
   })
 
@@ -164,11 +166,12 @@ describe('round 3: listen streams are capped per session and overall', () => {
     await listsTools(fresh)
     // one closed anywhere makes room for a new one
     closeStream(open[0]!)
-    expect(await until(async () => {
-      const again = await listen(fresh, 2)
-      if (again.status === 200) open.push(again)
-      return again.status === 200
-    })).toBe(true)
+    expect(
+      await until(async () => {
+        const again = await listen(fresh, 2)
+        if (again.status === 200) open.push(again)
+        return again.status === 200
+      }),
+    ).toBe(true)
   })
-
 })

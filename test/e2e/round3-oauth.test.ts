@@ -6,7 +6,13 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Bystander } from '../support/bystander.js'
 import { eventually, until } from '../support/eventually.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
-import { FOLLOW_BROWSER, oauthConnector, startOAuthFixture, stateFiles, type OAuthFixture } from '../support/oauth-fixture.js'
+import {
+  FOLLOW_BROWSER,
+  oauthConnector,
+  startOAuthFixture,
+  stateFiles,
+  type OAuthFixture,
+} from '../support/oauth-fixture.js'
 import { cleanupState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
 
 const FORGING_BROWSER = path.join(REPO, 'test/fixtures/oauth/forging-browser.mjs')
@@ -63,10 +69,14 @@ describe('round 3: OAuth that cannot be steered', () => {
   const errorOf = (res: RunResult) => JSON.parse(res.stdout).error as { code: string; message: string }
 
   beforeAll(async () => {
-    fx = await startOAuthFixture({ FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify({ ...CLIENT, token_endpoint_auth_method: 'client_secret_basic' }) })
+    fx = await startOAuthFixture({
+      FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify({ ...CLIENT, token_endpoint_auth_method: 'client_secret_basic' }),
+    })
     dir = tempStateDir('round3-oauth')
     by = await Bystander.start(dir)
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'r3'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'r3'])
+    ).mcpServers[0]
     expect((await run(['connector', 'install', oauthConnector('vault', fx.urls.mcp), '--json'])).code).toBe(0)
   })
   // each attack starts from an honest server, whatever the one before left
@@ -79,80 +89,107 @@ describe('round 3: OAuth that cannot be steered', () => {
     await cleanupState(dir)
   })
 
-  it('1: after sign-in the resource names another authorization server: refresh and revocation go to the pinned one', async () => {
-    const res = await signIn()
-    expect(res.code, res.stdout + res.stderr).toBe(0)
-    const pinned = grants().vault.authorizationServer
-    await fx.control({ names: 'other' })
-    const before = await fx.stats()
-    await fx.control({ expireAccess: true })
-    expect(await whoami()).toContain('authorized as ada')
-    const after = await fx.stats()
-    expect(after.grants.refresh_token).toBe(before.grants.refresh_token + 1)
-    await by.expectServing()
-
-    const held = after.issued.slice(-2)
-    const off = await run(['connector', 'disconnect', 'vault', '--json'])
-    expect(off.code, off.stdout).toBe(0)
-    expect(JSON.parse(off.stdout).revocation).toEqual({ revoked: true, endpoint: `${fx.urls.as}/revoke` })
-    expect((await fx.stats()).revoked).toEqual(expect.arrayContaining(held))
-    // the other server was never even asked for its metadata
-    expect((await fx.stats()).other).toEqual([])
-    await by.expectServing()
-    expect(pinned).toMatchObject({ issuer: fx.urls.as, metadata: { token_endpoint: `${fx.urls.as}/token` } })
-  })
-
-  it('1: a grant from before pinning is pinned when its issuer matches, and refused when the resource names another', async () => {
-    expect((await signIn()).code).toBe(0)
-    unpin()
-    await fx.control({ expireAccess: true })
-    expect(await whoami()).toContain('authorized as ada')
-    expect(grants().vault.authorizationServer).toMatchObject({ issuer: fx.urls.as })
-
-    unpin()
-    await fx.control({ names: 'other', expireAccess: true })
-    expect(await whoami()).toMatch(/needs a new sign-in|sign-in required|not signed in|needs-auth/)
-    const state = await eventually(mcpState, (s) => s.status === 'needs-auth')
-    expect(state).toMatchObject({
-      status: 'needs-auth',
-      reason: `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued its tokens (tutti connector connect vault)`,
-    })
-    const off = await run(['connector', 'disconnect', 'vault', '--json'])
-    expect(off.code, off.stdout).toBe(0)
-    expect(JSON.parse(off.stdout).revocation).toEqual({
-      revoked: false,
-      reason: `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued the tokens`,
-    })
-    // discovery only: no token, no client authentication, no revocation
-    const other = (await fx.stats()).other as Array<{ method: string; path: string }>
-    expect(other.length).toBeGreaterThan(0)
-    expect(other.every((r) => r.method === 'GET' && r.path.startsWith('/.well-known/'))).toBe(true)
-    await by.expectServing()
-  })
-
-  it('4, 6: an authorization URL of file:, smb: or vscode:, or a plain-http endpoint elsewhere, exits 2 and opens nothing', async () => {
-    const grantsBefore = grantsBytes()
-    // the follow browser writes every URL it is started with here: the sign-ins before this one did
-    fs.rmSync(opened, { force: true })
-    const cases: Array<[string, string, string]> = [
-      ['authorization_endpoint', 'file:///etc/passwd', 'its scheme file: is neither https: nor http: on a loopback address'],
-      ['authorization_endpoint', 'smb://attacker.example/share', 'its scheme smb: is neither'],
-      ['authorization_endpoint', 'vscode://evil.extension/run?x=1', 'its scheme vscode: is neither'],
-      ['authorization_endpoint', 'http://as.example.com/authorize', 'it is plain http: and not on a loopback address'],
-      ['token_endpoint', 'http://tokens.example.com/token', 'it is plain http: and not on a loopback address'],
-    ]
-    for (const [field, url, why] of cases) {
-      await fx.control({ metadata: { [field]: url } })
+  it(
+    '1: after sign-in the resource names another authorization server: refresh and revocation go to the ' +
+      'pinned one',
+    async () => {
       const res = await signIn()
-      expect(res.code, `${url}: ${res.stdout}${res.stderr}`).toBe(2)
-      expect(errorOf(res)).toMatchObject({ code: 'OAUTH_SIGN_IN_FAILED', message: expect.stringContaining(`${field} ${url} is refused: ${why}`) })
-      expect(res.stderr).not.toContain('Open this URL')
-      expect(fs.existsSync(opened), `the browser was started for ${url}`).toBe(false)
+      expect(res.code, res.stdout + res.stderr).toBe(0)
+      const pinned = grants().vault.authorizationServer
+      await fx.control({ names: 'other' })
+      const before = await fx.stats()
+      await fx.control({ expireAccess: true })
+      expect(await whoami()).toContain('authorized as ada')
+      const after = await fx.stats()
+      expect(after.grants.refresh_token).toBe(before.grants.refresh_token + 1)
       await by.expectServing()
-    }
-    await fx.control({ metadata: {} })
-    expect(grantsBytes()).toEqual(grantsBefore)
-  })
+
+      const held = after.issued.slice(-2)
+      const off = await run(['connector', 'disconnect', 'vault', '--json'])
+      expect(off.code, off.stdout).toBe(0)
+      expect(JSON.parse(off.stdout).revocation).toEqual({ revoked: true, endpoint: `${fx.urls.as}/revoke` })
+      expect((await fx.stats()).revoked).toEqual(expect.arrayContaining(held))
+      // the other server was never even asked for its metadata
+      expect((await fx.stats()).other).toEqual([])
+      await by.expectServing()
+      expect(pinned).toMatchObject({ issuer: fx.urls.as, metadata: { token_endpoint: `${fx.urls.as}/token` } })
+    },
+  )
+
+  it(
+    '1: a grant from before pinning is pinned when its issuer matches, and refused when the resource names ' +
+      'another',
+    async () => {
+      expect((await signIn()).code).toBe(0)
+      unpin()
+      await fx.control({ expireAccess: true })
+      expect(await whoami()).toContain('authorized as ada')
+      expect(grants().vault.authorizationServer).toMatchObject({ issuer: fx.urls.as })
+
+      unpin()
+      await fx.control({ names: 'other', expireAccess: true })
+      expect(await whoami()).toMatch(/needs a new sign-in|sign-in required|not signed in|needs-auth/)
+      const state = await eventually(mcpState, (s) => s.status === 'needs-auth')
+      expect(state).toMatchObject({
+        status: 'needs-auth',
+        reason:
+          `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued its ` +
+          `tokens (tutti connector connect vault)`,
+      })
+      const off = await run(['connector', 'disconnect', 'vault', '--json'])
+      expect(off.code, off.stdout).toBe(0)
+      expect(JSON.parse(off.stdout).revocation).toEqual({
+        revoked: false,
+        reason:
+          `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued the ` +
+          `tokens`,
+      })
+      // discovery only: no token, no client authentication, no revocation
+      const other = (await fx.stats()).other as Array<{ method: string; path: string }>
+      expect(other.length).toBeGreaterThan(0)
+      expect(other.every((r) => r.method === 'GET' && r.path.startsWith('/.well-known/'))).toBe(true)
+      await by.expectServing()
+    },
+  )
+
+  it(
+    '4, 6: an authorization URL of file:, smb: or vscode:, or a plain-http endpoint elsewhere, exits 2 and opens ' +
+      'nothing',
+    async () => {
+      const grantsBefore = grantsBytes()
+      // the follow browser writes every URL it is started with here: the sign-ins before this one did
+      fs.rmSync(opened, { force: true })
+      const cases: Array<[string, string, string]> = [
+        [
+          'authorization_endpoint',
+          'file:///etc/passwd',
+          'its scheme file: is neither https: nor http: on a loopback address',
+        ],
+        ['authorization_endpoint', 'smb://attacker.example/share', 'its scheme smb: is neither'],
+        ['authorization_endpoint', 'vscode://evil.extension/run?x=1', 'its scheme vscode: is neither'],
+        [
+          'authorization_endpoint',
+          'http://as.example.com/authorize',
+          'it is plain http: and not on a loopback address',
+        ],
+        ['token_endpoint', 'http://tokens.example.com/token', 'it is plain http: and not on a loopback address'],
+      ]
+      for (const [field, url, why] of cases) {
+        await fx.control({ metadata: { [field]: url } })
+        const res = await signIn()
+        expect(res.code, `${url}: ${res.stdout}${res.stderr}`).toBe(2)
+        expect(errorOf(res)).toMatchObject({
+          code: 'OAUTH_SIGN_IN_FAILED',
+          message: expect.stringContaining(`${field} ${url} is refused: ${why}`),
+        })
+        expect(res.stderr).not.toContain('Open this URL')
+        expect(fs.existsSync(opened), `the browser was started for ${url}`).toBe(false)
+        await by.expectServing()
+      }
+      await fx.control({ metadata: {} })
+      expect(grantsBytes()).toEqual(grantsBefore)
+    },
+  )
 
   it('6: a token endpoint that never answers ends the sign-in at the OAuth timeout, nothing stored', async () => {
     const grantsBefore = grantsBytes()
@@ -163,7 +200,9 @@ describe('round 3: OAuth that cannot be steered', () => {
     const res = await pending
     await fx.control({ hangToken: false })
     expect(res.code, res.stdout + res.stderr).toBe(2)
-    expect(errorOf(res).message).toMatch(new RegExp(`${fx.urls.as}/token did not answer within 10 s; nothing was stored`))
+    expect(errorOf(res).message).toMatch(
+      new RegExp(`${fx.urls.as}/token did not answer within 10 s; nothing was stored`),
+    )
     expect(grantsBytes()).toEqual(grantsBefore)
   })
 
@@ -176,7 +215,9 @@ describe('round 3: OAuth that cannot be steered', () => {
     await fx.control({ tokenBytes: 20_000 })
     const large = await signIn()
     expect(large.code, large.stdout + large.stderr).toBe(2)
-    expect(errorOf(large).message).toContain('issued an access_token of 20000 bytes (tutti accepts at most 16 KiB); nothing was stored')
+    expect(errorOf(large).message).toContain(
+      'issued an access_token of 20000 bytes (tutti accepts at most 16 KiB); nothing was stored',
+    )
     await fx.control({ tokenBytes: 0 })
     expect(grantsBytes()).toEqual(grantsBefore)
     expect(await mcpState()).toMatchObject({ status: 'needs-auth' })
@@ -210,15 +251,21 @@ describe('round 3: OAuth that cannot be steered', () => {
     await by.expectServing()
   })
 
-  it('no token or client secret reached the other server, another state file, the daemon log or any output', async () => {
-    const s = await fx.stats()
-    const basic = Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')
-    const secrets: string[] = [CLIENT.client_secret, basic, ...s.issued.filter((t: string) => t.length <= 20_000)]
-    const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
-    stateFiles(dir, texts)
-    for (const r of s.other) texts.push([`other server ${r.method} ${r.path}`, `${r.query} ${r.authorization ?? ''} ${r.body}`])
-    expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
-    const leaks = texts.flatMap(([where, text]) => secrets.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`))
-    expect(leaks).toEqual([])
-  })
+  it(
+    'no token or client secret reached the other server, another state file, the daemon log or any ' + 'output',
+    async () => {
+      const s = await fx.stats()
+      const basic = Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')
+      const secrets: string[] = [CLIENT.client_secret, basic, ...s.issued.filter((t: string) => t.length <= 20_000)]
+      const texts: Array<[string, string]> = outputs.map((o, i) => [`cli output ${i}`, o])
+      stateFiles(dir, texts)
+      for (const r of s.other)
+        texts.push([`other server ${r.method} ${r.path}`, `${r.query} ${r.authorization ?? ''} ${r.body}`])
+      expect(texts.some(([where]) => where.endsWith('daemon.log'))).toBe(true)
+      const leaks = texts.flatMap(([where, text]) =>
+        secrets.filter((t) => text.includes(t)).map((t) => `${where}: ${t.slice(0, 6)}…`),
+      )
+      expect(leaks).toEqual([])
+    },
+  )
 })

@@ -12,7 +12,16 @@ describe('session tokens', () => {
   let dir: string
   const tokens: string[] = []
   const prepare = async (session: string, workspace = 'ws') => {
-    const p = await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', workspace, '--session', session])
+    const p = await tuttiJson(dir, [
+      'session',
+      'prepare',
+      '--provider',
+      'tutti-agent',
+      '--workspace',
+      workspace,
+      '--session',
+      session,
+    ])
     tokens.push(p.env.TUTTI_CONNECTOR_TOKEN)
     return p
   }
@@ -26,7 +35,9 @@ describe('session tokens', () => {
   /** None of these, nor the credential, in daemon.log, `connector available` (both forms) or `daemon status`. */
   const expectNoSecretsShown = async (secrets: string[]): Promise<void> => {
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
-    const available = (await tutti(dir, ['connector', 'available', '--json'])).stdout + (await tutti(dir, ['connector', 'available'])).stdout
+    const available =
+      (await tutti(dir, ['connector', 'available', '--json'])).stdout +
+      (await tutti(dir, ['connector', 'available'])).stdout
     const status = (await tutti(dir, ['daemon', 'status', '--json'])).stdout
     for (const secret of [...secrets, CREDENTIAL]) {
       expect(log).not.toContain(secret)
@@ -48,7 +59,14 @@ describe('session tokens', () => {
     const p = await prepare('s1')
     const token = p.env.TUTTI_CONNECTOR_TOKEN
     expect(token).toMatch(/^tutti_[A-Za-z0-9_-]{43}$/)
-    expect(p.mcpServers).toEqual([{ name: 'connector', type: 'http', url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/connector$/), headers: { Authorization: `Bearer ${token}` } }])
+    expect(p.mcpServers).toEqual([
+      {
+        name: 'connector',
+        type: 'http',
+        url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+\/mcp\/connector$/),
+        headers: { Authorization: `Bearer ${token}` },
+      },
+    ])
     expect(p.mcpServers[0].url).not.toContain(token)
     expect(p.env.PATH.split(path.delimiter)[0]).toBe(path.join(dir, 'bin'))
     const stored = fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')

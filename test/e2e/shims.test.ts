@@ -11,7 +11,11 @@ describe('CLI shims: tutti-connector-<key>', () => {
   let dir: string
   let shim: string
   const run = (args: string[], options: { input?: string; env?: NodeJS.ProcessEnv } = {}) =>
-    spawnSync(shim, args, { input: options.input ?? '', encoding: 'utf8', env: { ...process.env, TUTTI_CONNECTOR_TOKEN: 'tutti_agent-token-not-for-connectors', ...options.env } })
+    spawnSync(shim, args, {
+      input: options.input ?? '',
+      encoding: 'utf8',
+      env: { ...process.env, TUTTI_CONNECTOR_TOKEN: 'tutti_agent-token-not-for-connectors', ...options.env },
+    })
 
   beforeAll(async () => {
     dir = tempStateDir('shims')
@@ -23,15 +27,31 @@ describe('CLI shims: tutti-connector-<key>', () => {
     await cleanupState(dir)
   })
 
-  it("the POSIX shim and cmd-shim's .cmd and .ps1 are written; available shows the command, never the path", async () => {
-    for (const suffix of ['', '.cmd', '.ps1']) expect(fs.existsSync(shim + suffix), suffix).toBe(true)
-    const available = await tuttiJson(dir, ['connector', 'available'])
-    expect(available.connectors.find((c: { key: string }) => c.key === 'probe').interfaces).toEqual([{ kind: 'cli', command: 'tutti-connector-probe', status: 'ready' }])
-    expect(JSON.stringify(available)).not.toContain(dir)
-  })
+  it(
+    "the POSIX shim and cmd-shim's .cmd and .ps1 are written; available shows the command, never the " + 'path',
+    async () => {
+      for (const suffix of ['', '.cmd', '.ps1']) expect(fs.existsSync(shim + suffix), suffix).toBe(true)
+      const available = await tuttiJson(dir, ['connector', 'available'])
+      expect(available.connectors.find((c: { key: string }) => c.key === 'probe').interfaces).toEqual([
+        { kind: 'cli', command: 'tutti-connector-probe', status: 'ready' },
+      ])
+      expect(JSON.stringify(available)).not.toContain(dir)
+    },
+  )
 
   it('argv passes through unchanged: spaces, quotes, unicode, empty strings', () => {
-    const argv = ['plain', 'with space', '"double"', "'single'", 'ünïcødé ✓', '', '--flag=value', '$HOME', '`x`', '\\back']
+    const argv = [
+      'plain',
+      'with space',
+      '"double"',
+      "'single'",
+      'ünïcødé ✓',
+      '',
+      '--flag=value',
+      '$HOME',
+      '`x`',
+      '\\back',
+    ]
     const res = run(argv)
     expect(res.status).toBe(0)
     expect(JSON.parse(res.stdout).argv).toEqual(argv)
@@ -100,7 +120,9 @@ describe('CLI shims: tutti-connector-<key>', () => {
     res = spawnSync(copy, [], { encoding: 'utf8' })
     expect(res.status).not.toBe(0)
     expect(res.stdout).toBe('')
-    expect(res.stderr).toMatch(/tutti-connector-left: the connector "left" is not installed; this command is left over and will not run the old release/)
+    expect(res.stderr).toMatch(
+      /tutti-connector-left: the connector "left" is not installed; this command is left over and will not run the old release/,
+    )
     fs.rmSync(copy)
   })
 
@@ -133,21 +155,45 @@ describe('shims under concurrent changes', () => {
     await cleanupState(dir)
   })
 
-  it('20 concurrent install/uninstall operations leave exactly the shims of the active connectors, no temp files', async () => {
-    const keys = Array.from({ length: 10 }, (_, i) => `c${i}`)
-    const sources = new Map(keys.map((k) => [k, probeConnector(k)]))
-    // every key is installed; the even ones are uninstalled again, concurrently with the other installs
-    await Promise.all(keys.map((k) => tutti(dir, ['connector', 'install', sources.get(k)!, '--json'])))
-    const ops = keys.flatMap((k, i) => (i % 2 === 0 ? [tutti(dir, ['connector', 'uninstall', k, '--json'])] : [tutti(dir, ['connector', 'install', probeConnector(k, { version: '1.1.0' }), '--json'])]))
-    ops.push(...keys.slice(0, 10).map((_k, i) => (i % 2 === 0 ? tutti(dir, ['daemon', 'status', '--json']) : tutti(dir, ['connector', 'available', '--json']))))
-    const results = await Promise.all(ops)
-    for (const r of results) expect(r.code, r.stdout + r.stderr).toBe(0)
-    const active = keys.filter((_, i) => i % 2 === 1).sort()
-    const bin = fs.readdirSync(path.join(dir, 'bin')).sort()
-    // beside the connector shims, only `tutti` itself (for agent sessions)
-    expect(bin).toEqual(['tutti', 'tutti.cmd', ...active.flatMap((k) => [`tutti-connector-${k}`, `tutti-connector-${k}.cmd`, `tutti-connector-${k}.ps1`])].sort())
-    const leftovers = fs.readdirSync(dir).filter((n) => n.startsWith('.') || n.includes('tmp') || n.includes('staging'))
-    expect(leftovers).toEqual([])
-    for (const k of active) expect(spawnSync(path.join(dir, 'bin', `tutti-connector-${k}`), ['--version'], { encoding: 'utf8' }).status).toBe(0)
-  })
+  it(
+    '20 concurrent install/uninstall operations leave exactly the shims of the active connectors, no temp ' + 'files',
+    async () => {
+      const keys = Array.from({ length: 10 }, (_, i) => `c${i}`)
+      const sources = new Map(keys.map((k) => [k, probeConnector(k)]))
+      // every key is installed; the even ones are uninstalled again, concurrently with the other installs
+      await Promise.all(keys.map((k) => tutti(dir, ['connector', 'install', sources.get(k)!, '--json'])))
+      const ops = keys.flatMap((k, i) =>
+        i % 2 === 0
+          ? [tutti(dir, ['connector', 'uninstall', k, '--json'])]
+          : [tutti(dir, ['connector', 'install', probeConnector(k, { version: '1.1.0' }), '--json'])],
+      )
+      ops.push(
+        ...keys
+          .slice(0, 10)
+          .map((_k, i) =>
+            i % 2 === 0 ? tutti(dir, ['daemon', 'status', '--json']) : tutti(dir, ['connector', 'available', '--json']),
+          ),
+      )
+      const results = await Promise.all(ops)
+      for (const r of results) expect(r.code, r.stdout + r.stderr).toBe(0)
+      const active = keys.filter((_, i) => i % 2 === 1).sort()
+      const bin = fs.readdirSync(path.join(dir, 'bin')).sort()
+      // beside the connector shims, only `tutti` itself (for agent sessions)
+      expect(bin).toEqual(
+        [
+          'tutti',
+          'tutti.cmd',
+          ...active.flatMap((k) => [`tutti-connector-${k}`, `tutti-connector-${k}.cmd`, `tutti-connector-${k}.ps1`]),
+        ].sort(),
+      )
+      const leftovers = fs
+        .readdirSync(dir)
+        .filter((n) => n.startsWith('.') || n.includes('tmp') || n.includes('staging'))
+      expect(leftovers).toEqual([])
+      for (const k of active)
+        expect(
+          spawnSync(path.join(dir, 'bin', `tutti-connector-${k}`), ['--version'], { encoding: 'utf8' }).status,
+        ).toBe(0)
+    },
+  )
 })

@@ -16,7 +16,10 @@ import { cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
 const guidesConnector = (version = '1.0.0'): string =>
   makeConnector(
     { ...baseManifest({ key: 'guides', name: 'Guides', version, skills: 'skills' }), cli: undefined },
-    { 'skills/howto/SKILL.md': skill('guides-howto', `How-to ${version}`), 'skills/howto/references/steps.md': `steps of ${version}\n` },
+    {
+      'skills/howto/SKILL.md': skill('guides-howto', `How-to ${version}`),
+      'skills/howto/references/steps.md': `steps of ${version}\n`,
+    },
   )
 
 const sha256 = (b: Buffer): string => `sha256:${createHash('sha256').update(b).digest('hex')}`
@@ -25,7 +28,7 @@ describe('connector Skills over MCP with a real daemon', () => {
   let dir: string
   let binding: Binding
   let client: Client
-  let heard: Array<() => void> = []
+  const heard: Array<() => void> = []
   let announcements = 0
 
   /** Resolves at the next notifications/resources/list_changed on the listen stream. */
@@ -43,7 +46,18 @@ describe('connector Skills over MCP with a real daemon', () => {
     dir = tempStateDir('skills-mcp')
     await tuttiJson(dir, ['connector', 'install', guidesConnector()])
     await tuttiJson(dir, ['connector', 'install', fullConnector('full', { auth: 'FULL_KEY' })])
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'skills', '--session', 'mcp'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, [
+        'session',
+        'prepare',
+        '--provider',
+        'tutti-agent',
+        '--workspace',
+        'skills',
+        '--session',
+        'mcp',
+      ])
+    ).mcpServers[0]
     client = await modernClient(binding)
     client.setNotificationHandler('notifications/resources/list_changed', () => {
       announcements++
@@ -57,27 +71,50 @@ describe('connector Skills over MCP with a real daemon', () => {
     await cleanupState(dir)
   })
 
-  it('at start: the active connector’s Skill, with the bytes its digests name; not the one that still needs its credential', async () => {
-    const skills = await listed()
-    expect(skills.map((s) => s.uri)).toEqual(['skill://guides/guides-howto/SKILL.md'])
-    for (const r of skills[0].resources) {
-      const content = (await read(r.uri)).result.contents[0]
-      const bytes = Buffer.from(content.text, 'utf8')
-      expect([bytes.length, sha256(bytes)]).toEqual([r.size, r.digest])
-    }
-    // the 2025 era serves the same entry
-    const legacy = await legacyPost(binding, { id: 1, method: 'skills/list', params: {} }, { 'mcp-protocol-version': '2025-06-18' })
-    expect(legacy.json.result.skills).toEqual(skills)
-  })
+  it(
+    'at start: the active connector’s Skill, with the bytes its digests name; not the one that still needs its ' +
+      'credential',
+    async () => {
+      const skills = await listed()
+      expect(skills.map((s) => s.uri)).toEqual(['skill://guides/guides-howto/SKILL.md'])
+      for (const r of skills[0].resources) {
+        const content = (await read(r.uri)).result.contents[0]
+        const bytes = Buffer.from(content.text, 'utf8')
+        expect([bytes.length, sha256(bytes)]).toEqual([r.size, r.digest])
+      }
+      // the 2025 era serves the same entry
+      const legacy = await legacyPost(
+        binding,
+        { id: 1, method: 'skills/list', params: {} },
+        { 'mcp-protocol-version': '2025-06-18' },
+      )
+      expect(legacy.json.result.skills).toEqual(skills)
+    },
+  )
 
   it('connect: the Skill comes, announced; the session’s native Skill roots are what they were', async () => {
     const next = announced()
     await tuttiJson(dir, ['connector', 'connect', 'full', '--env', 'FULL_KEY=secret-value-123'])
     await next
-    expect((await listed()).map((s) => s.uri)).toEqual(['skill://full/full-workflow/SKILL.md', 'skill://guides/guides-howto/SKILL.md'])
-    const prepared = await tuttiJson(dir, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'skills', '--session', 'roots'])
+    expect((await listed()).map((s) => s.uri)).toEqual([
+      'skill://full/full-workflow/SKILL.md',
+      'skill://guides/guides-howto/SKILL.md',
+    ])
+    const prepared = await tuttiJson(dir, [
+      'session',
+      'prepare',
+      '--provider',
+      'tutti-agent',
+      '--workspace',
+      'skills',
+      '--session',
+      'roots',
+    ])
     expect(prepared.skillRoots.map((r: { connector: string }) => r.connector)).toEqual(['full', 'guides'])
-    for (const root of prepared.skillRoots) expect(fs.existsSync(path.join(root.dir, root.connector === 'full' ? 'full-workflow' : 'howto', 'SKILL.md'))).toBe(true)
+    for (const root of prepared.skillRoots)
+      expect(
+        fs.existsSync(path.join(root.dir, root.connector === 'full' ? 'full-workflow' : 'howto', 'SKILL.md')),
+      ).toBe(true)
   })
 
   it('disconnect: the Skill goes, announced, and its files are no longer served', async () => {
@@ -98,8 +135,12 @@ describe('connector Skills over MCP with a real daemon', () => {
     await next
     const after = (await listed())[0]
     expect(after.frontmatter.description).toBe('How-to 2.0.0')
-    expect(after.resources.map((r: { digest: string }) => r.digest)).not.toEqual(before.resources.map((r: { digest: string }) => r.digest))
-    expect((await read('skill://guides/guides-howto/references/steps.md')).result.contents[0].text).toBe('steps of 2.0.0\n')
+    expect(after.resources.map((r: { digest: string }) => r.digest)).not.toEqual(
+      before.resources.map((r: { digest: string }) => r.digest),
+    )
+    expect((await read('skill://guides/guides-howto/references/steps.md')).result.contents[0].text).toBe(
+      'steps of 2.0.0\n',
+    )
     next = announced()
     await tuttiJson(dir, ['connector', 'uninstall', 'guides'])
     await next

@@ -8,7 +8,16 @@ import { faultConnector } from '../support/fixture-connector.js'
 import { listeningPort } from '../support/listening-port.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { pluginWithServers } from '../support/package-sources.js'
-import { cleanupState, connectorState, control, REPO, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import {
+  cleanupState,
+  connectorState,
+  control,
+  REPO,
+  snapshotTree,
+  tempStateDir,
+  tutti,
+  tuttiJson,
+} from '../support/tutti.js'
 
 const BEARER = 'codex-bearer-4f1e9a7c2b'
 const TENANT_KEY = 'tenant-key-8d3b6e0f11'
@@ -46,10 +55,15 @@ describe('source fields: mapped or reported; secrets never shown', () => {
 
   beforeAll(async () => {
     const env = { ...process.env, FIXTURE_HTTP_TOKEN: BEARER, FIXTURE_HTTP_USER: 'codex', FIXTURE_HTTP_RECORD: record }
-    server = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], { env, stdio: ['ignore', 'pipe', 'inherit'] })
+    server = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], {
+      env,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
     port = await listeningPort(server, 'the HTTP fixture')
     dir = tempStateDir('fields')
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'fields'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'fields'])
+    ).mcpServers[0]
   })
   afterAll(async () => {
     server?.kill()
@@ -73,7 +87,9 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     const dry = await run(['connector', 'install', plugin, '--dry-run'])
     expect(dry.code, dry.stderr).toBe(0)
     // the dry run lists what is skipped, and changes nothing
-    expect(dry.stderr).toMatch(/skipped: mcpServers\.remote\.enabled_tools: tutti publishes every tool of the server until tool filters exist/)
+    expect(dry.stderr).toMatch(
+      /skipped: mcpServers\.remote\.enabled_tools: tutti publishes every tool of the server until tool filters exist/,
+    )
     expect(dry.stderr).toMatch(/skipped: mcpServers\.remote\.experimental_knob: not a field tutti knows/)
     const manifest = JSON.parse(dry.stdout)
     expect(manifest.mcp).toEqual({
@@ -82,7 +98,13 @@ describe('source fields: mapped or reported; secrets never shown', () => {
       headers: { 'X-Client': 'tutti-test', 'X-Tenant-Key': '${TENANT_KEY}', Authorization: 'Bearer ${CODEX_BEARER}' },
       timeouts: { startupSeconds: 20, toolCallSeconds: 900 },
     })
-    expect(manifest.auth).toEqual({ kind: 'env', variables: [{ name: 'TENANT_KEY', secret: true }, { name: 'CODEX_BEARER', secret: true }] })
+    expect(manifest.auth).toEqual({
+      kind: 'env',
+      variables: [
+        { name: 'TENANT_KEY', secret: true },
+        { name: 'CODEX_BEARER', secret: true },
+      ],
+    })
     const json = await run(['connector', 'install', plugin, '--dry-run', '--json'])
     expect(JSON.parse(json.stdout).source.skipped).toEqual([
       'mcpServers.remote.enabled_tools: tutti publishes every tool of the server until tool filters exist',
@@ -94,22 +116,43 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     expect(installed.code, installed.stderr).toBe(0)
     expect(JSON.parse(installed.stdout).state).toMatchObject({ status: 'needs-auth' })
     // the values come from this environment: never in argv
-    const connected = await run(['connector', 'connect', 'remote-codex', '--from-env', 'CODEX_BEARER', '--from-env', 'TENANT_KEY', '--json'], { CODEX_BEARER: BEARER, TENANT_KEY })
+    const connected = await run(
+      ['connector', 'connect', 'remote-codex', '--from-env', 'CODEX_BEARER', '--from-env', 'TENANT_KEY', '--json'],
+      { CODEX_BEARER: BEARER, TENANT_KEY },
+    )
     expect(connected.code, connected.stderr).toBe(0)
     expect(JSON.parse(connected.stdout).state).toMatchObject({ status: 'ready', tools: 2 })
     const answer = await call('remote-codex_whoami', {})
     expect(answer.content).toEqual([{ type: 'text', text: 'authorized as codex' }])
-    const seen = fs.readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, string>)
-    expect(seen.at(-1)).toMatchObject({ authorization: `Bearer ${BEARER}`, 'x-client': 'tutti-test', 'x-tenant-key': TENANT_KEY })
+    const seen = fs
+      .readFileSync(record, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, string>)
+    expect(seen.at(-1)).toMatchObject({
+      authorization: `Bearer ${BEARER}`,
+      'x-client': 'tutti-test',
+      'x-tenant-key': TENANT_KEY,
+    })
   })
 
-  it('${TFE_TOKEN} in a plugin\'s args is a secret setting: the server gets it, nothing shows it', async () => {
-    const plugin = pluginWithServers('claude', 'tfe', { tfe: { command: 'node', args: ['${CLAUDE_PLUGIN_ROOT}/server.mjs', '--token', '${TFE_TOKEN}'], env: { FIXTURE_VARIANT: 'v1' } } })
+  it("${TFE_TOKEN} in a plugin's args is a secret setting: the server gets it, nothing shows it", async () => {
+    const plugin = pluginWithServers('claude', 'tfe', {
+      tfe: {
+        command: 'node',
+        args: ['${CLAUDE_PLUGIN_ROOT}/server.mjs', '--token', '${TFE_TOKEN}'],
+        env: { FIXTURE_VARIANT: 'v1' },
+      },
+    })
     const installed = await run(['connector', 'install', plugin, '--json'])
     expect(installed.code, installed.stderr).toBe(0)
     // where the secret goes is said, and that argv is readable
-    expect(installed.stderr).toMatch(/note: TFE_TOKEN goes in the server's arguments, where any local user can read it in `ps`/)
-    expect(JSON.parse(installed.stdout).source.notes).toEqual([expect.stringMatching(/^TFE_TOKEN goes in the server's arguments/)])
+    expect(installed.stderr).toMatch(
+      /note: TFE_TOKEN goes in the server's arguments, where any local user can read it in `ps`/,
+    )
+    expect(JSON.parse(installed.stdout).source.notes).toEqual([
+      expect.stringMatching(/^TFE_TOKEN goes in the server's arguments/),
+    ])
     // the issue's own steps: `connect --set`, then `daemon status`
     const connected = await run(['connector', 'connect', 'tfe', '--set', `TFE_TOKEN=${TFE_TOKEN}`, '--json'])
     expect(connected.code, connected.stderr).toBe(0)
@@ -128,7 +171,18 @@ describe('source fields: mapped or reported; secrets never shown', () => {
   it('a hand-written manifest: a setting marked secret or named like a key is never shown; others are', async () => {
     const config = [{ name: 'SERVICE_API_KEY' }, { name: 'SIGNING', secret: true }, { name: 'REGION' }]
     await run(['connector', 'install', faultConnector({ key: 'handmade', manifest: { config } })])
-    const connected = await run(['connector', 'connect', 'handmade', '--set', `SERVICE_API_KEY=${SERVICE_API_KEY}`, '--set', `SIGNING=${SIGNING}`, '--set', 'REGION=eu-west', '--json'])
+    const connected = await run([
+      'connector',
+      'connect',
+      'handmade',
+      '--set',
+      `SERVICE_API_KEY=${SERVICE_API_KEY}`,
+      '--set',
+      `SIGNING=${SIGNING}`,
+      '--set',
+      'REGION=eu-west',
+      '--json',
+    ])
     expect(connected.code, connected.stderr).toBe(0)
     expect((await connectorState(dir, 'handmade')).settings).toEqual({ REGION: 'eu-west' })
     const status = await run(['daemon', 'status'])
@@ -136,7 +190,17 @@ describe('source fields: mapped or reported; secrets never shown', () => {
   })
 
   it('a server that prints its secret argv and exits: the reason and the log carry no value', async () => {
-    const plugin = pluginWithServers('claude', 'leaky', { leaky: { command: 'node', args: ['-e', 'console.error("starting with " + process.argv.slice(1).join(" ")); process.exit(3)', '--', '${LEAKY_TOKEN}'] } })
+    const plugin = pluginWithServers('claude', 'leaky', {
+      leaky: {
+        command: 'node',
+        args: [
+          '-e',
+          'console.error("starting with " + process.argv.slice(1).join(" ")); process.exit(3)',
+          '--',
+          '${LEAKY_TOKEN}',
+        ],
+      },
+    })
     await run(['connector', 'install', plugin, '--json'])
     const connected = await run(['connector', 'connect', 'leaky', '--env', `LEAKY_TOKEN=${TFE_TOKEN}-leaky`, '--json'])
     expect(connected.code).toBe(1)
@@ -146,26 +210,51 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     expect(JSON.stringify(state)).not.toContain(`${TFE_TOKEN}-leaky`)
   })
 
-  it('tool_timeout_sec bounds a call: a tool that never answers fails naming the timeout, and the server serves on', async () => {
-    const gate = path.join(os.tmpdir(), `tutti-never-${process.pid}-${Date.now()}`)
-    const plugin = pluginWithServers('codex', 'patient', { patient: { command: 'node', args: ['${PLUGIN_ROOT}/server.mjs'], env: { FIXTURE_GATE: gate }, tool_timeout_sec: 1 } })
-    const installed = await run(['connector', 'install', plugin, '--json'])
-    expect(installed.code, installed.stderr).toBe(0)
-    // the gate file is never made: the call would wait for ever
-    const result = call('patient_slow', { ms: 0 })
-    await expect(result).rejects.toThrow(/tool "slow" timed out: no answer within 1 s \(mcp\.timeouts\.toolCallSeconds\); the call was cancelled/)
-    expect((await call('patient_echo', { message: 'still here' })).content).toEqual([{ type: 'text', text: 'still here' }])
-  })
+  it(
+    'tool_timeout_sec bounds a call: a tool that never answers fails naming the timeout, and the server ' + 'serves on',
+    async () => {
+      const gate = path.join(os.tmpdir(), `tutti-never-${process.pid}-${Date.now()}`)
+      const plugin = pluginWithServers('codex', 'patient', {
+        patient: {
+          command: 'node',
+          args: ['${PLUGIN_ROOT}/server.mjs'],
+          env: { FIXTURE_GATE: gate },
+          tool_timeout_sec: 1,
+        },
+      })
+      const installed = await run(['connector', 'install', plugin, '--json'])
+      expect(installed.code, installed.stderr).toBe(0)
+      // the gate file is never made: the call would wait for ever
+      const result = call('patient_slow', { ms: 0 })
+      await expect(result).rejects.toThrow(
+        /tool "slow" timed out: no answer within 1 s \(mcp\.timeouts\.toolCallSeconds\); the call was cancelled/,
+      )
+      expect((await call('patient_echo', { message: 'still here' })).content).toEqual([
+        { type: 'text', text: 'still here' },
+      ])
+    },
+  )
 
   it('startup_timeout_sec bounds the start of a server that never answers initialize', async () => {
-    const plugin = pluginWithServers('codex', 'mute', { mute: { command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'], startup_timeout_sec: 1 } })
+    const plugin = pluginWithServers('codex', 'mute', {
+      mute: { command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'], startup_timeout_sec: 1 },
+    })
     const installed = await run(['connector', 'install', plugin, '--json'])
     expect(installed.code).toBe(1)
-    expect(JSON.parse(installed.stdout).error.message).toMatch(/no initialize answer within 1 s \(mcp\.timeouts\.startupSeconds\)/)
+    expect(JSON.parse(installed.stdout).error.message).toMatch(
+      /no initialize answer within 1 s \(mcp\.timeouts\.startupSeconds\)/,
+    )
   })
 
   it('no command output, status, available, doctor or the daemon log holds a secret value', async () => {
-    for (const args of [['daemon', 'status'], ['daemon', 'status', '--json'], ['connector', 'available'], ['connector', 'available', '--json'], ['daemon', 'doctor'], ['daemon', 'doctor', '--json']]) {
+    for (const args of [
+      ['daemon', 'status'],
+      ['daemon', 'status', '--json'],
+      ['connector', 'available'],
+      ['connector', 'available', '--json'],
+      ['daemon', 'doctor'],
+      ['daemon', 'doctor', '--json'],
+    ]) {
       await run(args)
     }
     // the daemon's own answer too, not only the CLI's redacted print of it

@@ -23,7 +23,9 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     traceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-paths-trace-'))
     trace = path.join(traceDir, 'fx-calls')
     await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } })])
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'paths'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'paths'])
+    ).mcpServers[0]
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -72,7 +74,8 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     const legacySdk = await legacyPost(binding, body)
     expect(legacyFast.status).toBe(legacySdk.status)
     expect(legacyFast.text).toBe(legacySdk.text)
-    if (tool === 'echo' && String(args.message).length > 1024 * 1024) expect(fast.text.length).toBeGreaterThan(1536 * 1024)
+    if (tool === 'echo' && String(args.message).length > 1024 * 1024)
+      expect(fast.text.length).toBeGreaterThan(1536 * 1024)
   })
 
   it('tools/list: same bytes on both paths, both eras', async () => {
@@ -80,7 +83,11 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     const sdk = await modernPost(binding, 'tools/list', { _meta: sdkMeta })
     expect(fast.json.result.tools.length).toBeGreaterThan(5)
     expect(fast.text).toBe(sdk.text)
-    const legacyFast = await legacyPost(binding, { id: 3, method: 'tools/list' }, { 'mcp-protocol-version': '2025-06-18' })
+    const legacyFast = await legacyPost(
+      binding,
+      { id: 3, method: 'tools/list' },
+      { 'mcp-protocol-version': '2025-06-18' },
+    )
     const legacySdk = await legacyPost(binding, { id: 3, method: 'tools/list' })
     expect(legacyFast.text).toBe(legacySdk.text)
   })
@@ -90,14 +97,31 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     return Number(res.json.result.content[0].text)
   }
   /** How many calls of `tool` the upstream has started (its own trace, written as each call starts). */
-  const started = (tool: string): number => (fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8').split('\n').filter((l) => l === tool).length : 0)
+  const started = (tool: string): number =>
+    fs.existsSync(trace)
+      ? fs
+          .readFileSync(trace, 'utf8')
+          .split('\n')
+          .filter((l) => l === tool).length
+      : 0
 
   /** Goes away once the upstream has started the call; returns how many calls the upstream then saw cancelled. */
   async function disconnectMidCall(headers: Record<string, string>, body: unknown): Promise<number> {
     const before = await cancellations()
     const slow = started('slow')
     const u = new URL(binding.url)
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers: { ...binding.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers } })
+    const req = http.request({
+      host: u.hostname,
+      port: u.port,
+      path: u.pathname,
+      method: 'POST',
+      headers: {
+        ...binding.headers,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+    })
     const gone = new Promise<void>((resolve) => req.on('error', () => resolve()).on('close', () => resolve()))
     req.end(JSON.stringify(body))
     expect(await until(() => started('slow') === slow + 1)).toBe(true)
@@ -107,9 +131,24 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
   }
 
   it('a client that disconnects mid-call cancels the real upstream call (both eras)', async () => {
-    const modern = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'fx_slow', arguments: { ms: 30_000 }, _meta: MODERN_META } }
-    expect(await disconnectMidCall({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx_slow' }, modern)).toBe(1)
-    const legacy = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'fx_slow', arguments: { ms: 30_000 } } }
+    const modern = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'fx_slow', arguments: { ms: 30_000 }, _meta: MODERN_META },
+    }
+    expect(
+      await disconnectMidCall(
+        { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx_slow' },
+        modern,
+      ),
+    ).toBe(1)
+    const legacy = {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'fx_slow', arguments: { ms: 30_000 } },
+    }
     expect(await disconnectMidCall({ 'mcp-protocol-version': '2025-06-18' }, legacy)).toBe(1)
   })
 
@@ -117,10 +156,18 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     const before = await cancellations()
     const slow = started('slow')
     const h = { 'mcp-protocol-version': '2025-06-18' }
-    const pending = legacyPost(binding, { id: 'c-1', method: 'tools/call', params: { name: 'fx_slow', arguments: { ms: 30_000 } } }, h)
+    const pending = legacyPost(
+      binding,
+      { id: 'c-1', method: 'tools/call', params: { name: 'fx_slow', arguments: { ms: 30_000 } } },
+      h,
+    )
     // the call is registered before it reaches the upstream: once the upstream has it, the cancel finds it
     expect(await until(() => started('slow') === slow + 1)).toBe(true)
-    const ack = await legacyPost(binding, { method: 'notifications/cancelled', params: { requestId: 'c-1', reason: 'user pressed stop' } }, h)
+    const ack = await legacyPost(
+      binding,
+      { method: 'notifications/cancelled', params: { requestId: 'c-1', reason: 'user pressed stop' } },
+      h,
+    )
     expect(ack.status).toBe(202)
     const res = await pending
     expect(res.json.error.message).toMatch(/cancelled|abort/i)

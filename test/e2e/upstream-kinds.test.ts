@@ -21,7 +21,11 @@ function httpConnector(key: string, urlPath = '/mcp'): (port: number) => string 
         name: `Remote ${key}`,
         version: '1.0.0',
         auth: { kind: 'env', variables: [{ name: 'REMOTE_TOKEN', secret: true }] },
-        mcp: { transport: 'http', url: `http://127.0.0.1:${port}${urlPath}`, headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' } },
+        mcp: {
+          transport: 'http',
+          url: `http://127.0.0.1:${port}${urlPath}`,
+          headers: { Authorization: 'Bearer ${REMOTE_TOKEN}' },
+        },
       }),
     )
     return dir
@@ -34,10 +38,17 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
   let server: ChildProcess
   let port: number
   beforeAll(async () => {
-    server = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], { env: { ...process.env, FIXTURE_HTTP_TOKEN: HTTP_TOKEN, FIXTURE_HTTP_USER: 'ada' }, stdio: ['ignore', 'pipe', 'inherit'] })
-    port = await new Promise<number>((resolve) => server.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))))
+    server = spawn(process.execPath, [path.join(REPO, 'test/fixtures/http-server.mjs')], {
+      env: { ...process.env, FIXTURE_HTTP_TOKEN: HTTP_TOKEN, FIXTURE_HTTP_USER: 'ada' },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    port = await new Promise<number>((resolve) =>
+      server.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))),
+    )
     dir = tempStateDir('kinds')
-    binding = (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'kinds'])).mcpServers[0]
+    binding = (
+      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'kinds'])
+    ).mcpServers[0]
   })
   afterAll(async () => {
     server?.kill()
@@ -50,8 +61,12 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     expect(res.state).toMatchObject({ status: 'ready', tools: 2 })
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
-      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(expect.arrayContaining(['remote_whoami', 'remote_count']))
-      expect((await client.callTool({ name: 'remote_whoami', arguments: {} })).content).toEqual([{ type: 'text', text: 'authorized as ada' }])
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(
+        expect.arrayContaining(['remote_whoami', 'remote_count']),
+      )
+      expect((await client.callTool({ name: 'remote_whoami', arguments: {} })).content).toEqual([
+        { type: 'text', text: 'authorized as ada' },
+      ])
       await client.close()
     }
     // the credential went into the upstream's headers, never into the log
@@ -60,7 +75,14 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
 
   it('a wrong credential fails closed with a message that carries no secret', async () => {
     await tuttiJson(dir, ['connector', 'install', httpConnector('wrong')(port)])
-    const res = await tutti(dir, ['connector', 'connect', 'wrong', '--env', 'REMOTE_TOKEN=not-the-token-1234', '--json'])
+    const res = await tutti(dir, [
+      'connector',
+      'connect',
+      'wrong',
+      '--env',
+      'REMOTE_TOKEN=not-the-token-1234',
+      '--json',
+    ])
     // the credential is stored, but the connector is not ready: exit 1 with the reason
     expect(res.code).toBe(1)
     const error = JSON.parse(res.stdout).error
@@ -68,7 +90,10 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     expect(error.message).toMatch(/connected wrong, but its MCP server failed: could not connect.*401/)
     expect(res.stdout + res.stderr).not.toContain('not-the-token-1234')
     const status = await tuttiJson(dir, ['daemon', 'status'])
-    expect(status.connectors.find((c: { key: string }) => c.key === 'wrong')).toMatchObject({ status: 'failed', reason: expect.stringMatching(/401/) })
+    expect(status.connectors.find((c: { key: string }) => c.key === 'wrong')).toMatchObject({
+      status: 'failed',
+      reason: expect.stringMatching(/401/),
+    })
     expect(JSON.stringify(status)).not.toContain('not-the-token-1234')
     expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).not.toContain('not-the-token-1234')
   })

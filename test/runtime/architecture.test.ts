@@ -9,25 +9,39 @@ function imports(dir: string): Array<{ file: string; spec: string }> {
   for (const rel of fs.readdirSync(path.join(REPO, dir), { recursive: true }) as string[]) {
     if (!rel.endsWith('.ts')) continue
     const text = fs.readFileSync(path.join(REPO, dir, rel), 'utf8')
-    for (const m of text.matchAll(/(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ file: path.join(dir, rel), spec: (m[1] ?? m[2])! })
+    for (const m of text.matchAll(
+      /(?:^|\n)\s*(?:import|export)[^'"\n]*?from\s+['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g,
+    ))
+      out.push({ file: path.join(dir, rel), spec: (m[1] ?? m[2])! })
   }
   return out
 }
 
-const offenders = (dir: string, banned: RegExp) => imports(dir).filter((i) => banned.test(i.spec)).map((i) => `${i.file} → ${i.spec}`)
+const offenders = (dir: string, banned: RegExp) =>
+  imports(dir)
+    .filter((i) => banned.test(i.spec))
+    .map((i) => `${i.file} → ${i.spec}`)
 
 it('src/runtime never imports oclif or the commands', () => {
   expect(offenders('src/runtime', /@oclif|\/commands\/|\/cli\//)).toEqual([])
 })
 
 it('the registry is the pure core: no HTTP, SDK, process or upstream code', () => {
-  expect(offenders('src/runtime/registry', /^h3|node:http|@modelcontextprotocol|child_process|\/upstream\/|\/mcpserver\/|\/daemon\/|\/proc\//)).toEqual([])
+  expect(
+    offenders(
+      'src/runtime/registry',
+      /^h3|node:http|@modelcontextprotocol|child_process|\/upstream\/|\/mcpserver\/|\/daemon\/|\/proc\//,
+    ),
+  ).toEqual([])
 })
 
-it('upstream clients know nothing of the local MCP server, and the server reaches upstreams only through bindings', () => {
-  expect(offenders('src/runtime/upstream', /\/mcpserver\/|\/daemon\/|@modelcontextprotocol\/server/)).toEqual([])
-  expect(offenders('src/runtime/mcpserver', /\/upstream\/|@modelcontextprotocol\/client/)).toEqual([])
-})
+it(
+  'upstream clients know nothing of the local MCP server, and the server reaches upstreams only through ' + 'bindings',
+  () => {
+    expect(offenders('src/runtime/upstream', /\/mcpserver\/|\/daemon\/|@modelcontextprotocol\/server/)).toEqual([])
+    expect(offenders('src/runtime/mcpserver', /\/upstream\/|@modelcontextprotocol\/client/)).toEqual([])
+  },
+)
 
 it('commands are thin: they talk to the runtime through the client, never to the daemon or store directly', () => {
   expect(offenders('src/commands', /\/runtime\/(daemon|store|registry|upstream|mcpserver|reconcile)\//)).toEqual([])
@@ -47,19 +61,27 @@ it('commands are thin: they talk to the runtime through the client, never to the
 const LAYERS: Record<string, number> = {
   log: 1,
   proc: 1.5,
-  fs: 2, http: 2,
-  release: 3, registry: 3,
-  skills: 4, protocol: 4,
+  fs: 2,
+  http: 2,
+  release: 3,
+  registry: 3,
+  skills: 4,
+  protocol: 4,
   manifest: 5,
   oauth: 5.5,
-  store: 6, upstream: 6, shims: 6,
+  store: 6,
+  upstream: 6,
+  shims: 6,
   sources: 6.5,
   install: 7,
-  reconcile: 8, sessions: 8,
-  mcpserver: 9, available: 9,
+  reconcile: 8,
+  sessions: 8,
+  mcpserver: 9,
+  available: 9,
   daemon: 10,
   client: 11,
-  exec: 11.5, bridge: 11.5,
+  exec: 11.5,
+  bridge: 11.5,
   doctor: 12,
 }
 
@@ -76,13 +98,15 @@ it('src/runtime keeps its layer order: every import goes to the same room or a l
     const to = roomOf(path.resolve(REPO, path.dirname(file), spec))
     if (from === to || to === '(root)') continue
     if (!(from in LAYERS) || !(to in LAYERS)) offending.push(`${file} → ${spec} (room not in LAYERS)`)
-    else if (from === '(root)' || LAYERS[to]! >= LAYERS[from]!) offending.push(`${file} → ${spec} (${from} ${LAYERS[from]} → ${to} ${LAYERS[to]})`)
+    else if (from === '(root)' || LAYERS[to]! >= LAYERS[from]!)
+      offending.push(`${file} → ${spec} (${from} ${LAYERS[from]} → ${to} ${LAYERS[to]})`)
   }
   expect(offending).toEqual([])
 })
 
 it('no source file grows past 300 lines; commands stay thin', () => {
   for (const rel of fs.readdirSync(path.join(REPO, 'src'), { recursive: true }) as string[]) {
-    if (rel.endsWith('.ts')) expect(fs.readFileSync(path.join(REPO, 'src', rel), 'utf8').split('\n').length, rel).toBeLessThanOrEqual(300)
+    if (rel.endsWith('.ts'))
+      expect(fs.readFileSync(path.join(REPO, 'src', rel), 'utf8').split('\n').length, rel).toBeLessThanOrEqual(300)
   }
 })

@@ -5,12 +5,19 @@ import { claimedRevision, headerValue, McpHeaders } from '../../src/runtime/brid
 import { SseParser } from '../../src/runtime/bridge/sse-parser.js'
 import { decodeParamValue } from '../../src/runtime/mcpserver/param-headers.js'
 
-const lines = (splitter: LineSplitter, ...chunks: string[]) => chunks.flatMap((c) => splitter.push(Buffer.from(c))).map((l) => (l.kind === 'line' ? l.bytes.toString() : '<oversized>'))
+const lines = (splitter: LineSplitter, ...chunks: string[]) =>
+  chunks
+    .flatMap((c) => splitter.push(Buffer.from(c)))
+    .map((l) => (l.kind === 'line' ? l.bytes.toString() : '<oversized>'))
 
 describe('LineSplitter', () => {
   it('one message per line, whatever the chunks: split lines, several in a chunk, CRLF, blank lines skipped', () => {
     const s = new LineSplitter()
-    expect(lines(s, '{"a":', '1}\n{"b":2}\r\n', '\n  \n{"c"', ':3}\n{"d":4}')).toEqual(['{"a":1}', '{"b":2}', '{"c":3}'])
+    expect(lines(s, '{"a":', '1}\n{"b":2}\r\n', '\n  \n{"c"', ':3}\n{"d":4}')).toEqual([
+      '{"a":1}',
+      '{"b":2}',
+      '{"c":3}',
+    ])
     expect(lines(s, '\n')).toEqual(['{"d":4}'])
   })
 
@@ -46,8 +53,18 @@ describe('parseClientMessage', () => {
 
   it('requests, notifications and responses, with the bytes kept as they came', () => {
     const text = '{"jsonrpc":"2.0","id":0,"method":"tools/list","params":{"_meta":{"progressToken":0}}}'
-    expect(parse(text)).toEqual({ kind: 'request', id: 0, method: 'tools/list', params: { _meta: { progressToken: 0 } }, bytes: Buffer.from(text) })
-    expect(parse('{"jsonrpc":"2.0","method":"notifications/initialized"}')).toMatchObject({ kind: 'notification', method: 'notifications/initialized', params: undefined })
+    expect(parse(text)).toEqual({
+      kind: 'request',
+      id: 0,
+      method: 'tools/list',
+      params: { _meta: { progressToken: 0 } },
+      bytes: Buffer.from(text),
+    })
+    expect(parse('{"jsonrpc":"2.0","method":"notifications/initialized"}')).toMatchObject({
+      kind: 'notification',
+      method: 'notifications/initialized',
+      params: undefined,
+    })
     expect(parse('{"jsonrpc":"2.0","id":"a","result":{}}')).toEqual({ kind: 'response' })
   })
 
@@ -68,32 +85,71 @@ describe('parseClientMessage', () => {
 })
 
 describe('McpHeaders', () => {
-  const envelope = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
-  const request = (method: string, params?: Record<string, unknown>) => ({ kind: 'request' as const, id: 1, method, params, bytes: Buffer.alloc(0) })
+  const envelope = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  }
+  const request = (method: string, params?: Record<string, unknown>) => ({
+    kind: 'request' as const,
+    id: 1,
+    method,
+    params,
+    bytes: Buffer.alloc(0),
+  })
 
   it('a 2026-07-28 message gets the headers its body implies, as the SDK HTTP client sends them', () => {
     const h = new McpHeaders()
-    expect(h.of(request('tools/call', { name: 'fx_echo', _meta: envelope }))).toEqual({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'fx_echo' })
-    expect(h.of(request('resources/read', { uri: 'skill://a/b/SKILL.md', _meta: envelope }))).toMatchObject({ 'mcp-name': 'skill://a/b/SKILL.md' })
-    expect(h.of(request('server/discover', { _meta: envelope }))).toEqual({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' })
+    expect(h.of(request('tools/call', { name: 'fx_echo', _meta: envelope }))).toEqual({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'fx_echo',
+    })
+    expect(h.of(request('resources/read', { uri: 'skill://a/b/SKILL.md', _meta: envelope }))).toMatchObject({
+      'mcp-name': 'skill://a/b/SKILL.md',
+    })
+    expect(h.of(request('server/discover', { _meta: envelope }))).toEqual({
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'server/discover',
+    })
     expect(claimedRevision({ _meta: { progressToken: 1 } })).toBeUndefined()
   })
 
-  it('x-mcp-header properties learnt from a relayed list become Mcp-Param headers, encoded so that the daemon decodes them back', () => {
-    const h = new McpHeaders()
-    const list = { result: { tools: [{ name: 'fx_regional', inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } } } } }] } }
-    h.learn(JSON.stringify(list))
-    const values = ['eu-west', ' padded ', 'ünïcode', '=?base64?abc?=', '', 'tab\there', 'line\nbreak']
-    for (const region of values) {
-      const headers = h.of(request('tools/call', { name: 'fx_regional', arguments: { region, opts: { n: 7 } }, _meta: envelope }))
-      expect(decodeParamValue(headers['mcp-param-Region']!), JSON.stringify(region)).toBe(region)
-      expect(headers['mcp-param-N']).toBe('7')
-      expect(headers['mcp-param-Region']).toMatch(/^[\t\x20-\x7e]*$/)
-    }
-    expect(headerValue('plain')).toBe('plain')
-    // a 2025 call carries none: the 2025 era has no such headers
-    expect(h.of(request('tools/call', { name: 'fx_regional', arguments: { region: 'x' } }))).toEqual({})
-  })
+  it(
+    'x-mcp-header properties learnt from a relayed list become Mcp-Param headers, encoded so that the daemon ' +
+      'decodes them back',
+    () => {
+      const h = new McpHeaders()
+      const list = {
+        result: {
+          tools: [
+            {
+              name: 'fx_regional',
+              inputSchema: {
+                type: 'object',
+                properties: {
+                  region: { type: 'string', 'x-mcp-header': 'Region' },
+                  opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } },
+                },
+              },
+            },
+          ],
+        },
+      }
+      h.learn(JSON.stringify(list))
+      const values = ['eu-west', ' padded ', 'ünïcode', '=?base64?abc?=', '', 'tab\there', 'line\nbreak']
+      for (const region of values) {
+        const headers = h.of(
+          request('tools/call', { name: 'fx_regional', arguments: { region, opts: { n: 7 } }, _meta: envelope }),
+        )
+        expect(decodeParamValue(headers['mcp-param-Region']!), JSON.stringify(region)).toBe(region)
+        expect(headers['mcp-param-N']).toBe('7')
+        expect(headers['mcp-param-Region']).toMatch(/^[\t\x20-\x7e]*$/)
+      }
+      expect(headerValue('plain')).toBe('plain')
+      // a 2025 call carries none: the 2025 era has no such headers
+      expect(h.of(request('tools/call', { name: 'fx_regional', arguments: { region: 'x' } }))).toEqual({})
+    },
+  )
 
   it('a 2025 request after initialize carries the revision it settled', () => {
     const h = new McpHeaders()

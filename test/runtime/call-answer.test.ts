@@ -1,4 +1,10 @@
-import { Client, InMemoryTransport, isJSONRPCErrorResponse, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/client'
+import {
+  Client,
+  InMemoryTransport,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { answerKind, isCanonicalCallResult } from '../../src/runtime/upstream/call-answer.js'
 
@@ -50,8 +56,18 @@ describe('a canonical result is what the SDK decodes it to', () => {
     const [mine, theirs] = InMemoryTransport.createLinkedPair()
     theirs.onmessage = (m) => {
       const msg = m as { id?: number; method?: string }
-      if (msg.method === 'initialize') void theirs.send({ jsonrpc: '2.0', id: msg.id!, result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 's', version: '1' } } })
-      else if (msg.method === 'tools/call') void theirs.send({ jsonrpc: '2.0', id: msg.id!, result: next } as JSONRPCMessage)
+      if (msg.method === 'initialize')
+        void theirs.send({
+          jsonrpc: '2.0',
+          id: msg.id!,
+          result: {
+            protocolVersion: '2025-11-25',
+            capabilities: { tools: {} },
+            serverInfo: { name: 's', version: '1' },
+          },
+        })
+      else if (msg.method === 'tools/call')
+        void theirs.send({ jsonrpc: '2.0', id: msg.id!, result: next } as JSONRPCMessage)
     }
     await theirs.start()
     client = new Client({ name: 'c', version: '1' })
@@ -71,8 +87,24 @@ describe('a canonical result is what the SDK decodes it to', () => {
   }
 
   // every combination of these parts, in both key orders where order could matter
-  const metas = [undefined, {}, { a: 1 }, { 'io.modelcontextprotocol/serverInfo': { name: 'u', version: '1' } }, { progressToken: 1 }, { b: 1, 'io.modelcontextprotocol/related-task': { taskId: 't' } }]
-  const contents = [undefined, [], [{ type: 'text', text: 'x' }], [{ text: 'x', type: 'text' }], [{ type: 'text', text: 'x', annotations: {} }], [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }], [{ type: 'text', text: 1 }], 'x']
+  const metas = [
+    undefined,
+    {},
+    { a: 1 },
+    { 'io.modelcontextprotocol/serverInfo': { name: 'u', version: '1' } },
+    { progressToken: 1 },
+    { b: 1, 'io.modelcontextprotocol/related-task': { taskId: 't' } },
+  ]
+  const contents = [
+    undefined,
+    [],
+    [{ type: 'text', text: 'x' }],
+    [{ text: 'x', type: 'text' }],
+    [{ type: 'text', text: 'x', annotations: {} }],
+    [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }],
+    [{ type: 'text', text: 1 }],
+    'x',
+  ]
   const structured = [undefined, {}, { z: 1, a: [1, { b: null }] }, [1], 'x', null]
   const errors = [undefined, true, false, 'yes']
   const results: Array<Record<string, unknown>> = []
@@ -90,19 +122,28 @@ describe('a canonical result is what the SDK decodes it to', () => {
           results.push(Object.fromEntries(Object.entries(r).reverse()))
         }
 
-  it(`over ${results.length} results: every one called canonical comes back unchanged, and some are not canonical`, async () => {
-    let canonical = 0
-    for (const r of results) {
-      if (!isCanonicalCallResult(r)) continue
-      canonical++
-      expect(await decoded(r), JSON.stringify(r)).toBe(JSON.stringify(r))
-    }
-    expect(canonical).toBeGreaterThan(50)
-    expect(canonical).toBeLessThan(results.length)
-  })
+  it(
+    `over ${results.length} results: every one called canonical comes back unchanged, and some are not ` + `canonical`,
+    async () => {
+      let canonical = 0
+      for (const r of results) {
+        if (!isCanonicalCallResult(r)) continue
+        canonical++
+        expect(await decoded(r), JSON.stringify(r)).toBe(JSON.stringify(r))
+      }
+      expect(canonical).toBeGreaterThan(50)
+      expect(canonical).toBeLessThan(results.length)
+    },
+  )
 
   it('a few that are not canonical really change (or fail) in the SDK’s hands', async () => {
-    for (const r of [{ isError: false, content: [] }, { content: [{ text: 'x', type: 'text' }] }, { _meta: { a: 2, progressToken: 1 }, content: [] }, { structuredContent: {} }, { content: [], resultType: 'complete' }]) {
+    for (const r of [
+      { isError: false, content: [] },
+      { content: [{ text: 'x', type: 'text' }] },
+      { _meta: { a: 2, progressToken: 1 }, content: [] },
+      { structuredContent: {} },
+      { content: [], resultType: 'complete' },
+    ]) {
       expect(isCanonicalCallResult(r)).toBe(false)
       expect(await decoded(r), JSON.stringify(r)).not.toBe(JSON.stringify(r))
     }

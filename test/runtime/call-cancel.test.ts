@@ -19,18 +19,21 @@ describe('CallCancel', () => {
     expect(seen.at(-1)).toEqual(['late', reason])
   })
 
-  it('the signal is made on first use: aborted with the reason if the call was already cancelled, else when it is', () => {
-    const before = new CallCancel()
-    before.cancel('early')
-    expect(before.signal.aborted).toBe(true)
-    expect(before.signal.reason).toBe('early')
-    const after = new CallCancel()
-    const signal = after.signal
-    expect(after.signal).toBe(signal)
-    expect(signal.aborted).toBe(false)
-    after.cancel('later')
-    expect([signal.aborted, signal.reason]).toEqual([true, 'later'])
-  })
+  it(
+    'the signal is made on first use: aborted with the reason if the call was already cancelled, else when ' + 'it is',
+    () => {
+      const before = new CallCancel()
+      before.cancel('early')
+      expect(before.signal.aborted).toBe(true)
+      expect(before.signal.reason).toBe('early')
+      const after = new CallCancel()
+      const signal = after.signal
+      expect(after.signal).toBe(signal)
+      expect(signal.aborted).toBe(false)
+      after.cancel('later')
+      expect([signal.aborted, signal.reason]).toEqual([true, 'later'])
+    },
+  )
 
   it('following a signal: cancelled when it aborts, or at once if it already has', () => {
     const controller = new AbortController()

@@ -40,41 +40,50 @@ console.log(JSON.stringify({ cache: b.cache, sum, seen: b.exports.seen, saved, u
   return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' }))
 }
 
-it('runs a CommonJS bundle, saves its code cache, and the next start takes it; a cache it cannot use is replaced', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-code-cache-'))
-  try {
-    const bundleFile = path.join(dir, 'bundle-0123.cjs')
-    fs.writeFileSync(bundleFile, BUNDLE)
-    const cacheDir = path.join(dir, 'code-cache')
-    const cacheFile = path.join(cacheDir, 'bundle-0123-v8-x.cache')
-    fs.mkdirSync(cacheDir, { mode: 0o700 })
-    fs.writeFileSync(path.join(cacheDir, 'bundle-old-v8-x.cache'), 'an older bundle')
+it(
+  'runs a CommonJS bundle, saves its code cache, and the next start takes it; a cache it cannot use is ' + 'replaced',
+  () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-code-cache-'))
+    try {
+      const bundleFile = path.join(dir, 'bundle-0123.cjs')
+      fs.writeFileSync(bundleFile, BUNDLE)
+      const cacheDir = path.join(dir, 'code-cache')
+      const cacheFile = path.join(cacheDir, 'bundle-0123-v8-x.cache')
+      fs.mkdirSync(cacheDir, { mode: 0o700 })
+      fs.writeFileSync(path.join(cacheDir, 'bundle-old-v8-x.cache'), 'an older bundle')
 
-    const seen = { filename: bundleFile, dirname: dir, requires: 'function', strict: true }
-    expect(runOnce(bundleFile, cacheFile)).toEqual({ cache: 'absent', sum: 19_900, seen, saved: true, unfinished: [] })
-    expect(fs.statSync(cacheFile).mode & 0o777).toBe(0o600)
-    // the caches of other bundles go
-    expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
-    const saved = fs.readFileSync(cacheFile)
+      const seen = { filename: bundleFile, dirname: dir, requires: 'function', strict: true }
+      expect(runOnce(bundleFile, cacheFile)).toEqual({
+        cache: 'absent',
+        sum: 19_900,
+        seen,
+        saved: true,
+        unfinished: [],
+      })
+      expect(fs.statSync(cacheFile).mode & 0o777).toBe(0o600)
+      // the caches of other bundles go
+      expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
+      const saved = fs.readFileSync(cacheFile)
 
-    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
-    expect(fs.readFileSync(cacheFile).equals(saved)).toBe(true)
+      expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
+      expect(fs.readFileSync(cacheFile).equals(saved)).toBe(true)
 
-    fs.writeFileSync(cacheFile, 'not a V8 code cache')
-    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
-    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', saved: false })
+      fs.writeFileSync(cacheFile, 'not a V8 code cache')
+      expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
+      expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', saved: false })
 
-    // bytes flipped inside V8's data (V8 would run it, or abort the process): refused by the digest, and rewritten
-    const flipped = Buffer.from(fs.readFileSync(cacheFile))
-    for (let i = 40; i < flipped.length; i += 97) flipped[i]! ^= 0x55
-    fs.writeFileSync(cacheFile, flipped)
-    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
-    expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
-    expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
-  } finally {
-    fs.rmSync(dir, { recursive: true, force: true })
-  }
-})
+      // bytes flipped inside V8's data (V8 would run it, or abort the process): refused by the digest, and rewritten
+      const flipped = Buffer.from(fs.readFileSync(cacheFile))
+      for (let i = 40; i < flipped.length; i += 97) flipped[i]! ^= 0x55
+      fs.writeFileSync(cacheFile, flipped)
+      expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'rejected', sum: 19_900, saved: true })
+      expect(runOnce(bundleFile, cacheFile)).toMatchObject({ cache: 'accepted', sum: 19_900, saved: false })
+      expect(fs.readdirSync(cacheDir)).toEqual([path.basename(cacheFile)])
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  },
+)
 
 it('a start that used the cache and never finished leaves its marker: the next start removes the cache unused', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-code-cache-'))

@@ -55,9 +55,15 @@ it('redacts every known secret in stderr, and the logger tees only records about
   log.info('about one never installed', { connector: 'other' })
   const text = fs.readFileSync(paths.connectorLog('chat'), 'utf8')
   expect(text).not.toContain('tok-abcdef-123')
-  const records = text.trim().split('\n').map((l) => JSON.parse(l) as ConnectorLogRecord)
+  const records = text
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as ConnectorLogRecord)
   const shown = records.map((r) => [r.source, r.msg])
-  expect(shown).toEqual([['stderr', 'auth with [redacted] ok'], ['tutti', 'upstream exited']])
+  expect(shown).toEqual([
+    ['stderr', 'auth with [redacted] ok'],
+    ['tutti', 'upstream exited'],
+  ])
   expect(records[1]).toMatchObject({ level: 'warn', reason: 'bad [redacted]' })
   expect(fs.existsSync(paths.connectorLog('other'))).toBe(false)
   expect(daemonLines).toHaveLength(3)
@@ -81,7 +87,11 @@ it('a follow gets every line in order, across a rotation, and ends when asked', 
 
 it('a long stderr line is cut; an uninstalled connector keeps no log and gets no more lines', () => {
   logs.stderr('chat', 'y'.repeat(100_000))
-  const [record] = fs.readFileSync(paths.connectorLog('chat'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
+  const [record] = fs
+    .readFileSync(paths.connectorLog('chat'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
   expect(record.msg.length).toBeLessThan(10_000)
   expect(record.msg.endsWith('… [cut]')).toBe(true)
   logs.remove('chat')

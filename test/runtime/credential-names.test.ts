@@ -3,13 +3,34 @@ import { isCredential, looksLikeCredential } from '../../src/runtime/manifest/cr
 
 describe('credential names', () => {
   it('names that look like keys are credentials, in any case', () => {
-    for (const name of ['GITHUB_TOKEN', 'SLACK_BOT_TOKEN', 'OPENAI_API_KEY', 'DB_PASSWORD', 'CLIENT_SECRET', 'GITLAB_PAT',
-      'GOOGLE_CREDENTIALS', 'AUTH_HEADER', 'tfe_token', 'Session_Cookie']) {
+    for (const name of [
+      'GITHUB_TOKEN',
+      'SLACK_BOT_TOKEN',
+      'OPENAI_API_KEY',
+      'DB_PASSWORD',
+      'CLIENT_SECRET',
+      'GITLAB_PAT',
+      'GOOGLE_CREDENTIALS',
+      'AUTH_HEADER',
+      'tfe_token',
+      'Session_Cookie',
+    ]) {
       expect(looksLikeCredential(name), name).toBe(true)
     }
   })
   it('ordinary settings are not', () => {
-    for (const name of ['ROOT_DIR', 'MEMORY_FILE_PATH', 'NODE_PATH', 'PATH', 'PATTERN', 'REGION', 'LOG_LEVEL', 'SLACK_TEAM_ID', 'PORT', 'DEBUG']) {
+    for (const name of [
+      'ROOT_DIR',
+      'MEMORY_FILE_PATH',
+      'NODE_PATH',
+      'PATH',
+      'PATTERN',
+      'REGION',
+      'LOG_LEVEL',
+      'SLACK_TEAM_ID',
+      'PORT',
+      'DEBUG',
+    ]) {
       expect(looksLikeCredential(name), name).toBe(false)
     }
   })

@@ -64,7 +64,11 @@ const UNROUTED: Record<string, string> = {
 const ERRORS: Record<string, unknown> = {
   'error-data': { code: -32602, message: 'bad args', data: { field: 'x' } },
   'error-plain': { code: -32000, message: 'server error' },
-  'error-url-elicitation': { code: -32042, message: 'go there', data: { elicitations: [{ mode: 'url', elicitationId: 'e', url: 'https://x', message: 'm' }] } },
+  'error-url-elicitation': {
+    code: -32042,
+    message: 'go there',
+    data: { elicitations: [{ mode: 'url', elicitationId: 'e', url: 'https://x', message: 'm' }] },
+  },
   'error-resource': { code: -32002, message: 'gone', data: { uri: 'file:///x' } },
   'error-extra': { code: -32603, message: 'x', data: 1, extra: 'dropped' },
 }
@@ -76,15 +80,27 @@ let sdk: Client
 let sdkTransport: ProcessGroupStdioTransport
 
 function spec(traceFile: string) {
-  return { command: process.execPath, args: [SERVER], cwd: dir, env: { RAW_RESULTS: path.join(dir, 'results.json'), RAW_TRACE: traceFile } }
+  return {
+    command: process.execPath,
+    args: [SERVER],
+    cwd: dir,
+    env: { RAW_RESULTS: path.join(dir, 'results.json'), RAW_TRACE: traceFile },
+  }
 }
-const lines = (file: string): string[] => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : [])
-const calls = (file: string) => lines(file).map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call')
+const lines = (file: string): string[] =>
+  fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').filter(Boolean) : []
+const calls = (file: string) =>
+  lines(file)
+    .map((l) => JSON.parse(l))
+    .filter((m) => m.method === 'tools/call')
 
 beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-direct-calls-'))
   trace = path.join(dir, 'direct.trace')
-  const table = Object.fromEntries([...Object.entries(RESULTS).map(([k, result]) => [k, { result }]), ...Object.entries(ERRORS).map(([k, error]) => [k, { error }])])
+  const table = Object.fromEntries([
+    ...Object.entries(RESULTS).map(([k, result]) => [k, { result }]),
+    ...Object.entries(ERRORS).map(([k, error]) => [k, { error }]),
+  ])
   for (const [name, line] of Object.entries(UNROUTED)) table[name] = { line }
   fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(table))
   direct = await UpstreamConnection.open({ kind: 'stdio', key: 'raw', ...spec(trace) })
@@ -98,7 +114,9 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true })
 })
 
-type Settled = { ok: true; bytes: string } | { ok: false; error: { class: string; code: unknown; message: string; data: unknown } }
+type Settled =
+  | { ok: true; bytes: string }
+  | { ok: false; error: { class: string; code: unknown; message: string; data: unknown } }
 async function settle(p: Promise<unknown>): Promise<Settled> {
   try {
     return { ok: true, bytes: JSON.stringify(await p) }
@@ -107,7 +125,11 @@ async function settle(p: Promise<unknown>): Promise<Settled> {
     return { ok: false, error: { class: e.constructor.name, code: e.code, message: e.message, data: e.data } }
   }
 }
-const viaSdk = (name: string, args?: Record<string, unknown>, signal?: AbortSignal) => sdk.callTool(args === undefined ? { name } : { name, arguments: args }, { timeout: 60_000, ...(signal ? { signal } : {}) })
+const viaSdk = (name: string, args?: Record<string, unknown>, signal?: AbortSignal) =>
+  sdk.callTool(args === undefined ? { name } : { name, arguments: args }, {
+    timeout: 60_000,
+    ...(signal ? { signal } : {}),
+  })
 
 describe('direct tools/call: the SDK client’s answer, byte for byte', () => {
   it.each([...Object.keys(RESULTS), ...Object.keys(ERRORS)])('%s', async (name) => {
@@ -136,75 +158,98 @@ describe('direct tools/call: the SDK client’s answer, byte for byte', () => {
     expect(JSON.parse(bare.content[0]!.text).params).toEqual({ name: 'wire' })
   })
 
-  it('every tools/call of the connection went direct; initialize and tools/list stayed with the SDK client', async () => {
-    await direct.listTools()
-    const seen = lines(trace).map((l) => JSON.parse(l))
-    const toolCalls = seen.filter((m) => m.method === 'tools/call')
-    expect(toolCalls.length).toBeGreaterThan(Object.keys(RESULTS).length)
-    for (const m of toolCalls) expect(m.id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)
-    for (const m of seen.filter((x) => x.method === 'initialize' || x.method === 'tools/list')) expect(m.id).toBeLessThan(100)
-  })
+  it(
+    'every tools/call of the connection went direct; initialize and tools/list stayed with the SDK ' + 'client',
+    async () => {
+      await direct.listTools()
+      const seen = lines(trace).map((l) => JSON.parse(l))
+      const toolCalls = seen.filter((m) => m.method === 'tools/call')
+      expect(toolCalls.length).toBeGreaterThan(Object.keys(RESULTS).length)
+      for (const m of toolCalls) expect(m.id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)
+      for (const m of seen.filter((x) => x.method === 'initialize' || x.method === 'tools/list'))
+        expect(m.id).toBeLessThan(100)
+    },
+  )
 
-  it.each(Object.keys(UNROUTED))('an answer the SDK would not route (%s) leaves the call waiting, on both, until it is cancelled', async (name) => {
-    const mineAbort = new AbortController()
-    const theirsAbort = new AbortController()
-    const mine = settle(direct.callTool(name, {}, { signal: mineAbort.signal }))
-    const theirs = settle(viaSdk(name, {}, theirsAbort.signal))
-    let settledYet = 0
-    void mine.then(() => settledYet++)
-    void theirs.then(() => settledYet++)
-    // one pipe, in order: once a later call is answered, the unrouted answer has been read
-    await direct.callTool('text', {}, {})
-    await viaSdk('text', {})
-    await new Promise((r) => setImmediate(r))
-    expect(settledYet).toBe(0)
-    mineAbort.abort(new Error('stop'))
-    theirsAbort.abort(new Error('stop'))
-    expect(await mine).toEqual(await theirs)
-  })
+  it.each(Object.keys(UNROUTED))(
+    'an answer the SDK would not route (%s) leaves the call waiting, on both, until it is cancelled',
+    async (name) => {
+      const mineAbort = new AbortController()
+      const theirsAbort = new AbortController()
+      const mine = settle(direct.callTool(name, {}, { signal: mineAbort.signal }))
+      const theirs = settle(viaSdk(name, {}, theirsAbort.signal))
+      let settledYet = 0
+      void mine.then(() => settledYet++)
+      void theirs.then(() => settledYet++)
+      // one pipe, in order: once a later call is answered, the unrouted answer has been read
+      await direct.callTool('text', {}, {})
+      await viaSdk('text', {})
+      await new Promise((r) => setImmediate(r))
+      expect(settledYet).toBe(0)
+      mineAbort.abort(new Error('stop'))
+      theirsAbort.abort(new Error('stop'))
+      expect(await mine).toEqual(await theirs)
+    },
+  )
 })
 
 describe('direct tools/call: cancel, timeout, close', () => {
-  it('aborting sends notifications/cancelled for the direct id (the upstream’s own trace), and rejects as the SDK does', async () => {
-    const before = calls(trace).length
-    const abort = new AbortController()
-    const mine = settle(direct.callTool('hold', {}, { signal: abort.signal }))
-    expect(await until(() => calls(trace).length === before + 1)).toBe(true)
-    const held = calls(trace).at(-1)!
-    abort.abort(new Error('user pressed stop'))
-    const sdkTrace = path.join(dir, 'sdk.trace')
-    const theirsAbort = new AbortController()
-    const theirs = settle(viaSdk('hold', {}, theirsAbort.signal))
-    const sdkBefore = calls(sdkTrace).length
-    expect(await until(() => calls(sdkTrace).length >= sdkBefore)).toBe(true)
-    theirsAbort.abort(new Error('user pressed stop'))
-    expect(await mine).toEqual(await theirs)
-    const cancelled = () => lines(trace).map((l) => JSON.parse(l)).filter((m) => m.method === 'notifications/cancelled')
-    expect(await until(() => cancelled().some((m) => m.params.requestId === held.id))).toBe(true)
-    expect(cancelled().find((m) => m.params.requestId === held.id).params.reason).toBe('Error: user pressed stop')
-  })
+  it(
+    'aborting sends notifications/cancelled for the direct id (the upstream’s own trace), and rejects as the SDK ' +
+      'does',
+    async () => {
+      const before = calls(trace).length
+      const abort = new AbortController()
+      const mine = settle(direct.callTool('hold', {}, { signal: abort.signal }))
+      expect(await until(() => calls(trace).length === before + 1)).toBe(true)
+      const held = calls(trace).at(-1)!
+      abort.abort(new Error('user pressed stop'))
+      const sdkTrace = path.join(dir, 'sdk.trace')
+      const theirsAbort = new AbortController()
+      const theirs = settle(viaSdk('hold', {}, theirsAbort.signal))
+      const sdkBefore = calls(sdkTrace).length
+      expect(await until(() => calls(sdkTrace).length >= sdkBefore)).toBe(true)
+      theirsAbort.abort(new Error('user pressed stop'))
+      expect(await mine).toEqual(await theirs)
+      const cancelled = () =>
+        lines(trace)
+          .map((l) => JSON.parse(l))
+          .filter((m) => m.method === 'notifications/cancelled')
+      expect(await until(() => cancelled().some((m) => m.params.requestId === held.id))).toBe(true)
+      expect(cancelled().find((m) => m.params.requestId === held.id).params.reason).toBe('Error: user pressed stop')
+    },
+  )
 
-  it('a CallCancel is listened to as it is (no AbortSignal is made), and cancelling it reaches the upstream', async () => {
-    const before = calls(trace).length
-    const cancel = new CallCancel()
-    let signalsRead = 0
-    const options = {
-      cancel,
-      get signal() {
-        signalsRead++
-        return cancel.signal
-      },
-    }
-    expect(await direct.callTool('text', {}, options)).toEqual(RESULTS.text)
-    const held = settle(direct.callTool('hold', {}, options))
-    expect(await until(() => calls(trace).length === before + 2)).toBe(true)
-    const id = calls(trace).at(-1)!.id
-    cancel.cancel(new Error('the client went away'))
-    expect(await held).toEqual({ ok: false, error: { class: 'SdkError', code: 'REQUEST_TIMEOUT', message: 'Error: the client went away', data: undefined } })
-    const cancelled = () => lines(trace).map((l) => JSON.parse(l)).filter((m) => m.method === 'notifications/cancelled' && m.params.requestId === id)
-    expect(await until(() => cancelled().length === 1)).toBe(true)
-    expect(signalsRead).toBe(0)
-  })
+  it(
+    'a CallCancel is listened to as it is (no AbortSignal is made), and cancelling it reaches the ' + 'upstream',
+    async () => {
+      const before = calls(trace).length
+      const cancel = new CallCancel()
+      let signalsRead = 0
+      const options = {
+        cancel,
+        get signal() {
+          signalsRead++
+          return cancel.signal
+        },
+      }
+      expect(await direct.callTool('text', {}, options)).toEqual(RESULTS.text)
+      const held = settle(direct.callTool('hold', {}, options))
+      expect(await until(() => calls(trace).length === before + 2)).toBe(true)
+      const id = calls(trace).at(-1)!.id
+      cancel.cancel(new Error('the client went away'))
+      expect(await held).toEqual({
+        ok: false,
+        error: { class: 'SdkError', code: 'REQUEST_TIMEOUT', message: 'Error: the client went away', data: undefined },
+      })
+      const cancelled = () =>
+        lines(trace)
+          .map((l) => JSON.parse(l))
+          .filter((m) => m.method === 'notifications/cancelled' && m.params.requestId === id)
+      expect(await until(() => cancelled().length === 1)).toBe(true)
+      expect(signalsRead).toBe(0)
+    },
+  )
 
   it('a signal already aborted sends nothing', async () => {
     const before = calls(trace).length
@@ -239,7 +284,11 @@ describe('direct tools/call: cancel, timeout, close', () => {
       const pending = [settle(conn.callTool('hold', {}, {})), settle(conn.callTool('hold', {}, {}))]
       expect(await until(() => calls(path.join(dir, 'dies.trace')).length === 2)).toBe(true)
       process.kill(conn.pid!, 'SIGKILL')
-      for (const outcome of await Promise.all(pending)) expect(outcome).toEqual({ ok: false, error: { class: 'SdkError', code: 'CONNECTION_CLOSED', message: 'Connection closed', data: undefined } })
+      for (const outcome of await Promise.all(pending))
+        expect(outcome).toEqual({
+          ok: false,
+          error: { class: 'SdkError', code: 'CONNECTION_CLOSED', message: 'Connection closed', data: undefined },
+        })
     } finally {
       await conn.close(0)
     }
@@ -249,7 +298,12 @@ describe('direct tools/call: cancel, timeout, close', () => {
 describe('direct tools/call: only where the SDK would decode as the 2025 era', () => {
   it('an upstream that answers initialize with 2025-06-18 goes direct too', async () => {
     const t = path.join(dir, 'v0618.trace')
-    const conn = await UpstreamConnection.open({ kind: 'stdio', key: 'raw', ...spec(t), env: { ...spec(t).env, RAW_VERSION: '2025-06-18' } })
+    const conn = await UpstreamConnection.open({
+      kind: 'stdio',
+      key: 'raw',
+      ...spec(t),
+      env: { ...spec(t).env, RAW_VERSION: '2025-06-18' },
+    })
     try {
       expect(await conn.callTool('text', {}, {})).toEqual(RESULTS.text)
       expect(calls(t)[0].id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)

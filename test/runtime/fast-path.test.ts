@@ -8,9 +8,14 @@ import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { ToolCallResult } from '../../src/runtime/registry/route.js'
 
-const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+}
 const registry = new ConnectorMCPRegistry()
-let answer: (args: Record<string, unknown> | undefined) => Promise<ToolCallResult> = async (args) => ({ content: [{ type: 'text', text: String(JSON.stringify(args)) }] })
+let answer: (args: Record<string, unknown> | undefined) => Promise<ToolCallResult> = async (args) => ({
+  content: [{ type: 'text', text: String(JSON.stringify(args)) }],
+})
 let upstreamCalls = 0
 const client = {
   callTool: (_n: string, args: Record<string, unknown> | undefined) => {
@@ -28,10 +33,24 @@ const sdk = async (settled: ToolOutcome) => {
   return new Response('from the SDK')
 }
 
-const modernHeaders = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'k_t' }
-const modernBody = () => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t', arguments: { a: 1 }, _meta: { ...META } } }) as Record<string, any>
-const req = (headers: Record<string, string>) => new Request('http://127.0.0.1/mcp/connector', { method: 'POST', headers })
-const tryHandle = (body: Record<string, any>, headers: Record<string, string>) => fast.tryHandle(classifyMcpRequest(body, new Headers(headers), registry), body, req(headers), 'session-hash', sdk)
+const modernHeaders = {
+  'content-type': 'application/json',
+  accept: 'application/json, text/event-stream',
+  'mcp-protocol-version': '2026-07-28',
+  'mcp-method': 'tools/call',
+  'mcp-name': 'k_t',
+}
+const modernBody = () =>
+  ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'k_t', arguments: { a: 1 }, _meta: { ...META } },
+  }) as Record<string, any>
+const req = (headers: Record<string, string>) =>
+  new Request('http://127.0.0.1/mcp/connector', { method: 'POST', headers })
+const tryHandle = (body: Record<string, any>, headers: Record<string, string>) =>
+  fast.tryHandle(classifyMcpRequest(body, new Headers(headers), registry), body, req(headers), 'session-hash', sdk)
 
 describe('fast path', () => {
   it('serves an exactly-right modern call with resultType and serverInfo', async () => {
@@ -40,14 +59,27 @@ describe('fast path', () => {
     expect(JSON.parse(res.body as string)).toEqual({
       jsonrpc: '2.0',
       id: 1,
-      result: { content: [{ type: 'text', text: '{"a":1}' }], resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'connector', version: expect.any(String) } } },
+      result: {
+        content: [{ type: 'text', text: '{"a":1}' }],
+        resultType: 'complete',
+        _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'connector', version: expect.any(String) } },
+      },
     })
   })
 
   it('serves an exactly-right 2025-06-18 call as one SSE message', async () => {
-    const res = (await tryHandle({ jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'k_t' } }, { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' })) as HTTPResponse
+    const res = (await tryHandle(
+      { jsonrpc: '2.0', id: 'x', method: 'tools/call', params: { name: 'k_t' } },
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-06-18',
+      },
+    )) as HTTPResponse
     expect(res.headers.get('content-type')).toBe('text/event-stream')
-    expect(res.body).toBe('event: message\ndata: {"result":{"content":[{"type":"text","text":"undefined"}]},"jsonrpc":"2.0","id":"x"}\n\n')
+    expect(res.body).toBe(
+      'event: message\ndata: {"result":{"content":[{"type":"text","text":"undefined"}]},"jsonrpc":"2.0","id":"x"}\n\n',
+    )
   })
 
   it('an error, or a result the SDK would normalize, is made once here and encoded by the SDK', async () => {
@@ -72,7 +104,10 @@ describe('fast path', () => {
   const defer: Array<[string, (b: Record<string, any>, h: Record<string, string>) => void]> = [
     ['an extra _meta key', (b) => (b.params._meta.progressToken = 1)],
     ['a missing clientCapabilities', (b) => delete b.params._meta['io.modelcontextprotocol/clientCapabilities']],
-    ['a non-object capability', (b) => (b.params._meta['io.modelcontextprotocol/clientCapabilities'] = { sampling: 'yes' })],
+    [
+      'a non-object capability',
+      (b) => (b.params._meta['io.modelcontextprotocol/clientCapabilities'] = { sampling: 'yes' }),
+    ],
     ['an incomplete clientInfo', (b) => (b.params._meta['io.modelcontextprotocol/clientInfo'] = { name: 'x' })],
     ['another protocol version', (b) => (b.params._meta['io.modelcontextprotocol/protocolVersion'] = '2099-01-01')],
     ['a missing Mcp-Name', (_b, h) => delete h['mcp-name']],
@@ -99,22 +134,48 @@ describe('fast path', () => {
     expect(upstreamCalls).toBe(before)
   })
 
-  it('defers a 2025 call without the version header, with a tolerated one, with _meta, or without SSE in Accept', () => {
-    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t' } }
-    const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
-    expect(tryHandle(body, h)).toBeUndefined()
-    expect(tryHandle(body, { ...h, 'mcp-protocol-version': '2025-11-25' })).toBeUndefined()
-    expect(tryHandle({ ...body, params: { name: 'k_t', _meta: { progressToken: 1 } } }, { ...h, 'mcp-protocol-version': '2025-06-18' })).toBeUndefined()
-    expect(tryHandle(body, { ...h, accept: 'application/json', 'mcp-protocol-version': '2025-06-18' })).toBeUndefined()
-  })
+  it(
+    'defers a 2025 call without the version header, with a tolerated one, with _meta, or without SSE in ' + 'Accept',
+    () => {
+      const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t' } }
+      const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }
+      expect(tryHandle(body, h)).toBeUndefined()
+      expect(tryHandle(body, { ...h, 'mcp-protocol-version': '2025-11-25' })).toBeUndefined()
+      expect(
+        tryHandle(
+          { ...body, params: { name: 'k_t', _meta: { progressToken: 1 } } },
+          { ...h, 'mcp-protocol-version': '2025-06-18' },
+        ),
+      ).toBeUndefined()
+      expect(
+        tryHandle(body, { ...h, accept: 'application/json', 'mcp-protocol-version': '2025-06-18' }),
+      ).toBeUndefined()
+    },
+  )
 
   it('serves tools/list from one serialized snapshot until the registry changes', async () => {
     const h: Record<string, string> = { ...modernHeaders, 'mcp-method': 'tools/list' }
     delete h['mcp-name']
-    const list = () => JSON.parse((tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...META } } }, h) as HTTPResponse).body as string)
-    expect(list().result).toMatchObject({ tools: [{ name: 'k_t', inputSchema: { type: 'object' } }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' })
-    registry.commit(buildRoute('k', 2, client, [{ name: 't', inputSchema: { type: 'object' } }, { name: 'u', inputSchema: { type: 'object' } }]))
+    const list = () =>
+      JSON.parse(
+        (tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: { ...META } } }, h) as HTTPResponse)
+          .body as string,
+      )
+    expect(list().result).toMatchObject({
+      tools: [{ name: 'k_t', inputSchema: { type: 'object' } }],
+      resultType: 'complete',
+      ttlMs: 0,
+      cacheScope: 'private',
+    })
+    registry.commit(
+      buildRoute('k', 2, client, [
+        { name: 't', inputSchema: { type: 'object' } },
+        { name: 'u', inputSchema: { type: 'object' } },
+      ]),
+    )
     expect(list().result.tools.map((t: { name: string }) => t.name)).toEqual(['k_t', 'k_u'])
-    expect(tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x', _meta: { ...META } } }, h)).toBeUndefined()
+    expect(
+      tryHandle({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: { cursor: 'x', _meta: { ...META } } }, h),
+    ).toBeUndefined()
   })
 })

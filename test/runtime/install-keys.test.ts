@@ -3,8 +3,12 @@ import { checkGivenKeys, declareGivenKeys, type GivenKey } from '../../src/runti
 import { urlKey } from '../../src/runtime/sources/url-source.js'
 import { missingVariableHint, missingVariables } from '../../src/runtime/upstream/missing-variable.js'
 
-const given = (name: string, value = 'v', secret = false): GivenKey =>
-  ({ name, value, secret, flag: secret ? '--secret' : '--env' })
+const given = (name: string, value = 'v', secret = false): GivenKey => ({
+  name,
+  value,
+  secret,
+  flag: secret ? '--secret' : '--env',
+})
 
 describe('the key of a URL source', () => {
   it.each([
@@ -28,7 +32,10 @@ describe('given keys on a generated manifest', () => {
   it('a credential-like or --secret name becomes a secret auth variable, anything else a setting', () => {
     const keys = [given('API_TOKEN'), given('TEAM_ID'), given('SIGNING', 'v', true), given('MODE')]
     const out = declareGivenKeys(manifest, keys, 'k')
-    const variables = [{ name: 'API_TOKEN', secret: true }, { name: 'SIGNING', secret: true }]
+    const variables = [
+      { name: 'API_TOKEN', secret: true },
+      { name: 'SIGNING', secret: true },
+    ]
     expect(out.auth).toEqual({ kind: 'env', variables })
     expect(out.config).toEqual([{ name: 'TEAM_ID' }, { name: 'MODE' }])
     // the source's literal gives way to the user's value

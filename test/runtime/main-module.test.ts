@@ -10,11 +10,21 @@ it('runsAsMain: the file node runs, under a path with spaces and through a symli
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti main module '))
   try {
     const check = pathToFileURL(path.join(REPO, 'dist/runtime/proc/main-module.js')).href
-    fs.writeFileSync(path.join(dir, 'imported.mjs'), `import { runsAsMain } from ${JSON.stringify(check)}\nexport const imported = runsAsMain(import.meta.url)\n`)
-    fs.writeFileSync(path.join(dir, 'entry.mjs'), `import { runsAsMain } from ${JSON.stringify(check)}\nimport { imported } from './imported.mjs'\nconsole.log(JSON.stringify({ main: runsAsMain(import.meta.url), imported }))\n`)
+    fs.writeFileSync(
+      path.join(dir, 'imported.mjs'),
+      `import { runsAsMain } from ${JSON.stringify(check)}\nexport const imported = runsAsMain(import.meta.url)\n`,
+    )
+    fs.writeFileSync(
+      path.join(dir, 'entry.mjs'),
+      `import { runsAsMain } from ${JSON.stringify(check)}\nimport { imported } from ` +
+        `'./imported.mjs'\nconsole.log(JSON.stringify({ main: runsAsMain(import.meta.url), imported }))\n`,
+    )
     fs.symlinkSync(dir, `${dir} link`)
     for (const entry of [path.join(dir, 'entry.mjs'), path.join(`${dir} link`, 'entry.mjs')]) {
-      expect(JSON.parse(execFileSync(process.execPath, [entry], { encoding: 'utf8' })), entry).toEqual({ main: true, imported: false })
+      expect(JSON.parse(execFileSync(process.execPath, [entry], { encoding: 'utf8' })), entry).toEqual({
+        main: true,
+        imported: false,
+      })
     }
   } finally {
     fs.rmSync(`${dir} link`, { force: true })

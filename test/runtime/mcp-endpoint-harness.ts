@@ -35,12 +35,31 @@ export const SDK_META = { ...MODERN_META, 'io.modelcontextprotocol/logLevel': 'e
 
 const obj = (properties: Record<string, unknown> = {}) => ({ type: 'object', properties })
 export const TOOLS: UpstreamTool[] = [
-  { name: 'echo', description: 'Echo the message back', inputSchema: obj({ message: { type: 'string' } }), annotations: { readOnlyHint: true } },
-  { name: 'slow', description: 'Answer after ms milliseconds, or when cancelled', inputSchema: obj({ ms: { type: 'integer' } }) },
-  { name: 'regional', description: 'Echo a region carried in a header', inputSchema: obj({ region: { type: 'string', 'x-mcp-header': 'Region' } }) },
+  {
+    name: 'echo',
+    description: 'Echo the message back',
+    inputSchema: obj({ message: { type: 'string' } }),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'slow',
+    description: 'Answer after ms milliseconds, or when cancelled',
+    inputSchema: obj({ ms: { type: 'integer' } }),
+  },
+  {
+    name: 'regional',
+    description: 'Echo a region carried in a header',
+    inputSchema: obj({ region: { type: 'string', 'x-mcp-header': 'Region' } }),
+  },
   { name: 'reject', description: 'Fail with a JSON-RPC error', inputSchema: obj({ code: { type: 'integer' } }) },
   { name: 'fail', description: 'A tool error', inputSchema: obj() },
-  { name: 'structured', title: 'Structured', description: 'Structured content', inputSchema: obj(), outputSchema: obj({ n: { type: 'integer' } }) },
+  {
+    name: 'structured',
+    title: 'Structured',
+    description: 'Structured content',
+    inputSchema: obj(),
+    outputSchema: obj({ n: { type: 'integer' } }),
+  },
   { name: 'big', description: 'A large result', inputSchema: obj({ bytes: { type: 'integer' } }) },
   { name: 'deep', description: 'A result nested 10,000 levels', inputSchema: obj() },
   { name: 'meta', description: 'A result with _meta, stamped by a 2026 upstream', inputSchema: obj() },
@@ -58,7 +77,11 @@ export class FakeUpstream implements RouteClient {
     return new Promise((resolve) => this.started.push(resolve))
   }
 
-  async callTool(name: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async callTool(
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: { signal?: AbortSignal },
+  ): Promise<ToolCallResult> {
     this.calls.push({ name, args })
     const text = (t: unknown): ToolCallResult => ({ content: [{ type: 'text', text: String(t) }] })
     switch (name) {
@@ -71,7 +94,11 @@ export class FakeUpstream implements RouteClient {
       case 'reject':
         throw new ProtocolError(Number(args?.code), `rejected with ${args?.code}`, { code: Number(args?.code) })
       case 'fail':
-        return { content: [{ type: 'text', text: 'it failed' }], structuredContent: { reason: 'on purpose' }, isError: true }
+        return {
+          content: [{ type: 'text', text: 'it failed' }],
+          structuredContent: { reason: 'on purpose' },
+          isError: true,
+        }
       case 'structured':
         return { content: [{ type: 'text', text: '{"n":42}' }], structuredContent: { n: 42 } }
       case 'big':
@@ -82,7 +109,10 @@ export class FakeUpstream implements RouteClient {
         return { content: [{ type: 'text', text: 'deep' }], structuredContent: v as Record<string, unknown> }
       }
       case 'meta':
-        return { _meta: { trace: 'abc', 'io.modelcontextprotocol/serverInfo': { name: 'upstream', version: '9' } }, content: [] }
+        return {
+          _meta: { trace: 'abc', 'io.modelcontextprotocol/serverInfo': { name: 'upstream', version: '9' } },
+          content: [],
+        }
       case 'bare':
         return { structuredContent: { a: 1 } } as unknown as ToolCallResult
       case 'broken':
@@ -164,8 +194,16 @@ export async function read(res: Response | HTTPResponse): Promise<Answer> {
   return { status: res.status ?? 200, headers: res.headers, text, json, fast }
 }
 
-export function request(token: string | undefined, init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; signal?: AbortSignal } = {}): Request {
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}), ...init.headers }
+export function request(
+  token: string | undefined,
+  init: { method?: string; headers?: Record<string, string>; body?: string | Uint8Array; signal?: AbortSignal } = {},
+): Request {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    ...(token ? { authorization: `Bearer ${token}` } : {}),
+    ...init.headers,
+  }
   return new Request(URL_, { method: init.method ?? 'POST', headers, body: init.body, signal: init.signal })
 }
 
@@ -176,15 +214,43 @@ export const modernHeaders = (method: string, params: Record<string, unknown> = 
 })
 
 /** A 2026-07-28 request with correct standard headers unless overridden. */
-export async function modern(h: Harness, method: string, params: Record<string, unknown> = {}, headers: Record<string, string> = {}, id: unknown = 1, signal?: AbortSignal): Promise<Answer> {
+export async function modern(
+  h: Harness,
+  method: string,
+  params: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+  id: unknown = 1,
+  signal?: AbortSignal,
+): Promise<Answer> {
   const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { _meta: MODERN_META, ...params } })
-  return read(await h.endpoint.handle(request(h.token, { headers: { ...modernHeaders(method, params), ...headers }, body, ...(signal ? { signal } : {}) })))
+  return read(
+    await h.endpoint.handle(
+      request(h.token, {
+        headers: { ...modernHeaders(method, params), ...headers },
+        body,
+        ...(signal ? { signal } : {}),
+      }),
+    ),
+  )
 }
 
 /** A 2025-era message; `version` false leaves out MCP-Protocol-Version (allowed in 2025, and the SDK path). */
-export async function legacy(h: Harness, message: Record<string, unknown>, version: string | false = '2025-06-18', signal?: AbortSignal): Promise<Answer> {
+export async function legacy(
+  h: Harness,
+  message: Record<string, unknown>,
+  version: string | false = '2025-06-18',
+  signal?: AbortSignal,
+): Promise<Answer> {
   const headers: Record<string, string> = version ? { 'mcp-protocol-version': version } : {}
-  return read(await h.endpoint.handle(request(h.token, { headers, body: JSON.stringify({ jsonrpc: '2.0', ...message }), ...(signal ? { signal } : {}) })))
+  return read(
+    await h.endpoint.handle(
+      request(h.token, {
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', ...message }),
+        ...(signal ? { signal } : {}),
+      }),
+    ),
+  )
 }
 
 /**
@@ -215,7 +281,10 @@ export async function listenOverNode(endpoint: ConnectorMcpEndpoint, options: { 
     else res.once('finish', () => void (handed || served.front++))
     return taken
   }
-  const app = createDaemonApp(ctx, 'control-token-for-tests', { mount: (a) => a.all(MCP_PATH, (event) => endpoint.handle(event.req)), ...(options.front ? { front } : {}) })
+  const app = createDaemonApp(ctx, 'control-token-for-tests', {
+    mount: (a) => a.all(MCP_PATH, (event) => endpoint.handle(event.req)),
+    ...(options.front ? { front } : {}),
+  })
   const listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), { log })
   return { port: Number(new URL(listener.url).port), served, close: () => listener.close() }
 }
@@ -230,11 +299,18 @@ export interface WireAnswer {
 }
 
 /** One POST on its own connection, headers exactly as given (Host included). */
-export function wirePost(port: number, headers: Record<string, string | string[]>, body: string, path = MCP_PATH, method = 'POST'): Promise<WireAnswer> {
+export function wirePost(
+  port: number,
+  headers: Record<string, string | string[]>,
+  body: string,
+  path = MCP_PATH,
+  method = 'POST',
+): Promise<WireAnswer> {
   return new Promise((resolve, reject) => {
     // a flat list, so that a header can be sent twice
     const flat: string[] = []
-    for (const [name, value] of Object.entries(headers)) for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v)
+    for (const [name, value] of Object.entries(headers))
+      for (const v of Array.isArray(value) ? value : [value]) flat.push(name, v)
     const req = http.request({ host: '127.0.0.1', port, path, method, headers: flat, agent: false }, (res) => {
       const chunks: Buffer[] = []
       res.on('data', (c: Buffer) => chunks.push(c))
@@ -248,7 +324,9 @@ export function wirePost(port: number, headers: Record<string, string | string[]
           if (data) json = JSON.parse(data[1]!)
         }
         const rawHeaders: string[] = []
-        for (let i = 0; i < res.rawHeaders.length; i += 2) if (res.rawHeaders[i]!.toLowerCase() !== 'date') rawHeaders.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`)
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          if (res.rawHeaders[i]!.toLowerCase() !== 'date')
+            rawHeaders.push(`${res.rawHeaders[i]}: ${res.rawHeaders[i + 1]}`)
         resolve({ status: res.statusCode!, rawHeaders, headers: res.headers, text, json })
       })
       res.on('error', reject)

@@ -1,5 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { legacy, MODERN_META, modern, SDK_META, startEndpoint, type Answer, type Harness } from './mcp-endpoint-harness.js'
+import {
+  legacy,
+  MODERN_META,
+  modern,
+  SDK_META,
+  startEndpoint,
+  type Answer,
+  type Harness,
+} from './mcp-endpoint-harness.js'
 
 // tools/call and tools/list are served by the fast path when the request is
 // exactly right, and by the SDK otherwise. A client must not be able to tell
@@ -67,17 +75,27 @@ describe('2026-07-28: fast path and SDK path give the same answer', () => {
     expect((await call(-32002)).json.error.code).toBe(-32602)
     const url = await call(-32042)
     expect(url.status).toBe(200)
-    expect(url.json.error).toMatchObject({ code: -32603, message: expect.stringMatching(/^URL elicitation cannot be signalled .* on protocol revision 2026-07-28/) })
+    expect(url.json.error).toMatchObject({
+      code: -32603,
+      message: expect.stringMatching(/^URL elicitation cannot be signalled .* on protocol revision 2026-07-28/),
+    })
   })
 
   it('a result stamped with the upstream identity carries connector’s own', async () => {
     const res = await modern(h, 'tools/call', { name: 'fx_meta', arguments: {} })
-    expect(res.json.result._meta).toEqual({ trace: 'abc', 'io.modelcontextprotocol/serverInfo': { name: 'connector', version: expect.any(String) } })
+    expect(res.json.result._meta).toEqual({
+      trace: 'abc',
+      'io.modelcontextprotocol/serverInfo': { name: 'connector', version: expect.any(String) },
+    })
   })
 
   it('a result nested past the stack is a -32603 naming the connector', async () => {
     const res = await modern(h, 'tools/call', { name: 'fx_deep', arguments: {} })
-    expect(res.json.error).toEqual({ code: -32603, message: expect.stringMatching(/^connector "fx": the tool result could not be serialized/), data: { connector: 'fx' } })
+    expect(res.json.error).toEqual({
+      code: -32603,
+      message: expect.stringMatching(/^connector "fx": the tool result could not be serialized/),
+      data: { connector: 'fx' },
+    })
   })
 
   it('an unknown tool: the same error either way, and nothing is called', async () => {
@@ -87,7 +105,10 @@ describe('2026-07-28: fast path and SDK path give the same answer', () => {
     expectSameAnswer(fast, sdk)
     expect(fast.json.error.code).toBe(-32602)
     const legacyFast = await legacy(h, { id: 5, method: 'tools/call', params: { name: 'fx_nope', arguments: {} } })
-    expectSameAnswer(legacyFast, await legacy(h, { id: 5, method: 'tools/call', params: { name: 'fx_nope', arguments: {} } }, false))
+    expectSameAnswer(
+      legacyFast,
+      await legacy(h, { id: 5, method: 'tools/call', params: { name: 'fx_nope', arguments: {} } }, false),
+    )
     expect(h.upstream.calls.length).toBe(before)
   })
 
@@ -123,7 +144,8 @@ describe('2025-06-18: fast path and SDK path give the same SSE frame', () => {
   })
 
   it('codes pass through as the SDK sends them on this wire (-32021 is in-band, -32042 stays)', async () => {
-    const call = (code: number) => legacy(h, { id: 6, method: 'tools/call', params: { name: 'fx_reject', arguments: { code } } })
+    const call = (code: number) =>
+      legacy(h, { id: 6, method: 'tools/call', params: { name: 'fx_reject', arguments: { code } } })
     const missing = await call(-32021)
     expect(missing.status).toBe(200)
     expect(missing.json.error.code).toBe(-32021)

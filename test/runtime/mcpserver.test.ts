@@ -27,17 +27,37 @@ describe('Mcp-Param headers', () => {
   })
 
   it('matching headers pass; integers compare numerically; absent values expect no header', () => {
-    expect(checkParamHeaders(params, { region: 'us', opts: { limit: 42 }, dry: false }, h({ 'mcp-param-region': 'us', 'mcp-param-limit': '42.0', 'mcp-param-dry': 'false' }))).toBeUndefined()
+    expect(
+      checkParamHeaders(
+        params,
+        { region: 'us', opts: { limit: 42 }, dry: false },
+        h({ 'mcp-param-region': 'us', 'mcp-param-limit': '42.0', 'mcp-param-dry': 'false' }),
+      ),
+    ).toBeUndefined()
     expect(checkParamHeaders(params, { region: null }, h({}))).toBeUndefined()
   })
 
   it('missing, undecodable and different values are named', () => {
-    expect(checkParamHeaders(params, { region: 'us' }, h({}))).toEqual({ header: 'Mcp-Param-Region', body: 'us', problem: 'param-header-missing' })
-    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': 'eu' }))?.problem).toBe('param-header-mismatch')
-    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '2' }))?.problem).toBe('param-header-mismatch')
-    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '' }))?.problem).toBe('param-header-mismatch')
-    expect(checkParamHeaders(params, { dry: true }, h({ 'mcp-param-dry': 'TRUE' }))?.problem).toBe('param-header-mismatch')
-    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': '=?base64?***?=' }))?.problem).toBe('param-header-invalid-encoding')
+    expect(checkParamHeaders(params, { region: 'us' }, h({}))).toEqual({
+      header: 'Mcp-Param-Region',
+      body: 'us',
+      problem: 'param-header-missing',
+    })
+    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': 'eu' }))?.problem).toBe(
+      'param-header-mismatch',
+    )
+    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '2' }))?.problem).toBe(
+      'param-header-mismatch',
+    )
+    expect(checkParamHeaders(params, { opts: { limit: 1 } }, h({ 'mcp-param-limit': '' }))?.problem).toBe(
+      'param-header-mismatch',
+    )
+    expect(checkParamHeaders(params, { dry: true }, h({ 'mcp-param-dry': 'TRUE' }))?.problem).toBe(
+      'param-header-mismatch',
+    )
+    expect(checkParamHeaders(params, { region: 'us' }, h({ 'mcp-param-region': '=?base64?***?=' }))?.problem).toBe(
+      'param-header-invalid-encoding',
+    )
   })
 })
 
@@ -98,7 +118,10 @@ describe('LegacyCancellation', () => {
 describe('ListenStreams', () => {
   it('closing a session ends its tracked streams only', async () => {
     const streams = new ListenStreams(createLogger(memorySink([])))
-    const open = () => new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n\n')) }), { headers: { 'content-type': 'text/event-stream' } })
+    const open = () =>
+      new Response(new ReadableStream({ start: (c) => c.enqueue(new TextEncoder().encode(': hi\n\n')) }), {
+        headers: { 'content-type': 'text/event-stream' },
+      })
     expect(streams.reserve('h1', 1)).toBeUndefined()
     expect(streams.reserve('h2', 2)).toBeUndefined()
     const mine = streams.track('h1', open())
@@ -137,22 +160,57 @@ describe('ListenStreams', () => {
 
 describe('classifyMcpRequest', () => {
   const registry = new ConnectorMCPRegistry()
-  registry.commit(buildRoute('k', 1, { callTool: async () => ({ content: [] }) }, [{ name: 't', inputSchema: { type: 'object' } }]))
-  const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} }
-  const call = (params: Record<string, unknown>) => ({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t', ...params } })
+  registry.commit(
+    buildRoute('k', 1, { callTool: async () => ({ content: [] }) }, [{ name: 't', inputSchema: { type: 'object' } }]),
+  )
+  const META = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': {},
+  }
+  const call = (params: Record<string, unknown>) => ({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: 'k_t', ...params },
+  })
   const headers = (h: Record<string, string> = {}) => new Headers(h)
 
-  it('the era is the SDK classifier\'s; a tools/call of a known tool carries its binding', () => {
-    const modern = classifyMcpRequest(call({ _meta: META }), headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }), registry)
-    expect(modern).toMatchObject({ era: 'modern', method: 'tools/call', binding: { connectorKey: 'k', tool: { upstreamName: 't' } } })
-    expect(classifyMcpRequest(call({}), headers(), registry)).toMatchObject({ era: 'legacy', method: 'tools/call', binding: { connectorKey: 'k' } })
-    const init = classifyMcpRequest({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } }, headers(), registry)
-    expect(init).toMatchObject({ era: 'legacy', method: 'initialize', binding: undefined, outcome: { kind: 'legacy', reason: 'initialize' } })
+  it("the era is the SDK classifier's; a tools/call of a known tool carries its binding", () => {
+    const modern = classifyMcpRequest(
+      call({ _meta: META }),
+      headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }),
+      registry,
+    )
+    expect(modern).toMatchObject({
+      era: 'modern',
+      method: 'tools/call',
+      binding: { connectorKey: 'k', tool: { upstreamName: 't' } },
+    })
+    expect(classifyMcpRequest(call({}), headers(), registry)).toMatchObject({
+      era: 'legacy',
+      method: 'tools/call',
+      binding: { connectorKey: 'k' },
+    })
+    const init = classifyMcpRequest(
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } },
+      headers(),
+      registry,
+    )
+    expect(init).toMatchObject({
+      era: 'legacy',
+      method: 'initialize',
+      binding: undefined,
+      outcome: { kind: 'legacy', reason: 'initialize' },
+    })
   })
 
   it('an unknown tool has no binding; a refused request has no era and resolves nothing', () => {
     expect(classifyMcpRequest(call({ name: 'k_nope' }), headers(), registry).binding).toBeUndefined()
-    const refused = classifyMcpRequest(call({ _meta: META }), headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }), registry)
+    const refused = classifyMcpRequest(
+      call({ _meta: META }),
+      headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }),
+      registry,
+    )
     expect(refused).toMatchObject({ era: undefined, binding: undefined, outcome: { kind: 'reject', code: -32020 } })
   })
 })

@@ -23,7 +23,9 @@ describe('nativeModuleHint', () => {
   })
 
   it("recognises bindings' path list alone (its heading can fall out of the kept tail, as mcp-sqlite's does)", () => {
-    const tried = " '/r/node_modules/sqlite3/build/Release/node_sqlite3.node',\n '/r/node_modules/sqlite3/lib/binding/node-v115-linux-x64/node_sqlite3.node'\n]"
+    const tried =
+      " '/r/node_modules/sqlite3/build/Release/node_sqlite3.node',\n " +
+      "'/r/node_modules/sqlite3/lib/binding/node-v115-linux-x64/node_sqlite3.node'\n]"
     expect(nativeModuleHint(tried)).toContain('(no built .node file found)')
   })
 

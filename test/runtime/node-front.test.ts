@@ -14,7 +14,14 @@ import { DIRECT_CALL_IDS } from '../../src/runtime/upstream/direct-calls.js'
 import { ProcessGroupStdioTransport } from '../../src/runtime/upstream/stdio-transport.js'
 import { UpstreamConnection } from '../../src/runtime/upstream/upstream-connection.js'
 import { REPO } from '../support/tutti.js'
-import { listenOverNode, MODERN_META, SDK_META, wirePost, type NodeServer, type WireAnswer } from './mcp-endpoint-harness.js'
+import {
+  listenOverNode,
+  MODERN_META,
+  SDK_META,
+  wirePost,
+  type NodeServer,
+  type WireAnswer,
+} from './mcp-endpoint-harness.js'
 
 // The whole hot path against what it replaces, over real HTTP on loopback:
 //   now:    the node front, a direct tools/call to a real stdio upstream
@@ -27,7 +34,12 @@ const TABLE = {
   text: { result: { content: [text('hello ✓ "quoted"')] } },
   structured: { result: { content: [text('{"n":42}')], structuredContent: { n: 42, list: [1, { deep: null }] } } },
   'is-error': { result: { content: [text('it failed')], structuredContent: { reason: 'on purpose' }, isError: true } },
-  'upstream-identity': { result: { _meta: { trace: 'abc', 'io.modelcontextprotocol/serverInfo': { name: 'up', version: '9' } }, content: [] } },
+  'upstream-identity': {
+    result: {
+      _meta: { trace: 'abc', 'io.modelcontextprotocol/serverInfo': { name: 'up', version: '9' } },
+      content: [],
+    },
+  },
   'resource-link': { result: { content: [{ type: 'resource_link', uri: 'file:///x', name: 'x' }] } },
   error: { error: { code: -32602, message: 'bad args', data: { field: 'x' } } },
   'error-missing': { error: { code: -32021, message: 'missing', data: { x: 1 } } },
@@ -53,13 +65,28 @@ beforeAll(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-node-front-'))
   trace = path.join(dir, 'direct.trace')
   fs.writeFileSync(path.join(dir, 'results.json'), JSON.stringify(TABLE))
-  const spec = (t: string) => ({ command: process.execPath, args: [SERVER], cwd: dir, env: { RAW_RESULTS: path.join(dir, 'results.json'), RAW_TRACE: t } })
+  const spec = (t: string) => ({
+    command: process.execPath,
+    args: [SERVER],
+    cwd: dir,
+    env: { RAW_RESULTS: path.join(dir, 'results.json'), RAW_TRACE: t },
+  })
   direct = await UpstreamConnection.open({ kind: 'stdio', key: 'dx', ...spec(trace) })
   sdkClient = new Client({ ...UPSTREAM_CLIENT_INFO })
-  await sdkClient.connect(new ProcessGroupStdioTransport({ ...spec(path.join(dir, 'sdk.trace')), maxMessageBytes: 16 * 1024 * 1024, closeGraceMs: 2_000 }))
+  await sdkClient.connect(
+    new ProcessGroupStdioTransport({
+      ...spec(path.join(dir, 'sdk.trace')),
+      maxMessageBytes: 16 * 1024 * 1024,
+      closeGraceMs: 2_000,
+    }),
+  )
   // what UpstreamConnection.callTool was before direct calls
   const viaSdk: RouteClient = {
-    callTool: async (name, args, options) => (await sdkClient.callTool(args === undefined ? { name } : { name, arguments: args }, { signal: options.signal, timeout: 60_000 })) as ToolCallResult,
+    callTool: async (name, args, options) =>
+      (await sdkClient.callTool(args === undefined ? { name } : { name, arguments: args }, {
+        signal: options.signal,
+        timeout: 60_000,
+      })) as ToolCallResult,
   }
   standardTrace = path.join(dir, 'standard.trace')
   process.env[NO_DIRECT_CALLS_ENV] = '1'
@@ -96,19 +123,43 @@ afterAll(async () => {
 })
 
 type Era = 'modern' | 'legacy'
-/** An exactly-right request (the fast path's), or one the SDK path serves (an extra _meta key; no version header in 2025). */
-function post(server: NodeServer, era: Era, name: string, args: Record<string, unknown>, exact: boolean): Promise<WireAnswer> {
-  const base = { host: `127.0.0.1:${server.port}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}` }
+/**
+ * An exactly-right request (the fast path's), or one the SDK path serves (an extra _meta key; no version header in
+ * 2025).
+ */
+function post(
+  server: NodeServer,
+  era: Era,
+  name: string,
+  args: Record<string, unknown>,
+  exact: boolean,
+): Promise<WireAnswer> {
+  const base = {
+    host: `127.0.0.1:${server.port}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`,
+  }
   if (era === 'modern') {
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: args, _meta: exact ? MODERN_META : SDK_META } })
-    return wirePost(server.port, { ...base, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name }, body)
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 11,
+      method: 'tools/call',
+      params: { name, arguments: args, _meta: exact ? MODERN_META : SDK_META },
+    })
+    return wirePost(
+      server.port,
+      { ...base, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name },
+      body,
+    )
   }
   const body = JSON.stringify({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { name, arguments: args } })
   return wirePost(server.port, exact ? { ...base, 'mcp-protocol-version': '2025-06-18' } : base, body)
 }
 
 /** Headers a client can tell apart; framing (length or chunked) and connection handling aside. */
-const visible = (a: WireAnswer) => a.rawHeaders.filter((h) => !/^(content-length|transfer-encoding|connection|keep-alive):/i.test(h))
+const visible = (a: WireAnswer) =>
+  a.rawHeaders.filter((h) => !/^(content-length|transfer-encoding|connection|keep-alive):/i.test(h))
 
 const CASES: Array<[string, Record<string, unknown>, 'front' | 'sdk']> = [
   ['text', {}, 'front'],
@@ -123,30 +174,40 @@ const CASES: Array<[string, Record<string, unknown>, 'front' | 'sdk']> = [
   ['error-missing', {}, 'sdk'],
 ]
 
-describe.each(['modern', 'legacy'] as const)('%s: node front + direct call = SDK path + SDK client, byte for byte', (era) => {
-  it.each(CASES)('%s', async (tool, args, encodedBy) => {
-    const before = { ...node.served }
-    const now = await post(node, era, `dx_${tool}`, args, true)
-    expect(encodedBy === 'front' ? node.served.front - before.front : node.served.handedOver - before.handedOver).toBe(1)
-    const then = await post(h3only, era, `sx_${tool}`, args, false)
-    expect(now.status).toBe(then.status)
-    expect(visible(now)).toEqual(visible(then))
-    expect(now.text).toBe(then.text)
-    if (tool === 'big') expect(now.text.length).toBeGreaterThan(LARGE)
-  })
+describe.each(['modern', 'legacy'] as const)(
+  '%s: node front + direct call = SDK path + SDK client, byte for byte',
+  (era) => {
+    it.each(CASES)('%s', async (tool, args, encodedBy) => {
+      const before = { ...node.served }
+      const now = await post(node, era, `dx_${tool}`, args, true)
+      expect(
+        encodedBy === 'front' ? node.served.front - before.front : node.served.handedOver - before.handedOver,
+      ).toBe(1)
+      const then = await post(h3only, era, `sx_${tool}`, args, false)
+      expect(now.status).toBe(then.status)
+      expect(visible(now)).toEqual(visible(then))
+      expect(now.text).toBe(then.text)
+      if (tool === 'big') expect(now.text.length).toBeGreaterThan(LARGE)
+    })
 
-  it('the front writes what the h3 fast path wrote for the same request, every header but Date', async () => {
-    for (const [tool, args] of CASES) {
-      const viaFront = await post(node, era, `dx_${tool}`, args, true)
-      const viaH3 = await post(h3only, era, `dx_${tool}`, args, true)
-      expect(viaFront.rawHeaders, tool).toEqual(viaH3.rawHeaders)
-      expect(viaFront.text, tool).toBe(viaH3.text)
-    }
-  })
-})
+    it('the front writes what the h3 fast path wrote for the same request, every header but Date', async () => {
+      for (const [tool, args] of CASES) {
+        const viaFront = await post(node, era, `dx_${tool}`, args, true)
+        const viaH3 = await post(h3only, era, `dx_${tool}`, args, true)
+        expect(viaFront.rawHeaders, tool).toEqual(viaH3.rawHeaders)
+        expect(viaFront.text, tool).toBe(viaH3.text)
+      }
+    })
+  },
+)
 
 it('the calls made through the front reached the upstream directly (the direct id range)', () => {
-  const calls = fs.readFileSync(trace, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((m) => m.method === 'tools/call')
+  const calls = fs
+    .readFileSync(trace, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .filter((m) => m.method === 'tools/call')
   expect(calls.length).toBeGreaterThan(CASES.length)
   for (const m of calls) expect(m.id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)
 })

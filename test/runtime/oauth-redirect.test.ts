@@ -47,9 +47,21 @@ it('a redirect that never comes resolves undefined after the bound', async () =>
 it('a grant is usable only with a token, for the same server, and with nothing asked of the user since', () => {
   const url = 'https://mcp.example.com/mcp'
   const tokens = { access_token: 'a', token_type: 'Bearer' }
-  expect(grantReadiness(undefined, url, 'k')).toEqual({ ready: false, reason: 'not signed in (tutti connector connect k)' })
+  expect(grantReadiness(undefined, url, 'k')).toEqual({
+    ready: false,
+    reason: 'not signed in (tutti connector connect k)',
+  })
   expect(grantReadiness({ serverUrl: url, tokens }, url, 'k')).toEqual({ ready: true })
-  expect(grantReadiness({ serverUrl: 'https://old.example.com/mcp', tokens }, url, 'k')).toMatchObject({ ready: false, reason: expect.stringContaining('signed in to https://old.example.com/mcp') })
-  expect(grantReadiness({ serverUrl: url, tokens, needsAuth: { reason: 'refused' } }, url, 'k')).toEqual({ ready: false, reason: 'refused (tutti connector connect k)' })
-  expect(grantReadiness({ serverUrl: url, needsAuth: { reason: 'refused' } }, url, 'k')).toEqual({ ready: false, reason: 'refused (tutti connector connect k)' })
+  expect(grantReadiness({ serverUrl: 'https://old.example.com/mcp', tokens }, url, 'k')).toMatchObject({
+    ready: false,
+    reason: expect.stringContaining('signed in to https://old.example.com/mcp'),
+  })
+  expect(grantReadiness({ serverUrl: url, tokens, needsAuth: { reason: 'refused' } }, url, 'k')).toEqual({
+    ready: false,
+    reason: 'refused (tutti connector connect k)',
+  })
+  expect(grantReadiness({ serverUrl: url, needsAuth: { reason: 'refused' } }, url, 'k')).toEqual({
+    ready: false,
+    reason: 'refused (tutti connector connect k)',
+  })
 })

@@ -27,14 +27,20 @@ const serve = (server: 'real' | 'other') =>
     let body = ''
     req.on('data', (d) => (body += d))
     req.on('end', () => {
-      seen.push({ server, path: url.pathname, ...(req.headers.authorization ? { auth: req.headers.authorization } : {}), body })
+      seen.push({
+        server,
+        path: url.pathname,
+        ...(req.headers.authorization ? { auth: req.headers.authorization } : {}),
+        body,
+      })
       const json = (status: number, doc: unknown) =>
         res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(doc))
       if (url.pathname === '/.well-known/oauth-protected-resource/mcp') {
         return json(200, { resource: `${bases.real}/mcp`, authorization_servers: [bases[names]] })
       }
       if (url.pathname === '/.well-known/oauth-authorization-server') return json(200, metadata(base))
-      if (url.pathname === '/revoke' && mode === 'redirect') return res.writeHead(307, { location: `${bases.other}/revoke` }).end()
+      if (url.pathname === '/revoke' && mode === 'redirect')
+        return res.writeHead(307, { location: `${bases.other}/revoke` }).end()
       if (url.pathname === '/revoke') return res.writeHead(mode === 'refuse' ? 503 : 200).end()
       res.writeHead(404).end()
     })
@@ -44,7 +50,9 @@ const metadata = (base: string) => ({
   authorization_endpoint: `${base}/authorize`,
   token_endpoint: `${base}/token`,
   response_types_supported: ['code'],
-  ...(mode === 'none' ? {} : { revocation_endpoint: `${base}/revoke`, revocation_endpoint_auth_methods_supported: ['client_secret_basic'] }),
+  ...(mode === 'none'
+    ? {}
+    : { revocation_endpoint: `${base}/revoke`, revocation_endpoint_auth_methods_supported: ['client_secret_basic'] }),
 })
 const servers = { real: serve('real'), other: serve('other') }
 
@@ -75,7 +83,12 @@ const unpinned = (): OAuthGrant => {
   const { authorizationServer: _, ...rest } = grant()
   return rest
 }
-const secrets = ['at-1', 'rt-1', encodeURIComponent('s:e+cret'), Buffer.from('cli%2Bent:s%3Ae%2Bcret').toString('base64')]
+const secrets = [
+  'at-1',
+  'rt-1',
+  encodeURIComponent('s:e+cret'),
+  Buffer.from('cli%2Bent:s%3Ae%2Bcret').toString('base64'),
+]
 const nothingReached = (server: 'real' | 'other') => {
   const texts = seen.filter((s) => s.server === server).map((s) => `${s.auth ?? ''} ${s.body}`)
   for (const secret of secrets) expect(texts.join('\n'), secret).not.toContain(secret)
@@ -112,28 +125,53 @@ it('a grant from before pinning revokes where discovery leads only when that is 
   })
 })
 
-it('no revocation endpoint, one that refuses or redirects, a server that is gone, no tokens: a reason, never a throw', async () => {
-  mode = 'none'
-  expect(await revokeGrant({ ...grant(), authorizationServer: { ...grant().authorizationServer!, metadata: metadata(bases.real) } })).toEqual({
-    revoked: false,
-    reason: `the authorization server ${bases.real} offers no revocation endpoint`,
-  })
-  mode = 'refuse'
-  expect(await revokeGrant(grant())).toEqual({ revoked: false, reason: `the revocation endpoint ${bases.real}/revoke answered 503` })
-  // a redirect would carry the refresh token and the client secret to wherever it points
-  mode = 'redirect'
-  seen.length = 0
-  expect(await revokeGrant(grant())).toEqual({
-    revoked: false,
-    reason: expect.stringMatching(/could not be reached: .*answered with a redirect \(307\); a request that carries credentials is not sent on/),
-  })
-  nothingReached('other')
-  const gone = { ...unpinned(), serverUrl: 'http://127.0.0.1:1/mcp' }
-  expect(await revokeGrant(gone)).toMatchObject({ revoked: false, reason: expect.stringMatching(/^the authorization server could not be discovered: /) })
-  expect(await revokeGrant({ serverUrl: `${bases.real}/mcp` })).toEqual({ revoked: false, reason: 'no tokens were held' })
-  const plain = { ...grant().authorizationServer!, metadata: { ...metadata(bases.real), revocation_endpoint: 'http://as.example.com/revoke' } }
-  expect(await revokeGrant({ ...grant(), authorizationServer: plain })).toEqual({
-    revoked: false,
-    reason: 'the revocation endpoint http://as.example.com/revoke is not used: it is plain http: and not on a loopback address',
-  })
-})
+it(
+  'no revocation endpoint, one that refuses or redirects, a server that is gone, no tokens: a reason, never a ' +
+    'throw',
+  async () => {
+    mode = 'none'
+    expect(
+      await revokeGrant({
+        ...grant(),
+        authorizationServer: { ...grant().authorizationServer!, metadata: metadata(bases.real) },
+      }),
+    ).toEqual({
+      revoked: false,
+      reason: `the authorization server ${bases.real} offers no revocation endpoint`,
+    })
+    mode = 'refuse'
+    expect(await revokeGrant(grant())).toEqual({
+      revoked: false,
+      reason: `the revocation endpoint ${bases.real}/revoke answered 503`,
+    })
+    // a redirect would carry the refresh token and the client secret to wherever it points
+    mode = 'redirect'
+    seen.length = 0
+    expect(await revokeGrant(grant())).toEqual({
+      revoked: false,
+      reason: expect.stringMatching(
+        /could not be reached: .*answered with a redirect \(307\); a request that carries credentials is not sent on/,
+      ),
+    })
+    nothingReached('other')
+    const gone = { ...unpinned(), serverUrl: 'http://127.0.0.1:1/mcp' }
+    expect(await revokeGrant(gone)).toMatchObject({
+      revoked: false,
+      reason: expect.stringMatching(/^the authorization server could not be discovered: /),
+    })
+    expect(await revokeGrant({ serverUrl: `${bases.real}/mcp` })).toEqual({
+      revoked: false,
+      reason: 'no tokens were held',
+    })
+    const plain = {
+      ...grant().authorizationServer!,
+      metadata: { ...metadata(bases.real), revocation_endpoint: 'http://as.example.com/revoke' },
+    }
+    expect(await revokeGrant({ ...grant(), authorizationServer: plain })).toEqual({
+      revoked: false,
+      reason:
+        'the revocation endpoint http://as.example.com/revoke is not used: it is plain http: and not on a loopback ' +
+        'address',
+    })
+  },
+)

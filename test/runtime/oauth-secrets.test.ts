@@ -27,24 +27,53 @@ it('grantSecrets: the tokens, the registered client’s secret and the pre-regis
   expect(grantSecrets(undefined)).toEqual([])
 })
 
-it('the daemon’s provider hands every token it saves (a refresh) and a registration’s secret to the log redactor before storing them', async () => {
-  const store = new OAuthGrantStore(statePaths(path.join(dir, 'state')))
-  const learned: string[] = []
-  const provider = new GrantProvider(store, { key: 'k', serverUrl }, { kind: 'daemon', needsAuth: () => undefined, learned: (s) => learned.push(...s) })
-  await provider.saveClientInformation({ client_id: 'dyn', client_secret: 'registered-secret' } as never)
-  await provider.saveTokens({ access_token: 'refreshed-access', refresh_token: 'rotated-refresh', token_type: 'Bearer' })
-  expect(learned).toEqual(['registered-secret', 'refreshed-access', 'rotated-refresh'])
-  expect((await store.get('k'))?.tokens?.access_token).toBe('refreshed-access')
-})
+it(
+  'the daemon’s provider hands every token it saves (a refresh) and a registration’s secret to the log redactor ' +
+    'before storing them',
+  async () => {
+    const store = new OAuthGrantStore(statePaths(path.join(dir, 'state')))
+    const learned: string[] = []
+    const provider = new GrantProvider(
+      store,
+      { key: 'k', serverUrl },
+      { kind: 'daemon', needsAuth: () => undefined, learned: (s) => learned.push(...s) },
+    )
+    await provider.saveClientInformation({ client_id: 'dyn', client_secret: 'registered-secret' } as never)
+    await provider.saveTokens({
+      access_token: 'refreshed-access',
+      refresh_token: 'rotated-refresh',
+      token_type: 'Bearer',
+    })
+    expect(learned).toEqual(['registered-secret', 'refreshed-access', 'rotated-refresh'])
+    expect((await store.get('k'))?.tokens?.access_token).toBe('refreshed-access')
+  },
+)
 
 it('CLI output: every value of credentials.json and every secret of oauth-grants.json is redacted', () => {
   const credentials = path.join(dir, 'credentials.json')
   const grants = path.join(dir, 'oauth-grants.json')
   fs.writeFileSync(credentials, JSON.stringify({ connectors: { a: { API_KEY: 'key-5555' } } }))
-  fs.writeFileSync(grants, JSON.stringify({ schemaVersion: 1, connectors: { b: { serverUrl, tokens: { access_token: 'at-6666', refresh_token: 'rt-7777', token_type: 'Bearer', scope: 'mcp:basic' }, preRegistered: { client_id: 'pre-id', client_secret: 'ps-8888' } } } }))
+  fs.writeFileSync(
+    grants,
+    JSON.stringify({
+      schemaVersion: 1,
+      connectors: {
+        b: {
+          serverUrl,
+          tokens: { access_token: 'at-6666', refresh_token: 'rt-7777', token_type: 'Bearer', scope: 'mcp:basic' },
+          preRegistered: { client_id: 'pre-id', client_secret: 'ps-8888' },
+        },
+      },
+    }),
+  )
   const redactor = new OutputRedactor(() => ({ credentials, grants }))
   const out = redactor.redact('key-5555 at-6666 rt-7777 ps-8888 pre-id mcp:basic Bearer')
   expect(out).toBe('[redacted] [redacted] [redacted] [redacted] pre-id mcp:basic Bearer')
   // absent or unreadable files redact nothing and do not throw
-  expect(new OutputRedactor(() => ({ credentials: path.join(dir, 'none.json'), grants: path.join(dir, 'none-2.json') })).redact('at-6666')).toBe('at-6666')
+  expect(
+    new OutputRedactor(() => ({
+      credentials: path.join(dir, 'none.json'),
+      grants: path.join(dir, 'none-2.json'),
+    })).redact('at-6666'),
+  ).toBe('at-6666')
 })

@@ -13,7 +13,9 @@ it('XDG_STATE_HOME/tutti next', () => {
 it('per-platform defaults', () => {
   expect(resolveStateDir({ HOME: '/h' }, 'linux')).toBe('/h/.local/state/tutti')
   expect(resolveStateDir({ HOME: '/h' }, 'darwin')).toBe('/h/Library/Application Support/tutti')
-  expect(resolveStateDir({ HOME: '/h', LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32')).toBe(path.join('C:\\Users\\u\\AppData\\Local', 'tutti'))
+  expect(resolveStateDir({ HOME: '/h', LOCALAPPDATA: 'C:\\Users\\u\\AppData\\Local' }, 'win32')).toBe(
+    path.join('C:\\Users\\u\\AppData\\Local', 'tutti'),
+  )
 })
 
 it('every path lives under the root; shims are tutti-connector-<key> in bin/', () => {

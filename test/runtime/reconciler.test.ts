@@ -47,29 +47,53 @@ describe('Reconciler', () => {
     await reconciler.closeAll()
     fs.rmSync(dir, { recursive: true, force: true })
   })
-  const install = (m = manifest()) => new ConnectorInstaller(paths, store).install(makeConnector(m, files), { env: process.env })
+  const install = (m = manifest()) =>
+    new ConnectorInstaller(paths, store).install(makeConnector(m, files), { env: process.env })
 
-  it('a connector missing its credential is needs-auth on every interface, with the fix in the reason, and dials nothing', async () => {
-    await install()
-    const [state] = await reconciler.reconcile(['fx'])
-    expect(state).toMatchObject({ key: 'fx', status: 'needs-auth', reason: expect.stringContaining('tutti connector connect fx --env FX_KEY=') })
-    expect(reconciler.snapshotOf('fx')).toMatchObject({ active: false, mcp: { status: 'needs-auth' }, cli: { status: 'needs-auth' } })
-    expect(dialer.specs).toEqual([])
-    expect(skillRootsOf(reconciler.snapshots())).toEqual([])
-  })
+  it(
+    'a connector missing its credential is needs-auth on every interface, with the fix in the reason, and dials ' +
+      'nothing',
+    async () => {
+      await install()
+      const [state] = await reconciler.reconcile(['fx'])
+      expect(state).toMatchObject({
+        key: 'fx',
+        status: 'needs-auth',
+        reason: expect.stringContaining('tutti connector connect fx --env FX_KEY='),
+      })
+      expect(reconciler.snapshotOf('fx')).toMatchObject({
+        active: false,
+        mcp: { status: 'needs-auth' },
+        cli: { status: 'needs-auth' },
+      })
+      expect(dialer.specs).toEqual([])
+      expect(skillRootsOf(reconciler.snapshots())).toEqual([])
+    },
+  )
 
-  it('connected: ready, its route committed, its shim on disk, its Skill root from the release (a nested skills folder too)', async () => {
-    await install()
-    await store.connect('fx', { credentials: { FX_KEY: 'k-123456' }, settings: {}, runtime: { environment: {} } })
-    const [state] = await reconciler.reconcile(['fx'])
-    expect(state).toMatchObject({ status: 'ready', generation: 1, tools: 1, cli: 'ready' })
-    expect(registry.list().map((t) => t.localName)).toEqual(['fx_a'])
-    expect(fs.existsSync(paths.shimPath('fx'))).toBe(true)
-    const release = reconciler.snapshotOf('fx')!.releaseRoot!
-    expect(skillRootsOf(reconciler.snapshots())).toEqual([{ connector: 'fx', dir: path.join(release, 'docs', 'skills'), releaseRoot: release, skills: [{ name: 'fx-howto', dir: path.join(release, 'docs', 'skills', 'fx-howto') }] }])
-    // the credential reached the upstream's environment under its own name
-    expect(dialer.specs[0]).toMatchObject({ kind: 'stdio', env: { FX_KEY: 'k-123456' } })
-  })
+  it(
+    'connected: ready, its route committed, its shim on disk, its Skill root from the release (a nested skills ' +
+      'folder too)',
+    async () => {
+      await install()
+      await store.connect('fx', { credentials: { FX_KEY: 'k-123456' }, settings: {}, runtime: { environment: {} } })
+      const [state] = await reconciler.reconcile(['fx'])
+      expect(state).toMatchObject({ status: 'ready', generation: 1, tools: 1, cli: 'ready' })
+      expect(registry.list().map((t) => t.localName)).toEqual(['fx_a'])
+      expect(fs.existsSync(paths.shimPath('fx'))).toBe(true)
+      const release = reconciler.snapshotOf('fx')!.releaseRoot!
+      expect(skillRootsOf(reconciler.snapshots())).toEqual([
+        {
+          connector: 'fx',
+          dir: path.join(release, 'docs', 'skills'),
+          releaseRoot: release,
+          skills: [{ name: 'fx-howto', dir: path.join(release, 'docs', 'skills', 'fx-howto') }],
+        },
+      ])
+      // the credential reached the upstream's environment under its own name
+      expect(dialer.specs[0]).toMatchObject({ kind: 'stdio', env: { FX_KEY: 'k-123456' } })
+    },
+  )
 
   it('uninstalled: route, shim and releases go; the data directory stays', async () => {
     await install(manifest({ auth: { kind: 'none' } }))

@@ -23,7 +23,9 @@ it('the logger writes NDJSON with component tags and no secrets, errors included
   const lines: string[] = []
   const log = createLogger(memorySink(lines), new Redactor(), 'daemon')
   log.redactor.addSecret('tok_ABCDEFGH')
-  log.child('upstream').error('failed with tok_ABCDEFGH', { error: new Error('bad token tok_ABCDEFGH'), token: 'tok_ABCDEFGH' })
+  log
+    .child('upstream')
+    .error('failed with tok_ABCDEFGH', { error: new Error('bad token tok_ABCDEFGH'), token: 'tok_ABCDEFGH' })
   const record = JSON.parse(lines[0]!)
   expect(record).toMatchObject({ level: 'error', component: 'upstream', msg: `failed with ${REDACTED}` })
   expect(lines.join('')).not.toContain('tok_ABCDEFGH')

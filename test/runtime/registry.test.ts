@@ -4,9 +4,22 @@ import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-r
 import type { RouteClient, UpstreamTool } from '../../src/runtime/registry/route.js'
 import { localToolName, MAX_LOCAL_NAME, publishedToolNames } from '../../src/runtime/registry/tool-naming.js'
 
-const client = (label: string): RouteClient => ({ callTool: async () => ({ content: [{ type: 'text', text: label }] }) })
-const tool = (name: string, extra: Partial<UpstreamTool> = {}): UpstreamTool => ({ name, description: `${name} tool`, inputSchema: { type: 'object' }, ...extra })
-const route = (key: string, generation: number, names: string[], label = `${key}@${generation}`) => buildRoute(key, generation, client(label), names.map((n) => tool(n)))
+const client = (label: string): RouteClient => ({
+  callTool: async () => ({ content: [{ type: 'text', text: label }] }),
+})
+const tool = (name: string, extra: Partial<UpstreamTool> = {}): UpstreamTool => ({
+  name,
+  description: `${name} tool`,
+  inputSchema: { type: 'object' },
+  ...extra,
+})
+const route = (key: string, generation: number, names: string[], label = `${key}@${generation}`) =>
+  buildRoute(
+    key,
+    generation,
+    client(label),
+    names.map((n) => tool(n)),
+  )
 
 function recorder(reg: ConnectorMCPRegistry) {
   const events: string[][] = []
@@ -20,7 +33,11 @@ describe('ConnectorMCPRegistry', () => {
     reg.commit(route('notes', 1, ['search', 'add']))
     reg.commit(route('alpha', 1, ['z']))
     expect(reg.list().map((t) => t.localName)).toEqual(['alpha_z', 'notes_add', 'notes_search'])
-    expect(reg.resolve('notes_add')).toMatchObject({ connectorKey: 'notes', generation: 1, tool: { upstreamName: 'add' } })
+    expect(reg.resolve('notes_add')).toMatchObject({
+      connectorKey: 'notes',
+      generation: 1,
+      tool: { upstreamName: 'add' },
+    })
   })
 
   it('atomic swap: the new generation replaces the whole tool set, no empty window', async () => {
@@ -85,29 +102,53 @@ describe('ConnectorMCPRegistry', () => {
   it('a conflict rejects the new generation and keeps the old route', () => {
     const reg = new ConnectorMCPRegistry()
     reg.commit(route('gh', 1, ['a.b']))
-    expect(() => reg.commit(buildRoute('gh', 2, client('x'), [tool('a.b'), tool('a_b')]))).toThrow(/tools "a\.b" and "a_b" both become "gh_a_b"/)
+    expect(() => reg.commit(buildRoute('gh', 2, client('x'), [tool('a.b'), tool('a_b')]))).toThrow(
+      /tools "a\.b" and "a_b" both become "gh_a_b"/,
+    )
     expect(reg.list().map((t) => [t.localName, t.upstreamName])).toEqual([['gh_a_b', 'a.b']])
     expect(reg.resolve('gh_a_b')?.generation).toBe(1)
   })
 
   it('schemas are kept verbatim; the root must be an object', () => {
-    const schema = { type: 'object', properties: { when: { type: 'string', format: 'date-time' } }, required: ['when'], additionalProperties: false, $defs: { x: { const: 1 } }, 'x-vendor': true }
-    const r = buildRoute('cal', 1, client('c'), [tool('add', { inputSchema: schema, outputSchema: { type: 'object', properties: {} } })])
+    const schema = {
+      type: 'object',
+      properties: { when: { type: 'string', format: 'date-time' } },
+      required: ['when'],
+      additionalProperties: false,
+      $defs: { x: { const: 1 } },
+      'x-vendor': true,
+    }
+    const r = buildRoute('cal', 1, client('c'), [
+      tool('add', { inputSchema: schema, outputSchema: { type: 'object', properties: {} } }),
+    ])
     expect(r.tools[0]!.inputSchema).toEqual(schema)
-    expect(() => buildRoute('cal', 1, client('c'), [tool('bad', { inputSchema: { type: 'array' } })])).toThrow(/root of inputSchema must be type "object"/)
+    expect(() => buildRoute('cal', 1, client('c'), [tool('bad', { inputSchema: { type: 'array' } })])).toThrow(
+      /root of inputSchema must be type "object"/,
+    )
     expect(() => buildRoute('cal', 1, client('c'), [tool('bad', { inputSchema: undefined })])).toThrow(/inputSchema/)
   })
 
   it('x-mcp-header declarations are validated at registration; invalid tools are dropped with the reason', () => {
     const ok = buildRoute('k', 1, client('c'), [
-      tool('t', { inputSchema: { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' }, opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } } } } }),
+      tool('t', {
+        inputSchema: {
+          type: 'object',
+          properties: {
+            region: { type: 'string', 'x-mcp-header': 'Region' },
+            opts: { type: 'object', properties: { n: { type: 'integer', 'x-mcp-header': 'N' } } },
+          },
+        },
+      }),
     ])
     expect(ok.tools[0]!.headerParams).toEqual([
       { path: ['region'], header: 'Region', type: 'string' },
       { path: ['opts', 'n'], header: 'N', type: 'integer' },
     ])
     const dropped = (props: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-      buildRoute('k', 1, client('c'), [tool('bad', { inputSchema: { type: 'object', properties: props, ...extra } }), tool('good')])
+      buildRoute('k', 1, client('c'), [
+        tool('bad', { inputSchema: { type: 'object', properties: props, ...extra } }),
+        tool('good'),
+      ])
     const cases: Array<[Record<string, unknown>, RegExp, Record<string, unknown>?]> = [
       [{ a: { type: 'object', 'x-mcp-header': 'A' } }, /needs a string, integer or boolean/],
       [{ a: { type: 'number', 'x-mcp-header': 'A' } }, /needs a string, integer or boolean/],
@@ -133,7 +174,9 @@ describe('ConnectorMCPRegistry', () => {
     expect(() => reg.assertDispatchable(old)).not.toThrow()
     const current = reg.resolve('gh_a')!
     reg.remove('gh', 2)
-    expect(() => reg.assertDispatchable(current)).toThrow(/tool "gh_a" is no longer available: connector "gh" was removed \(generation 2 fenced\)/)
+    expect(() => reg.assertDispatchable(current)).toThrow(
+      /tool "gh_a" is no longer available: connector "gh" was removed \(generation 2 fenced\)/,
+    )
     expect(() => reg.assertDispatchable(old)).toThrow(/generation 1 fenced/)
   })
 

@@ -33,13 +33,21 @@ describe('release pruning against a concurrent install', () => {
     const dialer = new FakeDialer()
     dialer.fallback = [tool('a')]
     const log = createLogger(memorySink([]))
-    reconciler = new Reconciler(store, new ConnectorMCPRegistry(), new ShimPublisher(paths, log), paths, log, dialer.open)
+    reconciler = new Reconciler(
+      store,
+      new ConnectorMCPRegistry(),
+      new ShimPublisher(paths, log),
+      paths,
+      log,
+      dialer.open,
+    )
   })
   afterEach(async () => {
     await reconciler.closeAll()
     fs.rmSync(dir, { recursive: true, force: true })
   })
-  const fixture = (version = '1.0.0') => makeConnector(baseManifest({ key: 'fx', version }), { 'server.js': '', ...CLI_FILE })
+  const fixture = (version = '1.0.0') =>
+    makeConnector(baseManifest({ key: 'fx', version }), { 'server.js': '', ...CLI_FILE })
 
   it('a full reconcile between store and record: the record stores the release again', async () => {
     const release = await loadRelease(fixture())

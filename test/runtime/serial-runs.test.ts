@@ -62,10 +62,13 @@ it('changes during a run give exactly one more run after it, never two at once',
 it('a run that throws is reported and later changes still run', async () => {
   let n = 0
   const errors: unknown[] = []
-  const runs = new SerialRuns(() => {
-    n++
-    if (n === 1) throw new Error('reload refused')
-  }, (err) => errors.push(err))
+  const runs = new SerialRuns(
+    () => {
+      n++
+      if (n === 1) throw new Error('reload refused')
+    },
+    (err) => errors.push(err),
+  )
   runs.changed()
   await tick()
   expect(errors).toEqual([new Error('reload refused')])

@@ -8,7 +8,9 @@ import { tempStateDir } from '../support/tutti.js'
 
 // `daemon status` shows, per live session, how many MCP requests arrived with its token: counted where the
 // connector server checks the token (bearerSession), for that session only, and forgotten with the token.
-const bearer = (token: string | undefined) => ({ get: (name: string) => (name === 'authorization' && token !== undefined ? `Bearer ${token}` : null) })
+const bearer = (token: string | undefined) => ({
+  get: (name: string) => (name === 'authorization' && token !== undefined ? `Bearer ${token}` : null),
+})
 
 describe('session activity: the requests that arrived with each session token', () => {
   let dir: string

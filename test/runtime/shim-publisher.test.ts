@@ -13,13 +13,17 @@ import { shimTargetPath, type ShimPin } from '../../dist/runtime/shims/shim-targ
 import { makeConnector } from '../support/connector-fixture.js'
 import { tempStateDir } from '../support/tutti.js'
 
-/** Each entrypoint says which one it is, with its argv and what the launcher put in its environment; `--exit N` sets the code. */
+/**
+ * Each entrypoint says which one it is, with its argv and what the launcher put in its environment; `--exit N` sets the
+ * code.
+ */
 const cli = (name: string): { mode: number; content: string } => ({
   mode: 0o755,
   content: [
     '#!/usr/bin/env node',
     'const args = process.argv.slice(2)',
-    `process.stdout.write(JSON.stringify({ entry: ${JSON.stringify(name)}, args, data: process.env.TUTTI_CONNECTOR_DATA ?? null, token: process.env.TUTTI_CONNECTOR_TOKEN ?? null }) + '\\n')`,
+    `process.stdout.write(JSON.stringify({ entry: ${JSON.stringify(name)}, args, data: ` +
+      `process.env.TUTTI_CONNECTOR_DATA ?? null, token: process.env.TUTTI_CONNECTOR_TOKEN ?? null }) + '\\n')`,
     "process.stderr.write('to stderr\\n')",
     "const i = args.indexOf('--exit')",
     'process.exit(i >= 0 ? Number(args[i + 1]) : 0)',
@@ -36,9 +40,14 @@ interface Run {
 /** Run a file as an agent's shell would: its own process, a PATH without tutti's node on it. */
 function run(file: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: { PATH: '/usr/bin:/bin', TUTTI_CONNECTOR_TOKEN: 'tutti_agent-session-token', ...env } }, (err, stdout, stderr) => {
-      resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr })
-    })
+    execFile(
+      file,
+      args,
+      { env: { PATH: '/usr/bin:/bin', TUTTI_CONNECTOR_TOKEN: 'tutti_agent-session-token', ...env } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -49,8 +58,14 @@ describe('ShimPublisher', () => {
   let lines: string[]
   let release: string
   let digest: string
-  const pin = (generation: number, entry = 'one'): ShimPin => ({ key: 'fx', generation, digest, entrypoint: path.join(release, 'bin', `${entry}.mjs`) })
-  const targets = (key = 'fx'): string[] => (fs.existsSync(paths.shimTargetsDir(key)) ? fs.readdirSync(paths.shimTargetsDir(key)).sort() : [])
+  const pin = (generation: number, entry = 'one'): ShimPin => ({
+    key: 'fx',
+    generation,
+    digest,
+    entrypoint: path.join(release, 'bin', `${entry}.mjs`),
+  })
+  const targets = (key = 'fx'): string[] =>
+    fs.existsSync(paths.shimTargetsDir(key)) ? fs.readdirSync(paths.shimTargetsDir(key)).sort() : []
   const shimOutput = async (args: string[] = []): Promise<{ entry: string; args: string[] }> => {
     const res = await run(paths.shimPath('fx'), args)
     expect(res.code, res.stderr).toBe(0)
@@ -63,11 +78,20 @@ describe('ShimPublisher', () => {
     lines = []
     publisher = new ShimPublisher(paths, createLogger(memorySink(lines)))
     const source = makeConnector(
-      { schemaVersion: 1, key: 'fx', name: 'Fx', version: '1.0.0', auth: { kind: 'none' }, cli: { entrypoint: 'bin/one.mjs' } },
+      {
+        schemaVersion: 1,
+        key: 'fx',
+        name: 'Fx',
+        version: '1.0.0',
+        auth: { kind: 'none' },
+        cli: { entrypoint: 'bin/one.mjs' },
+      },
       { 'bin/one.mjs': cli('one'), 'bin/two.mjs': cli('two') },
     )
     try {
-      const installed = await new ConnectorInstaller(paths, new ConnectorStore(paths)).install(source, { env: process.env })
+      const installed = await new ConnectorInstaller(paths, new ConnectorStore(paths)).install(source, {
+        env: process.env,
+      })
       digest = installed.digest
     } finally {
       fs.rmSync(source, { recursive: true, force: true })
@@ -78,24 +102,30 @@ describe('ShimPublisher', () => {
     fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  it('publish: the shim runs the entrypoint as a real command, with argv, stdout, stderr and the exit code passed through', async () => {
-    expect(await publisher.publishedGeneration('fx')).toBeUndefined()
-    await publisher.publish(pin(1))
-    expect(fs.statSync(paths.shimPath('fx')).mode & 0o111).not.toBe(0)
-    expect(await publisher.publishedGeneration('fx')).toBe(1)
-    expect(await publisher.list()).toEqual(['fx'])
-    const args = ['plain', 'with space', '', "it's \"quoted\"", 'ünïcødé ✓', '$HOME', '--exit', '7']
-    const res = await run(paths.shimPath('fx'), args)
-    expect(res.code).toBe(7)
-    expect(res.stderr).toBe('to stderr\n')
-    // the connector's data dir in, the agent's session token out
-    expect(JSON.parse(res.stdout)).toEqual({ entry: 'one', args, data: paths.dataDir('fx'), token: null })
-    // the launch target is private to the user, beside the state's shims
-    expect(fs.statSync(shimTargetPath(paths, pin(1))).mode & 0o777).toBe(0o700)
-    expect(lines.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: 'info', msg: 'shim published', connector: 'fx', generation: 1 })])
-    // nothing staged is left beside bin/
-    expect(fs.readdirSync(dir).filter((n) => n.startsWith('.shim-staging-'))).toEqual([])
-  })
+  it(
+    'publish: the shim runs the entrypoint as a real command, with argv, stdout, stderr and the exit code passed ' +
+      'through',
+    async () => {
+      expect(await publisher.publishedGeneration('fx')).toBeUndefined()
+      await publisher.publish(pin(1))
+      expect(fs.statSync(paths.shimPath('fx')).mode & 0o111).not.toBe(0)
+      expect(await publisher.publishedGeneration('fx')).toBe(1)
+      expect(await publisher.list()).toEqual(['fx'])
+      const args = ['plain', 'with space', '', 'it\'s "quoted"', 'ünïcødé ✓', '$HOME', '--exit', '7']
+      const res = await run(paths.shimPath('fx'), args)
+      expect(res.code).toBe(7)
+      expect(res.stderr).toBe('to stderr\n')
+      // the connector's data dir in, the agent's session token out
+      expect(JSON.parse(res.stdout)).toEqual({ entry: 'one', args, data: paths.dataDir('fx'), token: null })
+      // the launch target is private to the user, beside the state's shims
+      expect(fs.statSync(shimTargetPath(paths, pin(1))).mode & 0o777).toBe(0o700)
+      expect(lines.map((l) => JSON.parse(l))).toEqual([
+        expect.objectContaining({ level: 'info', msg: 'shim published', connector: 'fx', generation: 1 }),
+      ])
+      // nothing staged is left beside bin/
+      expect(fs.readdirSync(dir).filter((n) => n.startsWith('.shim-staging-'))).toEqual([])
+    },
+  )
 
   it('a newer generation replaces the shim: it records the new generation and runs the new entrypoint', async () => {
     await publisher.publish(pin(1, 'one'))
@@ -122,18 +152,22 @@ describe('ShimPublisher', () => {
     expect(await publisher.remove('fx', 2)).toBe(false)
   })
 
-  it('publishes of several connectors at once all land, each running its own connector, with nothing staged left behind', async () => {
-    const keys = ['fx', 'alpha', 'beta', 'gamma', 'delta']
-    await Promise.all(keys.map((key, i) => publisher.publish({ ...pin(i + 1, i % 2 ? 'two' : 'one'), key })))
-    expect((await publisher.list()).sort()).toEqual([...keys].sort())
-    for (const [i, key] of keys.entries()) expect(await publisher.publishedGeneration(key)).toBe(i + 1)
-    // the launcher checks the key it was published for: only fx is installed, the others refuse with their own name
-    expect(await shimOutput()).toMatchObject({ entry: 'one' })
-    const alpha = await run(paths.shimPath('alpha'), [])
-    expect(alpha).toMatchObject({ code: 126, stdout: '' })
-    expect(alpha.stderr).toMatch(/^tutti-connector-alpha: the connector "alpha" is not installed/)
-    expect(fs.readdirSync(dir).filter((n) => n.startsWith('.shim-staging-'))).toEqual([])
-  })
+  it(
+    'publishes of several connectors at once all land, each running its own connector, with nothing staged left ' +
+      'behind',
+    async () => {
+      const keys = ['fx', 'alpha', 'beta', 'gamma', 'delta']
+      await Promise.all(keys.map((key, i) => publisher.publish({ ...pin(i + 1, i % 2 ? 'two' : 'one'), key })))
+      expect((await publisher.list()).sort()).toEqual([...keys].sort())
+      for (const [i, key] of keys.entries()) expect(await publisher.publishedGeneration(key)).toBe(i + 1)
+      // the launcher checks the key it was published for: only fx is installed, the others refuse with their own name
+      expect(await shimOutput()).toMatchObject({ entry: 'one' })
+      const alpha = await run(paths.shimPath('alpha'), [])
+      expect(alpha).toMatchObject({ code: 126, stdout: '' })
+      expect(alpha.stderr).toMatch(/^tutti-connector-alpha: the connector "alpha" is not installed/)
+      expect(fs.readdirSync(dir).filter((n) => n.startsWith('.shim-staging-'))).toEqual([])
+    },
+  )
 
   it('publishing the same generation again puts back a shim deleted behind our back', async () => {
     await publisher.publish(pin(3))
@@ -158,18 +192,21 @@ describe('ShimPublisher', () => {
     expect(targets()).toEqual(['g3.cjs', 'g4.cjs'])
   })
 
-  it('concurrent publishes of two generations of one connector: the newest wins, and neither prunes the other', async () => {
-    for (let g = 1; g <= 40; g += 2) {
-      await Promise.all([publisher.publish(pin(g, 'one')), publisher.publish(pin(g + 1, 'two'))])
-      expect(await publisher.publishedGeneration('fx')).toBe(g + 1)
-    }
-    expect(await shimOutput()).toMatchObject({ entry: 'two' })
-    expect(targets()).toEqual(['g39.cjs', 'g40.cjs'])
-    // an older publish after a newer one leaves the newer shim in place
-    await publisher.publish(pin(12, 'one'))
-    expect(await publisher.publishedGeneration('fx')).toBe(40)
-    expect(lines.join('')).toContain('shim kept: a newer generation is published')
-  })
+  it(
+    'concurrent publishes of two generations of one connector: the newest wins, and neither prunes the ' + 'other',
+    async () => {
+      for (let g = 1; g <= 40; g += 2) {
+        await Promise.all([publisher.publish(pin(g, 'one')), publisher.publish(pin(g + 1, 'two'))])
+        expect(await publisher.publishedGeneration('fx')).toBe(g + 1)
+      }
+      expect(await shimOutput()).toMatchObject({ entry: 'two' })
+      expect(targets()).toEqual(['g39.cjs', 'g40.cjs'])
+      // an older publish after a newer one leaves the newer shim in place
+      await publisher.publish(pin(12, 'one'))
+      expect(await publisher.publishedGeneration('fx')).toBe(40)
+      expect(lines.join('')).toContain('shim kept: a newer generation is published')
+    },
+  )
 
   it('list names each published connector once; removeAny takes a stray shim whatever its generation', async () => {
     await publisher.publish(pin(1))

@@ -21,7 +21,10 @@ describe('SignalRelay', () => {
   /** The probe agent, running, its handlers installed (it reports its start after them). */
   const runningProbe = async () => {
     const probe = probeAgent()
-    const child = spawn(`${probe.bin}/probe-agent`, [], { env: { ...process.env, AGENT_REPORT: probe.report, AGENT_MODE: 'wait' }, stdio: 'ignore' })
+    const child = spawn(`${probe.bin}/probe-agent`, [], {
+      env: { ...process.env, AGENT_REPORT: probe.report, AGENT_MODE: 'wait' },
+      stdio: 'ignore',
+    })
     probes.push({ child, probe })
     await probeEvents(probe.events, (e) => e.some((x) => x.event === 'start'))
     return { child, probe }
@@ -38,23 +41,32 @@ describe('SignalRelay', () => {
     }
   })
 
-  it('in the terminal’s foreground, Ctrl-C, Ctrl-\\ and resizes are left to the terminal; the others are passed on', async () => {
-    const { child, probe } = await runningProbe()
-    const relay = new SignalRelay(() => true)
-    relay.attach(child)
-    for (const signal of ['SIGINT', 'SIGQUIT', 'SIGWINCH', 'SIGHUP', 'SIGUSR1'] as const) relay.pass(signal)
-    // signals pending together are delivered lowest number first, not in the order sent (SIGUSR1 was seen
-    // before SIGHUP under load): wait for both; a passed SIGINT (2) or SIGQUIT (3) would be delivered with them
-    const got = signals(await probeEvents(probe.events, (e) => signals(e).includes('SIGUSR1') && signals(e).includes('SIGHUP')))
-    expect([...got].sort()).toEqual(['SIGHUP', 'SIGUSR1'])
-  })
+  it(
+    'in the terminal’s foreground, Ctrl-C, Ctrl-\\ and resizes are left to the terminal; the others are ' + 'passed on',
+    async () => {
+      const { child, probe } = await runningProbe()
+      const relay = new SignalRelay(() => true)
+      relay.attach(child)
+      for (const signal of ['SIGINT', 'SIGQUIT', 'SIGWINCH', 'SIGHUP', 'SIGUSR1'] as const) relay.pass(signal)
+      // signals pending together are delivered lowest number first, not in the order sent (SIGUSR1 was seen
+      // before SIGHUP under load): wait for both; a passed SIGINT (2) or SIGQUIT (3) would be delivered with them
+      const got = signals(
+        await probeEvents(probe.events, (e) => signals(e).includes('SIGUSR1') && signals(e).includes('SIGHUP')),
+      )
+      expect([...got].sort()).toEqual(['SIGHUP', 'SIGUSR1'])
+    },
+  )
 
-  it('before the agent runs, a terminating signal is remembered (the agent is then not started) and a resize is dropped', () => {
-    const relay = new SignalRelay(() => false)
-    relay.pass('SIGWINCH')
-    expect(relay.terminatedEarly).toBeUndefined()
-    relay.pass('SIGHUP')
-    relay.pass('SIGINT')
-    expect(relay.terminatedEarly).toBe('SIGHUP')
-  })
+  it(
+    'before the agent runs, a terminating signal is remembered (the agent is then not started) and a resize is ' +
+      'dropped',
+    () => {
+      const relay = new SignalRelay(() => false)
+      relay.pass('SIGWINCH')
+      expect(relay.terminatedEarly).toBeUndefined()
+      relay.pass('SIGHUP')
+      relay.pass('SIGINT')
+      expect(relay.terminatedEarly).toBe('SIGHUP')
+    },
+  )
 })

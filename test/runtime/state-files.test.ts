@@ -25,7 +25,13 @@ it('concurrent read-modify-write under the state lock loses no update', async ()
   await Promise.all(
     Array.from({ length: 40 }, (_, i) =>
       updateState(paths, async ({ installed }) => {
-        installed.connectors[`c${i}`] = { key: `c${i}`, name: 'n', version: '1', digest: 'a'.repeat(64), installedAt: 'now' }
+        installed.connectors[`c${i}`] = {
+          key: `c${i}`,
+          name: 'n',
+          version: '1',
+          digest: 'a'.repeat(64),
+          installedAt: 'now',
+        }
         return { result: undefined, installedChanged: true }
       }),
     ),
@@ -42,7 +48,8 @@ it('the lock is exclusive', async () => {
       withLock(target, async () => {
         inside++
         max = Math.max(max, inside)
-        // holds the lock across a turn of the event loop, so the other nine really contend for it (no wait for anything)
+        // holds the lock across a turn of the event loop, so the other nine really contend for it (no wait for
+        // anything)
         await new Promise((r) => setTimeout(r, 5))
         inside--
       }),
@@ -55,6 +62,8 @@ it('a corrupt state file is a clear error, not silently replaced', async () => {
   const paths = statePaths(tmp())
   fs.writeFileSync(paths.installedJson, '{ nope')
   await expect(readInstalled(paths)).rejects.toThrow(/installed\.json is not valid JSON/)
-  await expect(updateState(paths, async () => ({ result: 1, installedChanged: true }))).rejects.toThrow(/not valid JSON/)
+  await expect(updateState(paths, async () => ({ result: 1, installedChanged: true }))).rejects.toThrow(
+    /not valid JSON/,
+  )
   expect(fs.readFileSync(paths.installedJson, 'utf8')).toBe('{ nope')
 })

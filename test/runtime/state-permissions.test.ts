@@ -21,8 +21,15 @@ function laxState(): { root: string; state: string } {
   roots.push(root)
   const state = path.join(root, 'state')
   const files: Record<string, number> = {
-    'credentials.json': 0o644, 'installed.json': 0o666, 'daemon.json': 0o600, 'bin/tutti': 0o777, 'bin/tutti-connector-k': 0o755,
-    'sessions/s1/codex/config.toml': 0o664, 'connectors/k/data/own.db': 0o644, 'tmp/unpack-1/x': 0o644, 'connectors/k/releases/abc/f.js': 0o444,
+    'credentials.json': 0o644,
+    'installed.json': 0o666,
+    'daemon.json': 0o600,
+    'bin/tutti': 0o777,
+    'bin/tutti-connector-k': 0o755,
+    'sessions/s1/codex/config.toml': 0o664,
+    'connectors/k/data/own.db': 0o644,
+    'tmp/unpack-1/x': 0o644,
+    'connectors/k/releases/abc/f.js': 0o444,
   }
   for (const [rel, m] of Object.entries(files)) {
     fs.mkdirSync(path.dirname(path.join(state, rel)), { recursive: true, mode: 0o755 })
@@ -39,30 +46,50 @@ function laxState(): { root: string; state: string } {
   return { root, state }
 }
 
-it('tightens the root, directories and files; leaves release copies, connector data, tmp/ contents and symlinks alone; logs a warning', async () => {
-  const { root, state } = laxState()
-  const lines: string[] = []
-  const changed = await tightenStatePermissions(statePaths(state), createLogger(memorySink(lines)))
-  const changedPaths = changed.map((c) => c.path).sort()
-  expect(changed).toContainEqual({ path: '.', from: '0777', to: '0700' })
-  expect(changed).toContainEqual({ path: 'credentials.json', from: '0644', to: '0600' })
-  expect(changedPaths).toEqual(['.', 'bin', 'bin/tutti', 'connectors', 'connectors/k', 'connectors/k/data', 'connectors/k/releases', 'credentials.json', 'installed.json', 'sessions', 'sessions/s1', 'sessions/s1/codex', 'sessions/s1/codex/config.toml', 'state.lock', 'tmp'])
-  expect(mode(path.join(state, 'bin/tutti'))).toBe('700')
-  expect(mode(path.join(state, 'bin/tutti-connector-k'))).toBe('755') // cmd-shim's mode, by design
-  expect(mode(path.join(state, 'state.lock'))).toBe('700')
-  expect(mode(path.join(state, 'connectors/k/releases/abc'))).toBe('555')
-  expect(mode(path.join(state, 'connectors/k/releases/abc/f.js'))).toBe('444')
-  expect(mode(path.join(state, 'connectors/k/data/own.db'))).toBe('644')
-  expect(mode(path.join(state, 'tmp/unpack-1/x'))).toBe('644')
-  expect(mode(path.join(root, 'outside.txt'))).toBe('644')
-  const warnings = lines.map((l) => JSON.parse(l)).filter((r) => r.level === 'warn')
-  expect(warnings).toHaveLength(1)
-  expect(warnings[0]).toMatchObject({ msg: expect.stringMatching(/permissions/), changed })
-  // a second start finds nothing to do and says nothing
-  lines.length = 0
-  expect(await tightenStatePermissions(statePaths(state), createLogger(memorySink(lines)))).toEqual([])
-  expect(lines).toEqual([])
-})
+it(
+  'tightens the root, directories and files; leaves release copies, connector data, tmp/ contents and symlinks ' +
+    'alone; logs a warning',
+  async () => {
+    const { root, state } = laxState()
+    const lines: string[] = []
+    const changed = await tightenStatePermissions(statePaths(state), createLogger(memorySink(lines)))
+    const changedPaths = changed.map((c) => c.path).sort()
+    expect(changed).toContainEqual({ path: '.', from: '0777', to: '0700' })
+    expect(changed).toContainEqual({ path: 'credentials.json', from: '0644', to: '0600' })
+    expect(changedPaths).toEqual([
+      '.',
+      'bin',
+      'bin/tutti',
+      'connectors',
+      'connectors/k',
+      'connectors/k/data',
+      'connectors/k/releases',
+      'credentials.json',
+      'installed.json',
+      'sessions',
+      'sessions/s1',
+      'sessions/s1/codex',
+      'sessions/s1/codex/config.toml',
+      'state.lock',
+      'tmp',
+    ])
+    expect(mode(path.join(state, 'bin/tutti'))).toBe('700')
+    expect(mode(path.join(state, 'bin/tutti-connector-k'))).toBe('755') // cmd-shim's mode, by design
+    expect(mode(path.join(state, 'state.lock'))).toBe('700')
+    expect(mode(path.join(state, 'connectors/k/releases/abc'))).toBe('555')
+    expect(mode(path.join(state, 'connectors/k/releases/abc/f.js'))).toBe('444')
+    expect(mode(path.join(state, 'connectors/k/data/own.db'))).toBe('644')
+    expect(mode(path.join(state, 'tmp/unpack-1/x'))).toBe('644')
+    expect(mode(path.join(root, 'outside.txt'))).toBe('644')
+    const warnings = lines.map((l) => JSON.parse(l)).filter((r) => r.level === 'warn')
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ msg: expect.stringMatching(/permissions/), changed })
+    // a second start finds nothing to do and says nothing
+    lines.length = 0
+    expect(await tightenStatePermissions(statePaths(state), createLogger(memorySink(lines)))).toEqual([])
+    expect(lines).toEqual([])
+  },
+)
 
 it('a shim writable by others loses only the write bits; a missing state dir is not an error', async () => {
   const { state } = laxState()

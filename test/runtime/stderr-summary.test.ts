@@ -20,6 +20,8 @@ it("a node crash is summed up by its error, not by node's source excerpt, stack 
 })
 
 it("a server's own lines are kept, the last three of them", () => {
-  expect(stderrSummary('one\ntwo\nstarting up\nError: the database is locked\n')).toBe('; stderr: two | starting up | Error: the database is locked')
+  expect(stderrSummary('one\ntwo\nstarting up\nError: the database is locked\n')).toBe(
+    '; stderr: two | starting up | Error: the database is locked',
+  )
   expect(stderrSummary('')).toBe('')
 })

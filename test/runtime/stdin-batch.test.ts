@@ -69,13 +69,31 @@ describe('StdinBatch', () => {
 describe('a stdio upstream reads what one turn wrote at once', () => {
   it('sixteen calls and the SDK’s own message arrive together, in order, and a close flushes first', async () => {
     const trace = path.join(dir, 'chunks.trace')
-    const transport = new ProcessGroupStdioTransport({ command: process.execPath, args: [CHUNKS, trace], cwd: dir, env: process.env, maxMessageBytes: 1 << 20, closeGraceMs: 2_000 })
+    const transport = new ProcessGroupStdioTransport({
+      command: process.execPath,
+      args: [CHUNKS, trace],
+      cwd: dir,
+      env: process.env,
+      maxMessageBytes: 1 << 20,
+      closeGraceMs: 2_000,
+    })
     await transport.start()
     const ids = Array.from({ length: 16 }, (_, i) => i + 1)
-    for (const id of ids) expect(transport.writeLine(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo' } })}\n`)).toBe(true)
+    for (const id of ids)
+      expect(
+        transport.writeLine(
+          `${JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo' } })}\n`,
+        ),
+      ).toBe(true)
     await transport.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 16 } })
     expect(await until(() => fs.existsSync(trace) && fs.readFileSync(trace, 'utf8').trim() !== '')).toBe(true)
-    expect(fs.readFileSync(trace, 'utf8').trim().split('\n').map((line) => JSON.parse(line))).toEqual([[...ids.map(() => 'tools/call'), 'notifications/cancelled']])
+    expect(
+      fs
+        .readFileSync(trace, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line)),
+    ).toEqual([[...ids.map(() => 'tools/call'), 'notifications/cancelled']])
 
     transport.writeLine(`${JSON.stringify({ jsonrpc: '2.0', id: 99, result: {} })}\n`)
     await transport.close()

@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest'
 import { ProcessGroupStdioTransport } from '../../src/runtime/upstream/stdio-transport.js'
 
 const transport = (command: string, cwd: string) =>
-  new ProcessGroupStdioTransport({ command, args: [], cwd, env: process.env, maxMessageBytes: 1 << 20, closeGraceMs: 1_000 })
+  new ProcessGroupStdioTransport({
+    command,
+    args: [],
+    cwd,
+    env: process.env,
+    maxMessageBytes: 1 << 20,
+    closeGraceMs: 1_000,
+  })
 
 /* spawn reports a missing working directory as ENOENT, which read as "command not found" for a node that exists. */
 describe('a stdio upstream that cannot be started', () => {

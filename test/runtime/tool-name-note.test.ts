@@ -12,7 +12,7 @@ describe('which tool names a Skill mentions', () => {
     expect(names('Use `echo(text)` once.')).toEqual(['echo'])
   })
 
-  it('a name inside a longer identifier is not the name; Claude Code\'s mcp__<server>__<tool> is', () => {
+  it("a name inside a longer identifier is not the name; Claude Code's mcp__<server>__<tool> is", () => {
     expect(names('Call linear_search_issues or search_issues_v2 or `forget-sum` or `echoes`.')).toEqual([])
     expect(names('Call mcp__linear__search_issues.')).toEqual(['search_issues'])
   })

@@ -40,7 +40,10 @@ beforeAll(async () => {
   const mcp = createMcpHandler(() => {
     const s = new Server({ name: 'param-headers', version: '1' }, { capabilities: { tools: {} } })
     s.setRequestHandler('tools/list', async () => ({ tools: [REGIONAL, PLAIN] }))
-    s.setRequestHandler('tools/call', async (req) => ({ content: [{ type: 'text', text: `called ${req.params.name}` }], structuredContent: { unexpected: true } }))
+    s.setRequestHandler('tools/call', async (req) => ({
+      content: [{ type: 'text', text: `called ${req.params.name}` }],
+      structuredContent: { unexpected: true },
+    }))
     return s
   })
   server = http.createServer(async (req, res) => {
@@ -48,7 +51,13 @@ beforeAll(async () => {
     for await (const c of req) chunks.push(c as Buffer)
     const body = chunks.length ? JSON.parse(Buffer.concat(chunks).toString('utf8')) : undefined
     if (body?.method) seen.push({ method: body.method, headers: req.headers })
-    const r = await mcp.fetch(new Request(`http://${req.headers.host}${req.url}`, { method: req.method, headers: req.headers as Record<string, string> }), body === undefined ? {} : { parsedBody: body })
+    const r = await mcp.fetch(
+      new Request(`http://${req.headers.host}${req.url}`, {
+        method: req.method,
+        headers: req.headers as Record<string, string>,
+      }),
+      body === undefined ? {} : { parsedBody: body },
+    )
     res.writeHead(r.status, Object.fromEntries(r.headers))
     if (r.body) for await (const chunk of r.body) res.write(chunk)
     res.end()
@@ -65,30 +74,43 @@ const paramHeaders = (s: Seen): Record<string, string> =>
   Object.fromEntries(Object.entries(s.headers).filter(([k]) => k.startsWith('mcp-param-')) as [string, string][])
 
 describe('UpstreamConnection: Mcp-Param-* headers to a 2026-07-28 remote upstream', () => {
-  it('every x-mcp-header argument travels as its header on the first call, encoded; none for other tools; results pass through unvalidated', async () => {
-    const conn = await UpstreamConnection.open({ kind: 'http', key: 'remote', url, headers: {} })
-    try {
-      expect((await conn.listTools()).map((t) => t.name)).toEqual(['regional', 'plain'])
-      seen.length = 0
-      const result = await conn.callTool('regional', { region: 'eu-west1', priority: 7, greeting: 'Grüße ', dry: false, note: 'not a header' }, {})
-      expect(result).toMatchObject({ content: [{ type: 'text', text: 'called regional' }], structuredContent: { unexpected: true } })
-      const calls = seen.filter((s) => s.method === 'tools/call')
-      // one POST: nothing was refused and retried
-      expect(calls).toHaveLength(1)
-      expect(calls[0]!.headers['mcp-protocol-version']).toBe('2026-07-28')
-      expect(paramHeaders(calls[0]!)).toEqual({
-        'mcp-param-region': 'eu-west1',
-        'mcp-param-priority': '7',
-        'mcp-param-greeting': `=?base64?${Buffer.from('Grüße ').toString('base64')}?=`,
-        'mcp-param-dry': 'false',
-      })
-      // an argument left out sends no header
-      await conn.callTool('regional', { region: 'us-east1' }, {})
-      expect(paramHeaders(seen.filter((s) => s.method === 'tools/call')[1]!)).toEqual({ 'mcp-param-region': 'us-east1' })
-      await conn.callTool('plain', { region: 'eu-west1' }, {})
-      expect(paramHeaders(seen.filter((s) => s.method === 'tools/call')[2]!)).toEqual({})
-    } finally {
-      await conn.close(0)
-    }
-  })
+  it(
+    'every x-mcp-header argument travels as its header on the first call, encoded; none for other tools; results ' +
+      'pass through unvalidated',
+    async () => {
+      const conn = await UpstreamConnection.open({ kind: 'http', key: 'remote', url, headers: {} })
+      try {
+        expect((await conn.listTools()).map((t) => t.name)).toEqual(['regional', 'plain'])
+        seen.length = 0
+        const result = await conn.callTool(
+          'regional',
+          { region: 'eu-west1', priority: 7, greeting: 'Grüße ', dry: false, note: 'not a header' },
+          {},
+        )
+        expect(result).toMatchObject({
+          content: [{ type: 'text', text: 'called regional' }],
+          structuredContent: { unexpected: true },
+        })
+        const calls = seen.filter((s) => s.method === 'tools/call')
+        // one POST: nothing was refused and retried
+        expect(calls).toHaveLength(1)
+        expect(calls[0]!.headers['mcp-protocol-version']).toBe('2026-07-28')
+        expect(paramHeaders(calls[0]!)).toEqual({
+          'mcp-param-region': 'eu-west1',
+          'mcp-param-priority': '7',
+          'mcp-param-greeting': `=?base64?${Buffer.from('Grüße ').toString('base64')}?=`,
+          'mcp-param-dry': 'false',
+        })
+        // an argument left out sends no header
+        await conn.callTool('regional', { region: 'us-east1' }, {})
+        expect(paramHeaders(seen.filter((s) => s.method === 'tools/call')[1]!)).toEqual({
+          'mcp-param-region': 'us-east1',
+        })
+        await conn.callTool('plain', { region: 'eu-west1' }, {})
+        expect(paramHeaders(seen.filter((s) => s.method === 'tools/call')[2]!)).toEqual({})
+      } finally {
+        await conn.close(0)
+      }
+    },
+  )
 })

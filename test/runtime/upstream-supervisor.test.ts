@@ -2,7 +2,11 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import { BACKOFF, STABLE_AFTER_MS } from '../../src/runtime/upstream/backoff.js'
 import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
-import { UpstreamSupervisor, type Activation, type SupervisorEvents } from '../../src/runtime/upstream/upstream-supervisor.js'
+import {
+  UpstreamSupervisor,
+  type Activation,
+  type SupervisorEvents,
+} from '../../src/runtime/upstream/upstream-supervisor.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
 
 const spec: UpstreamSpec = { kind: 'stdio', key: 'fx', command: '/bin/true', args: [], cwd: '/', env: {} }
@@ -28,14 +32,19 @@ describe('UpstreamSupervisor', () => {
     vi.useRealTimers()
   })
 
-  it('eager: start() resolves with the table and does not report it as an event; calls go to the connection', async () => {
-    const { dialer, events, supervisor } = harness()
-    dialer.script.push([tool('a'), tool('b')])
-    expect((await supervisor.start()).map((t) => t.name)).toEqual(['a', 'b'])
-    expect(events).toEqual([])
-    expect(supervisor.state).toBe('running')
-    expect(await supervisor.callTool('a', {}, {})).toEqual({ content: [{ type: 'text', text: `a from ${dialer.last.pid}` }] })
-  })
+  it(
+    'eager: start() resolves with the table and does not report it as an event; calls go to the ' + 'connection',
+    async () => {
+      const { dialer, events, supervisor } = harness()
+      dialer.script.push([tool('a'), tool('b')])
+      expect((await supervisor.start()).map((t) => t.name)).toEqual(['a', 'b'])
+      expect(events).toEqual([])
+      expect(supervisor.state).toBe('running')
+      expect(await supervisor.callTool('a', {}, {})).toEqual({
+        content: [{ type: 'text', text: `a from ${dialer.last.pid}` }],
+      })
+    },
+  )
 
   it('eager: exits that come quickly double the backoff; a restart that lists tools reports them', async () => {
     const { dialer, events, supervisor } = harness()
@@ -74,7 +83,14 @@ describe('UpstreamSupervisor', () => {
     dialer.script.push(new Error('exited with code 3 before it answered initialize'), new Error('again'))
     dialer.fallback = [tool('a')]
     await expect(supervisor.start()).rejects.toThrow(/code 3/)
-    expect(events).toEqual([{ type: 'failed', reason: 'exited with code 3 before it answered initialize', failures: 1, retryAt: expect.any(String) }])
+    expect(events).toEqual([
+      {
+        type: 'failed',
+        reason: 'exited with code 3 before it answered initialize',
+        failures: 1,
+        retryAt: expect.any(String),
+      },
+    ])
     expect(supervisor.nextRetryAt).toBeDefined()
     await vi.advanceTimersByTimeAsync(BACKOFF.initialMs)
     expect(events.at(-1)).toMatchObject({ type: 'failed', reason: 'again', failures: 2 })
@@ -104,60 +120,71 @@ describe('UpstreamSupervisor', () => {
     expect(link.listCount).toBe(2)
   })
 
-  it('lazy: nothing is dialed until the first call; concurrent first calls share one start; idle stops it; the next call starts again', async () => {
-    const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
-    dialer.fallback = [tool('a')]
-    expect(dialer.specs).toHaveLength(0)
-    const results = await Promise.all(Array.from({ length: 20 }, () => supervisor.callTool('a', {}, {})))
-    expect(dialer.specs).toHaveLength(1)
-    expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1)
-    expect(events).toEqual([{ type: 'listed', why: 'started', names: ['a'] }])
-    expect(supervisor.state).toBe('running')
-    await vi.advanceTimersByTimeAsync(1_000)
-    expect(supervisor.state).toBe('stopped')
-    expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
-    await supervisor.callTool('a', {}, {})
-    expect(dialer.specs).toHaveLength(2)
-    expect(supervisor.starts).toBe(2)
-  })
+  it(
+    'lazy: nothing is dialed until the first call; concurrent first calls share one start; idle stops it; the next ' +
+      'call starts again',
+    async () => {
+      const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+      dialer.fallback = [tool('a')]
+      expect(dialer.specs).toHaveLength(0)
+      const results = await Promise.all(Array.from({ length: 20 }, () => supervisor.callTool('a', {}, {})))
+      expect(dialer.specs).toHaveLength(1)
+      expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1)
+      expect(events).toEqual([{ type: 'listed', why: 'started', names: ['a'] }])
+      expect(supervisor.state).toBe('running')
+      await vi.advanceTimersByTimeAsync(1_000)
+      expect(supervisor.state).toBe('stopped')
+      expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
+      await supervisor.callTool('a', {}, {})
+      expect(dialer.specs).toHaveLength(2)
+      expect(supervisor.starts).toBe(2)
+    },
+  )
 
-  it('lazy: an idle upstream whose close takes its grace is running (pid and all) until the close ends, then stopped', async () => {
-    const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
-    dialer.fallback = [tool('a')]
-    await supervisor.callTool('a', {}, {})
-    let closeEnds!: () => void
-    dialer.last.closeTakes = new Promise<void>((resolve) => (closeEnds = resolve))
-    await vi.advanceTimersByTimeAsync(1_000)
-    // the connection already refuses calls, but its process is still there
-    expect(dialer.last.closed).toBe(true)
-    expect(supervisor.state).toBe('running')
-    expect(supervisor.pid).toBe(dialer.last.pid)
-    expect(events.at(-1)).toEqual({ type: 'listed', why: 'started', names: ['a'] })
-    closeEnds()
-    await vi.advanceTimersByTimeAsync(0)
-    expect(supervisor.state).toBe('stopped')
-    expect(supervisor.pid).toBeUndefined()
-    expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
-  })
+  it(
+    'lazy: an idle upstream whose close takes its grace is running (pid and all) until the close ends, then ' +
+      'stopped',
+    async () => {
+      const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+      dialer.fallback = [tool('a')]
+      await supervisor.callTool('a', {}, {})
+      let closeEnds!: () => void
+      dialer.last.closeTakes = new Promise<void>((resolve) => (closeEnds = resolve))
+      await vi.advanceTimersByTimeAsync(1_000)
+      // the connection already refuses calls, but its process is still there
+      expect(dialer.last.closed).toBe(true)
+      expect(supervisor.state).toBe('running')
+      expect(supervisor.pid).toBe(dialer.last.pid)
+      expect(events.at(-1)).toEqual({ type: 'listed', why: 'started', names: ['a'] })
+      closeEnds()
+      await vi.advanceTimersByTimeAsync(0)
+      expect(supervisor.state).toBe('stopped')
+      expect(supervisor.pid).toBeUndefined()
+      expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
+    },
+  )
 
-  it('lazy: each call moves the idle period on without a timer of its own; a call still running holds the stop off', async () => {
-    const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
-    dialer.fallback = [tool('a')]
-    await supervisor.callTool('a', {}, {})
-    const scheduled = vi.spyOn(globalThis, 'setTimeout')
-    for (let i = 0; i < 50; i++) await supervisor.callTool('a', {}, {})
-    // the hot path schedules nothing: the one idle timer reads when the last call ended
-    expect(scheduled).not.toHaveBeenCalled()
-    scheduled.mockRestore()
-    await vi.advanceTimersByTimeAsync(600)
-    await supervisor.callTool('a', {}, {})
-    // 1,000 ms after the first call, but only 400 ms after the last: still running
-    await vi.advanceTimersByTimeAsync(400)
-    expect(supervisor.state).toBe('running')
-    await vi.advanceTimersByTimeAsync(600)
-    expect(supervisor.state).toBe('stopped')
-    expect(dialer.specs).toHaveLength(1)
-  })
+  it(
+    'lazy: each call moves the idle period on without a timer of its own; a call still running holds the ' + 'stop off',
+    async () => {
+      const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+      dialer.fallback = [tool('a')]
+      await supervisor.callTool('a', {}, {})
+      const scheduled = vi.spyOn(globalThis, 'setTimeout')
+      for (let i = 0; i < 50; i++) await supervisor.callTool('a', {}, {})
+      // the hot path schedules nothing: the one idle timer reads when the last call ended
+      expect(scheduled).not.toHaveBeenCalled()
+      scheduled.mockRestore()
+      await vi.advanceTimersByTimeAsync(600)
+      await supervisor.callTool('a', {}, {})
+      // 1,000 ms after the first call, but only 400 ms after the last: still running
+      await vi.advanceTimersByTimeAsync(400)
+      expect(supervisor.state).toBe('running')
+      await vi.advanceTimersByTimeAsync(600)
+      expect(supervisor.state).toBe('stopped')
+      expect(dialer.specs).toHaveLength(1)
+    },
+  )
 
   it('lazy: a failed start fails the call with the reason and schedules nothing', async () => {
     const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })

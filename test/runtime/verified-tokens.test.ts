@@ -41,7 +41,12 @@ describe('SessionTokens: verified tokens are remembered', () => {
     const token = await tokens.issue('/ws', 's', 'codex')
     tokens.verify(token)
     const last = token.at(-1) === 'A' ? 'B' : 'A'
-    for (const miss of [`${token.slice(0, -1)}${last}`, token.slice(0, -1), `${token}A`, `tutti_${token.slice(6).toUpperCase()}`]) {
+    for (const miss of [
+      `${token.slice(0, -1)}${last}`,
+      token.slice(0, -1),
+      `${token}A`,
+      `tutti_${token.slice(6).toUpperCase()}`,
+    ]) {
       const before = hashes()
       expect(tokens.verify(miss)).toBeUndefined()
       expect(tokens.verify(miss)).toBeUndefined()
@@ -50,18 +55,21 @@ describe('SessionTokens: verified tokens are remembered', () => {
     }
   })
 
-  it('revoking a remembered token takes effect at once: already inside the revoke listeners, and afterwards', async () => {
-    const token = await tokens.issue('/ws', 's', 'codex')
-    const other = await tokens.issue('/ws', 'other', 'codex')
-    expect(tokens.verify(token)).toBeDefined()
-    expect(tokens.verify(other)).toBeDefined()
-    const inListener: unknown[] = []
-    tokens.onRevoked(() => void inListener.push(tokens.verify(token)))
-    await tokens.revoke({ session: 's' })
-    expect(inListener).toEqual([undefined])
-    expect(tokens.verify(token)).toBeUndefined()
-    expect(tokens.verify(other)).toMatchObject({ session: 'other' })
-  })
+  it(
+    'revoking a remembered token takes effect at once: already inside the revoke listeners, and ' + 'afterwards',
+    async () => {
+      const token = await tokens.issue('/ws', 's', 'codex')
+      const other = await tokens.issue('/ws', 'other', 'codex')
+      expect(tokens.verify(token)).toBeDefined()
+      expect(tokens.verify(other)).toBeDefined()
+      const inListener: unknown[] = []
+      tokens.onRevoked(() => void inListener.push(tokens.verify(token)))
+      await tokens.revoke({ session: 's' })
+      expect(inListener).toEqual([undefined])
+      expect(tokens.verify(token)).toBeUndefined()
+      expect(tokens.verify(other)).toMatchObject({ session: 'other' })
+    },
+  )
 
   it('re-issuing for the session revokes the remembered token before issue returns; the new one verifies', async () => {
     const old = await tokens.issue('/ws', 's', 'codex')

@@ -26,9 +26,15 @@ afterEach(async () => {
   await h.close()
 })
 
-const binding = (port = node.port, token = h.token): MCPServerBinding => ({ name: 'connector', type: 'http', url: `http://127.0.0.1:${port}${MCP_PATH}`, headers: { Authorization: `Bearer ${token}` } })
+const binding = (port = node.port, token = h.token): MCPServerBinding => ({
+  name: 'connector',
+  type: 'http',
+  url: `http://127.0.0.1:${port}${MCP_PATH}`,
+  headers: { Authorization: `Bearer ${token}` },
+})
 let generation = 10
-const change = (key = 'other') => h.registry.commit(buildRoute(key, ++generation, h.upstream, TOOLS.slice(0, 1 + (generation % 3))))
+const change = (key = 'other') =>
+  h.registry.commit(buildRoute(key, ++generation, h.upstream, TOOLS.slice(0, 1 + (generation % 3))))
 
 /** A loopback relay in front of the endpoint whose connections can be cut while it keeps listening. */
 async function relay(to: number) {
@@ -59,9 +65,19 @@ it('onChange runs once per change of the connector tools, and the stream is the 
   watch = await watchConnectors(() => void runs++, { runtime: { mcpServers: [binding()] } })
   expect(h.endpoint.openStreams).toBe(1)
   change()
-  expect(await eventually(() => runs, (n) => n >= 1)).toBe(1)
+  expect(
+    await eventually(
+      () => runs,
+      (n) => n >= 1,
+    ),
+  ).toBe(1)
   change('third')
-  expect(await eventually(() => runs, (n) => n >= 2)).toBe(2)
+  expect(
+    await eventually(
+      () => runs,
+      (n) => n >= 2,
+    ),
+  ).toBe(2)
 })
 
 it('close(): the stream ends at the server, no onChange afterwards, ended resolves undefined', async () => {
@@ -69,12 +85,20 @@ it('close(): the stream ends at the server, no onChange afterwards, ended resolv
   watch = await watchConnectors(() => void runs++, { runtime: { mcpServers: [binding()] } })
   await watch.close()
   expect(await watch.ended).toBeUndefined()
-  expect(await eventually(() => h.endpoint.openStreams, (n) => n === 0)).toBe(0)
+  expect(
+    await eventually(
+      () => h.endpoint.openStreams,
+      (n) => n === 0,
+    ),
+  ).toBe(0)
   // a watcher that still listened would run within the notifier's window; a second listener proves the change was sent
   const witness = await watchConnectors(() => void witnessRuns++, { runtime: { mcpServers: [binding()] } })
   let witnessRuns = 0
   change()
-  await eventually(() => witnessRuns, (n) => n >= 1)
+  await eventually(
+    () => witnessRuns,
+    (n) => n >= 1,
+  )
   await witness.close()
   expect(runs).toBe(0)
 })
@@ -89,9 +113,17 @@ it('an onChange that throws is reported to onError and the watch goes on', async
     { runtime: { mcpServers: [binding()] }, onError: (e) => errors.push(e) },
   )
   change()
-  await eventually(() => errors.length, (n) => n >= 1)
+  await eventually(
+    () => errors.length,
+    (n) => n >= 1,
+  )
   change('third')
-  expect(await eventually(() => runs, (n) => n >= 2)).toBe(2)
+  expect(
+    await eventually(
+      () => runs,
+      (n) => n >= 2,
+    ),
+  ).toBe(2)
   expect(errors).toEqual([new Error('reload refused')])
 })
 
@@ -100,10 +132,20 @@ it('a stream cut without our close is reopened, and onChange runs once for what 
   let runs = 0
   watch = await watchConnectors(() => void runs++, { runtime: { mcpServers: [binding(r.port)] } })
   r.cut()
-  expect(await eventually(() => runs, (n) => n >= 1)).toBe(1)
+  expect(
+    await eventually(
+      () => runs,
+      (n) => n >= 1,
+    ),
+  ).toBe(1)
   // the reopened stream delivers (the server drops the cut one only at its next keep-alive write)
   change()
-  expect(await eventually(() => runs, (n) => n >= 2)).toBe(2)
+  expect(
+    await eventually(
+      () => runs,
+      (n) => n >= 2,
+    ),
+  ).toBe(2)
   await watch.close()
   await r.close()
 })
@@ -125,7 +167,9 @@ it('bad input and an unreachable server are clear errors at once', async () => {
   expect(plain).toBeInstanceOf(TuttiError)
   expect((plain as TuttiError).code).toBe('ARGUMENT_INVALID')
 
-  const wrongToken = await watchConnectors(() => {}, { runtime: { mcpServers: [binding(node.port, 'tutti_not-a-session-token')] } }).catch((e: unknown) => e)
+  const wrongToken = await watchConnectors(() => {}, {
+    runtime: { mcpServers: [binding(node.port, 'tutti_not-a-session-token')] },
+  }).catch((e: unknown) => e)
   expect((wrongToken as TuttiError).code).toBe('DAEMON_UNREACHABLE')
   expect((wrongToken as TuttiError).message).not.toContain('tutti_not-a-session-token')
 

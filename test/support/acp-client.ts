@@ -22,7 +22,10 @@ export interface PermissionAsked {
  */
 export class AcpClient {
   private nextId = 1
-  private readonly pending = new Map<number, { method: string; resolve: (v: any) => void; reject: (e: Error) => void }>()
+  private readonly pending = new Map<
+    number,
+    { method: string; resolve: (v: any) => void; reject: (e: Error) => void }
+  >()
   private readonly wakers: Array<() => void> = []
   readonly stderr: string[] = []
   /** Every `session/update` notification, in order. */
@@ -44,7 +47,12 @@ export class AcpClient {
     child.on('exit', () => {
       for (const [id, p] of this.pending) {
         this.pending.delete(id)
-        p.reject(new Error(`the agent exited (${child.exitCode ?? child.signalCode}) before answering ${p.method}; stderr: ${this.stderrTail()}`))
+        p.reject(
+          new Error(
+            `the agent exited (${child.exitCode ?? child.signalCode}) before ` +
+              `answering ${p.method}; stderr: ${this.stderrTail()}`,
+          ),
+        )
       }
       this.wake()
     })
@@ -88,7 +96,11 @@ export class AcpClient {
   }
 
   /** Wait for an update of the session that `ok` accepts (the agent tells of some things only by notification). */
-  async update(sessionId: string, ok: (u: Record<string, unknown>) => boolean, ms = EVENTUALLY_MS): Promise<Record<string, unknown>> {
+  async update(
+    sessionId: string,
+    ok: (u: Record<string, unknown>) => boolean,
+    ms = EVENTUALLY_MS,
+  ): Promise<Record<string, unknown>> {
     const deadline = Date.now() + ms
     for (;;) {
       const found = this.updates.find((u) => u.sessionId === sessionId && ok(u.update))
@@ -114,7 +126,8 @@ export class AcpClient {
    */
   async stop(ms = 10_000): Promise<void> {
     if (this.exited) return
-    for (const sessionId of [...this.openSessions]) await this.request('session/close', { sessionId }, ms).catch(() => undefined)
+    for (const sessionId of [...this.openSessions])
+      await this.request('session/close', { sessionId }, ms).catch(() => undefined)
     this.child.stdin!.end()
     await new Promise<void>((resolve) => {
       const timer = setTimeout(() => this.child.kill('SIGKILL'), ms)
@@ -169,7 +182,12 @@ export class AcpClient {
     else if (typeof msg.id === 'number' && this.pending.has(msg.id)) {
       const p = this.pending.get(msg.id)!
       this.pending.delete(msg.id)
-      if (msg.error) p.reject(new Error(`ACP ${p.method}: ${msg.error.code} ${msg.error.message}${msg.error.data ? ` ${JSON.stringify(msg.error.data)}` : ''}`))
+      if (msg.error)
+        p.reject(
+          new Error(
+            `ACP ${p.method}: ${msg.error.code} ${msg.error.message}${msg.error.data ? ` ${JSON.stringify(msg.error.data)}` : ''}`,
+          ),
+        )
       else p.resolve(msg.result)
     }
     this.wake()
@@ -185,12 +203,24 @@ export class AcpClient {
     if (msg.method === 'session/request_permission') {
       const options: Array<{ optionId: string; kind: string }> = msg.params?.options ?? []
       const allow = options.find((o) => o.kind === 'allow_once') ?? options.find((o) => o.kind === 'allow_always')
-      this.permissions.push({ sessionId: msg.params?.sessionId, toolCall: msg.params?.toolCall ?? {}, chose: allow?.optionId ?? 'cancelled' })
-      this.write({ jsonrpc: '2.0', id: msg.id, result: { outcome: allow ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' } } })
+      this.permissions.push({
+        sessionId: msg.params?.sessionId,
+        toolCall: msg.params?.toolCall ?? {},
+        chose: allow?.optionId ?? 'cancelled',
+      })
+      this.write({
+        jsonrpc: '2.0',
+        id: msg.id,
+        result: { outcome: allow ? { outcome: 'selected', optionId: allow.optionId } : { outcome: 'cancelled' } },
+      })
       return
     }
     // the client declared no fs or terminal capability: anything else is not offered
-    this.write({ jsonrpc: '2.0', id: msg.id, error: { code: -32601, message: `the test client does not offer ${msg.method}` } })
+    this.write({
+      jsonrpc: '2.0',
+      id: msg.id,
+      error: { code: -32601, message: `the test client does not offer ${msg.method}` },
+    })
   }
 
   private wake(): void {

@@ -35,19 +35,30 @@ export interface Running {
 }
 
 /** `tutti <args>` as a child of its own (exec's pid is child.pid: no shell in between). */
-export function startTutti(stateDir: string, args: string[], options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {}): Running {
-  const child = spawn(process.execPath, [BIN, ...args], { env: tuttiEnv(stateDir, options.env), cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] })
+export function startTutti(
+  stateDir: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string } = {},
+): Running {
+  const child = spawn(process.execPath, [BIN, ...args], {
+    env: tuttiEnv(stateDir, options.env),
+    cwd: options.cwd,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  })
   let stdout = ''
   let stderr = ''
   child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()))
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()))
   if (options.input !== undefined) child.stdin!.end(options.input)
-  const done = new Promise<RunResult>((resolve) => child.once('close', (code, signal) => resolve({ code: code ?? (signal ? -1 : 1), stdout, stderr })))
+  const done = new Promise<RunResult>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code: code ?? (signal ? -1 : 1), stdout, stderr })),
+  )
   return { child, done }
 }
 
 /** The probe's events once `ok` holds for them (the bound only decides how long a broken build takes to fail). */
-export const probeEvents = (events: () => ProbeEvent[], ok: (e: ProbeEvent[]) => boolean): Promise<ProbeEvent[]> => eventually(events, ok)
+export const probeEvents = (events: () => ProbeEvent[], ok: (e: ProbeEvent[]) => boolean): Promise<ProbeEvent[]> =>
+  eventually(events, ok)
 
 /** Every regular file under `root` with its content (a missing root is empty). */
 export function filesUnder(root: string): Record<string, string> {

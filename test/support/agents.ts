@@ -6,7 +6,10 @@ import { REPO } from './tutti.js'
 
 /** The real Codex binary from npm (@openai/codex's platform package). */
 export function codexBinary(): string {
-  const candidates = [path.join(REPO, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex'), path.join(REPO, 'node_modules/.bin/codex')]
+  const candidates = [
+    path.join(REPO, 'node_modules/@openai/codex-linux-x64/vendor/x86_64-unknown-linux-musl/bin/codex'),
+    path.join(REPO, 'node_modules/.bin/codex'),
+  ]
   const found = candidates.find((p) => fs.existsSync(p))
   if (!found) throw new Error('codex is not installed (npm ci installs @openai/codex)')
   return found
@@ -14,7 +17,10 @@ export function codexBinary(): string {
 
 /** The real Claude Code binary from npm (the platform package works even if the postinstall did not run). */
 export function claudeBinary(): string {
-  const candidates = [path.join(REPO, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude'), path.join(REPO, 'node_modules/.bin/claude')]
+  const candidates = [
+    path.join(REPO, 'node_modules/@anthropic-ai/claude-code-linux-x64/claude'),
+    path.join(REPO, 'node_modules/.bin/claude'),
+  ]
   const found = candidates.find((p) => fs.existsSync(p))
   if (!found) throw new Error('claude is not installed (npm ci installs @anthropic-ai/claude-code)')
   return found
@@ -39,7 +45,8 @@ export class CodexAppServer {
       } catch {
         return
       }
-      if (msg.id === undefined && typeof msg.method === 'string') this.notifications.push({ method: msg.method, params: msg.params })
+      if (msg.id === undefined && typeof msg.method === 'string')
+        this.notifications.push({ method: msg.method, params: msg.params })
       if (msg.id === undefined || !this.pending.has(msg.id)) return
       const p = this.pending.get(msg.id)!
       this.pending.delete(msg.id)
@@ -50,9 +57,16 @@ export class CodexAppServer {
   }
 
   static async start(env: NodeJS.ProcessEnv, cwd: string): Promise<CodexAppServer> {
-    const child = spawn(codexBinary(), ['app-server', '--disable', 'plugins'], { env, cwd, stdio: ['pipe', 'pipe', 'pipe'] })
+    const child = spawn(codexBinary(), ['app-server', '--disable', 'plugins'], {
+      env,
+      cwd,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     const server = new CodexAppServer(child)
-    await server.request('initialize', { clientInfo: { name: 'tutti-tests', title: null, version: '1' }, capabilities: null })
+    await server.request('initialize', {
+      clientInfo: { name: 'tutti-tests', title: null, version: '1' },
+      capabilities: null,
+    })
     child.stdin!.write(`${JSON.stringify({ method: 'initialized' })}\n`)
     return server
   }
@@ -62,7 +76,9 @@ export class CodexAppServer {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.pending.delete(id)
-        reject(new Error(`codex ${method}: no answer within ${timeoutMs} ms; stderr: ${this.stderr.join('').slice(-2000)}`))
+        reject(
+          new Error(`codex ${method}: no answer within ${timeoutMs} ms; stderr: ${this.stderr.join('').slice(-2000)}`),
+        )
       }, timeoutMs)
       this.pending.set(id, {
         resolve: (v) => {

@@ -15,13 +15,25 @@ export const TOKEN_SHAPE = /tutti_[A-Za-z0-9_-]{43}/
  * a 2025-06-18 client (initialize), or a 2026-07-28 one (server/discover,
  * `_meta` on every request). The bridge's stderr is kept for the test.
  */
-export async function bridgeClient(stateDir: string, era: Era, options: { args?: string[]; onToolsChanged?: () => void } = {}) {
+export async function bridgeClient(
+  stateDir: string,
+  era: Era,
+  options: { args?: string[]; onToolsChanged?: () => void } = {},
+) {
   const client = new Client(
     { name: `bridge-test-${era}`, version: '1' },
-    era === 'legacy' ? { supportedProtocolVersions: ['2025-06-18'] } : { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+    era === 'legacy'
+      ? { supportedProtocolVersions: ['2025-06-18'] }
+      : { versionNegotiation: { mode: { pin: '2026-07-28' } } },
   )
-  if (options.onToolsChanged) client.setNotificationHandler('notifications/tools/list_changed', () => options.onToolsChanged!())
-  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'session', 'bridge', ...(options.args ?? [])], env: tuttiEnv(stateDir) as Record<string, string>, stderr: 'pipe' })
+  if (options.onToolsChanged)
+    client.setNotificationHandler('notifications/tools/list_changed', () => options.onToolsChanged!())
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'session', 'bridge', ...(options.args ?? [])],
+    env: tuttiEnv(stateDir) as Record<string, string>,
+    stderr: 'pipe',
+  })
   let stderr = ''
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()))
   let closed = false
@@ -51,17 +63,30 @@ export class RawBridge {
   }
 
   static start(stateDir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): RawBridge {
-    return new RawBridge(spawn(process.execPath, [BIN, 'session', 'bridge', ...args], { env: tuttiEnv(stateDir, env), stdio: ['pipe', 'pipe', 'pipe'] }))
+    return new RawBridge(
+      spawn(process.execPath, [BIN, 'session', 'bridge', ...args], {
+        env: tuttiEnv(stateDir, env),
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    )
   }
 
   send(message: object | string): void {
-    this.child.stdin!.write(`${typeof message === 'string' ? message : JSON.stringify({ jsonrpc: '2.0', ...message })}\n`)
+    this.child.stdin!.write(
+      `${typeof message === 'string' ? message : JSON.stringify({ jsonrpc: '2.0', ...message })}\n`,
+    )
   }
 
   /** The first message (from `from` on) that `ok` holds for. */
   async next(ok: (m: any) => boolean, from = 0): Promise<any> {
-    const found = await eventually(() => this.messages.slice(from).find(ok), (m) => m !== undefined)
-    if (found === undefined) throw new Error(`no such message from the bridge; it wrote: ${this.lines.join('\n').slice(-2000)}\nstderr: ${this.stderr}`)
+    const found = await eventually(
+      () => this.messages.slice(from).find(ok),
+      (m) => m !== undefined,
+    )
+    if (found === undefined)
+      throw new Error(
+        `no such message from the bridge; it wrote: ${this.lines.join('\n').slice(-2000)}\nstderr: ${this.stderr}`,
+      )
     return found
   }
 

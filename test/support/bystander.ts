@@ -22,7 +22,16 @@ export class Bystander {
 
   static async start(stateDir: string, key = 'bystander'): Promise<Bystander> {
     await tuttiJson(stateDir, ['connector', 'install', faultConnector({ key })])
-    const prepared = await tuttiJson(stateDir, ['session', 'prepare', '--provider', 'codex', '--workspace', `ws-${key}`, '--session', key])
+    const prepared = await tuttiJson(stateDir, [
+      'session',
+      'prepare',
+      '--provider',
+      'codex',
+      '--workspace',
+      `ws-${key}`,
+      '--session',
+      key,
+    ])
     return new Bystander(key, prepared.mcpServers[0])
   }
 

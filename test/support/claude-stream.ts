@@ -2,7 +2,10 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import readline from 'node:readline'
 import { EVENTUALLY_MS } from './eventually.js'
 
-/** What a Claude Code session reports about one MCP server (`mcp_status`), without its config (which holds the expanded token). */
+/**
+ * What a Claude Code session reports about one MCP server (`mcp_status`), without its config (which holds the expanded
+ * token).
+ */
 export interface McpServerStatus {
   name: string
   status: string
@@ -36,7 +39,11 @@ export class ClaudeStream {
     child.on('exit', () => this.wake())
   }
 
-  static async start(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }): Promise<ClaudeStream> {
+  static async start(
+    command: string,
+    args: string[],
+    options: { env: NodeJS.ProcessEnv; cwd: string },
+  ): Promise<ClaudeStream> {
     const child = spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['pipe', 'pipe', 'pipe'] })
     const session = new ClaudeStream(child)
     await session.control('initialize', {})
@@ -61,7 +68,11 @@ export class ClaudeStream {
   /** The session's own view of its MCP servers and their tools, at this moment. */
   async mcpStatus(): Promise<McpServerStatus[]> {
     const res = await this.control('mcp_status', {})
-    return (res.mcpServers ?? []).map((s: { name: string; status: string; tools?: Array<{ name: string }> }) => ({ name: s.name, status: s.status, tools: (s.tools ?? []).map((t) => t.name) }))
+    return (res.mcpServers ?? []).map((s: { name: string; status: string; tools?: Array<{ name: string }> }) => ({
+      name: s.name,
+      status: s.status,
+      tools: (s.tools ?? []).map((t) => t.name),
+    }))
   }
 
   async stop(): Promise<void> {
@@ -98,7 +109,8 @@ export class ClaudeStream {
       const resolve = this.controls.get(msg.response.request_id)!
       this.controls.delete(msg.response.request_id)
       resolve(msg.response)
-    } else if (msg.type === 'result') this.results.push({ subtype: msg.subtype, is_error: msg.is_error, result: msg.result })
+    } else if (msg.type === 'result')
+      this.results.push({ subtype: msg.subtype, is_error: msg.is_error, result: msg.result })
     this.wake()
   }
 
@@ -109,7 +121,10 @@ export class ClaudeStream {
   private async until(ok: () => boolean, ms: number, what: string): Promise<void> {
     const deadline = Date.now() + ms
     while (!ok()) {
-      if (this.exited && !ok()) throw new Error(`claude exited (${this.child.exitCode ?? this.child.signalCode}) before ${what}; stderr: ${this.stderr.join('').slice(-2000)}`)
+      if (this.exited && !ok())
+        throw new Error(
+          `claude exited (${this.child.exitCode ?? this.child.signalCode}) before ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
+        )
       const left = deadline - Date.now()
       if (left <= 0) throw new Error(`claude: no ${what} within ${ms} ms; stderr: ${this.stderr.join('').slice(-2000)}`)
       await new Promise<void>((resolve) => {

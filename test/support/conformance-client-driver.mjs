@@ -19,7 +19,10 @@ const HERE = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.join(HERE, '..', '..', 'bin', 'run.js')
 const BROWSER = path.join(HERE, 'conformance-browser.mjs')
 const KEY = 'conf'
-/** A Client ID Metadata Document URL, as a published tutti would name one (the suite's mock authorization server takes any https URL). */
+/**
+ * A Client ID Metadata Document URL, as a published tutti would name one (the suite's mock authorization server takes
+ * any https URL).
+ */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
 
 const serverUrl = process.argv.at(-1)
@@ -29,7 +32,9 @@ const isAuth = scenario.startsWith('auth/')
 
 // named after the test run (when there is one), so that its teardown reaps a daemon this process could not stop
 const run = process.env.TUTTI_TEST_RUN
-const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'))
+const stateDir = fs.mkdtempSync(
+  path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'),
+)
 // the release and the browser script live outside the state dir, as a user's download would
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-release-'))
 const releaseDir = path.join(workDir, 'release')
@@ -44,11 +49,16 @@ const log = (line) => process.stderr.write(`[driver +${Date.now() - began} ms] $
 function tutti(args, extraEnv = {}) {
   return new Promise((resolve) => {
     const env = { ...process.env, TUTTI_STATE_DIR: stateDir, NODE_OPTIONS: '', ...extraEnv }
-    execFile(process.execPath, [BIN, ...args, '--json'], { env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
-      log(`tutti ${args.join(' ')} -> ${code}\n${stdout}${stderr}`)
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [BIN, ...args, '--json'],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
+        log(`tutti ${args.join(' ')} -> ${code}\n${stdout}${stderr}`)
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -60,26 +70,53 @@ async function tuttiJson(args, extraEnv) {
 }
 
 function manifest() {
-  const auth = isAuth ? { kind: 'oauth', ...(context.client_id ? { clientId: context.client_id } : {}) } : { kind: 'none' }
-  return { schemaVersion: 1, key: KEY, name: 'Conformance mock', version: '1.0.0', auth, mcp: { transport: 'http', url: serverUrl } }
+  const auth = isAuth
+    ? { kind: 'oauth', ...(context.client_id ? { clientId: context.client_id } : {}) }
+    : { kind: 'none' }
+  return {
+    schemaVersion: 1,
+    key: KEY,
+    name: 'Conformance mock',
+    version: '1.0.0',
+    auth,
+    mcp: { transport: 'http', url: serverUrl },
+  }
 }
 
-/** What tutti says when only a new sign-in helps (an expired grant without a refresh token, a step-up, a new authorization server). */
+/**
+ * What tutti says when only a new sign-in helps (an expired grant without a refresh token, a step-up, a new
+ * authorization server).
+ */
 const NEEDS_SIGN_IN = /needs a new sign-in|not signed in/
-/** Sign-ins in all: the first, and one more when tutti asks for it, as a user would; bounded, so a server that never grants ends the run. */
+/**
+ * Sign-ins in all: the first, and one more when tutti asks for it, as a user would; bounded, so a server that never
+ * grants ends the run.
+ */
 const MAX_SIGN_INS = 2
 let signIns = 0
 
-/** `tutti connector connect` with the sign-in followed through the browser script; again when tutti says only a new sign-in helps. */
+/**
+ * `tutti connector connect` with the sign-in followed through the browser script; again when tutti says only a new
+ * sign-in helps.
+ */
 async function connect() {
   const browser = path.join(workDir, 'browser.sh')
   fs.writeFileSync(browser, `#!/bin/sh\nexec "${process.execPath}" "${BROWSER}" "$1"\n`, { mode: 0o755 })
   for (;;) {
     signIns++
-    // a confidential pre-registered client (auth/pre-registration): its secret through the environment, as a user gives it
-    const client = context.client_secret ? ['--client-id', String(context.client_id), '--client-secret-from-env', 'CONFORMANCE_CLIENT_SECRET'] : []
-    const env = { TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL, ...(context.client_secret ? { CONFORMANCE_CLIENT_SECRET: String(context.client_secret) } : {}) }
-    const res = await tutti(['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20', ...client], env)
+    // a confidential pre-registered client (auth/pre-registration): its secret through the environment, as a user gives
+    // it
+    const client = context.client_secret
+      ? ['--client-id', String(context.client_id), '--client-secret-from-env', 'CONFORMANCE_CLIENT_SECRET']
+      : []
+    const env = {
+      TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL,
+      ...(context.client_secret ? { CONFORMANCE_CLIENT_SECRET: String(context.client_secret) } : {}),
+    }
+    const res = await tutti(
+      ['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20', ...client],
+      env,
+    )
     if (res.code === 0) return
     if (signIns >= MAX_SIGN_INS || !NEEDS_SIGN_IN.test(res.stdout)) throw new Error('connect failed')
   }
@@ -117,7 +154,8 @@ async function exercise(client) {
       return
     case 'http-invalid-tool-headers':
       // only the valid tool should be listed; calling whatever is listed shows that none of the others reach the server
-      for (const t of tools) await call(t.name, { region: 'us-west1' }).catch((err) => log(`${t.name} rejected: ${err.message}`))
+      for (const t of tools)
+        await call(t.name, { region: 'us-west1' }).catch((err) => log(`${t.name} rejected: ${err.message}`))
       return
     case 'json-schema-2020-12-preservation': {
       const focal = tools.find((t) => t.name === local('json_schema_2020_12_tool'))
@@ -142,9 +180,25 @@ async function main() {
   // an OAuth connector installs as needing a sign-in; anything else must be ready
   if (!isAuth && installed.code !== 0) throw new Error('install failed')
   if (isAuth) await connect()
-  const binding = (await tuttiJson(['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'conformance', '--session', 'driver'])).mcpServers[0]
-  const client = new Client({ name: 'conformance-driver', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } })
-  await client.connect(new StreamableHTTPClientTransport(new URL(binding.url), { requestInit: { headers: binding.headers } }))
+  const binding = (
+    await tuttiJson([
+      'session',
+      'prepare',
+      '--provider',
+      'tutti-agent',
+      '--workspace',
+      'conformance',
+      '--session',
+      'driver',
+    ])
+  ).mcpServers[0]
+  const client = new Client(
+    { name: 'conformance-driver', version: '1' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  )
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(binding.url), { requestInit: { headers: binding.headers } }),
+  )
   try {
     await exercise(client)
   } finally {
@@ -161,7 +215,9 @@ try {
 } finally {
   await tutti(['daemon', 'stop'])
   const daemonLog = path.join(stateDir, 'daemon.log')
-  if (fs.existsSync(daemonLog)) log(`daemon.log:\n${fs.readFileSync(daemonLog, 'utf8').split('\n').slice(-60).join('\n')}`)
-  if (!process.env.TUTTI_TEST_KEEP_STATE) for (const dir of [stateDir, workDir]) fs.rmSync(dir, { recursive: true, force: true })
+  if (fs.existsSync(daemonLog))
+    log(`daemon.log:\n${fs.readFileSync(daemonLog, 'utf8').split('\n').slice(-60).join('\n')}`)
+  if (!process.env.TUTTI_TEST_KEEP_STATE)
+    for (const dir of [stateDir, workDir]) fs.rmSync(dir, { recursive: true, force: true })
 }
 process.exit(failed ? 1 : 0)

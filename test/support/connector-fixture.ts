@@ -9,7 +9,10 @@ export interface FixtureFiles {
 /** Write a connector release directory from a manifest (object or raw text) and files. */
 export function makeConnector(manifest: object | string, files: FixtureFiles = {}, parent?: string): string {
   const dir = fs.mkdtempSync(path.join(parent ?? os.tmpdir(), 'tutti-conn-'))
-  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), typeof manifest === 'string' ? manifest : JSON.stringify(manifest, null, 2))
+  fs.writeFileSync(
+    path.join(dir, 'tutti-connector.json'),
+    typeof manifest === 'string' ? manifest : JSON.stringify(manifest, null, 2),
+  )
   for (const [rel, spec] of Object.entries(files)) {
     const p = path.join(dir, rel)
     fs.mkdirSync(path.dirname(p), { recursive: true })
@@ -20,7 +23,8 @@ export function makeConnector(manifest: object | string, files: FixtureFiles = {
   return dir
 }
 
-export const skill = (name: string, description = 'A skill', extra = ''): string => `---\nname: ${name}\ndescription: ${description}\n${extra}---\n# ${name}\n`
+export const skill = (name: string, description = 'A skill', extra = ''): string =>
+  `---\nname: ${name}\ndescription: ${description}\n${extra}---\n# ${name}\n`
 
 export function baseManifest(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {

@@ -18,4 +18,5 @@ export async function eventually<T>(fn: () => T | Promise<T>, ok: (v: T) => bool
 }
 
 /** `eventually` for a condition: resolves whether it held within the bound. */
-export const until = async (condition: () => boolean | Promise<boolean>, ms = EVENTUALLY_MS): Promise<boolean> => eventually(condition, (v) => v, ms)
+export const until = async (condition: () => boolean | Promise<boolean>, ms = EVENTUALLY_MS): Promise<boolean> =>
+  eventually(condition, (v) => v, ms)

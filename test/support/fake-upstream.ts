@@ -35,7 +35,10 @@ export class FakeLink implements UpstreamLink {
     this.changeListeners.push(listener)
   }
 
-  /** Set: close() takes until it settles, as a real process's close grace does (closed is true at once, as the real one's). */
+  /**
+   * Set: close() takes until it settles, as a real process's close grace does (closed is true at once, as the real
+   * one's).
+   */
   closeTakes?: Promise<void>
 
   async close(drainMs?: number): Promise<void> {
@@ -80,7 +83,13 @@ export class FakeDialer {
 }
 
 function aborted(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('the connect was abandoned')), { once: true }))
+  return new Promise((_, reject) =>
+    signal.addEventListener('abort', () => reject(new Error('the connect was abandoned')), { once: true }),
+  )
 }
 
-export const tool = (name: string): UpstreamTool => ({ name, description: `${name} tool`, inputSchema: { type: 'object' } })
+export const tool = (name: string): UpstreamTool => ({
+  name,
+  description: `${name} tool`,
+  inputSchema: { type: 'object' },
+})

@@ -9,7 +9,8 @@ const SDK_SERVER = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprot
 const SDK_STDIO = pathToFileURL(path.join(REPO, 'node_modules/@modelcontextprotocol/server/dist/stdio.mjs')).href
 
 /** The fault server's tool table, as a lazy connector declares it. */
-export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }> = JSON.parse(fs.readFileSync(path.join(REPO, 'test/fixtures/fault-tools.json'), 'utf8'))
+export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema: Record<string, unknown> }> =
+  JSON.parse(fs.readFileSync(path.join(REPO, 'test/fixtures/fault-tools.json'), 'utf8'))
 
 /**
  * A connector release around test/fixtures/fault-server.mjs. The release is
@@ -18,7 +19,15 @@ export const FAULT_TOOLS: Array<{ name: string; description: string; inputSchema
  * `activation` it is lazy by cache, as any stdio connector; tests of
  * restarts ask for `eager` (only an eager upstream is restarted on its own).
  */
-export function faultConnector(options: { key: string; version?: string; variant?: string; auth?: string[]; env?: Record<string, string>; activation?: 'eager' | 'lazy'; manifest?: Record<string, unknown> }): string {
+export function faultConnector(options: {
+  key: string
+  version?: string
+  variant?: string
+  auth?: string[]
+  env?: Record<string, string>
+  activation?: 'eager' | 'lazy'
+  manifest?: Record<string, unknown>
+}): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
   const source = fs
     .readFileSync(path.join(REPO, 'test/fixtures/fault-server.mjs'), 'utf8')
@@ -26,7 +35,9 @@ export function faultConnector(options: { key: string; version?: string; variant
     .replaceAll('__SDK_STDIO__', SDK_STDIO)
     .replace('__TOOLS__', JSON.stringify(FAULT_TOOLS))
   fs.writeFileSync(path.join(dir, 'server.mjs'), source)
-  const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
+  const auth = options.auth?.length
+    ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) }
+    : { kind: 'none' }
   const env: Record<string, string> = { FIXTURE_VARIANT: options.variant ?? 'v1', ...options.env }
   for (const name of options.auth ?? []) env[name] = `\${${name}}`
   const manifest = {
@@ -36,7 +47,13 @@ export function faultConnector(options: { key: string; version?: string; variant
     version: options.version ?? '1.0.0',
     description: 'fault-injection fixture',
     auth,
-    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'], env, ...(options.activation ? { activation: options.activation } : {}) },
+    mcp: {
+      transport: 'stdio',
+      command: 'node',
+      args: ['server.mjs'],
+      env,
+      ...(options.activation ? { activation: options.activation } : {}),
+    },
     ...options.manifest,
   }
   fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
@@ -53,29 +70,53 @@ export function memoryConnector(key: string, authVar?: string): string {
     version: '1.0.0',
     description: 'knowledge graph memory (npm @modelcontextprotocol/server-memory)',
     auth: authVar ? { kind: 'env', variables: [{ name: authVar, secret: true }] } : { kind: 'none' },
-    mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' } },
+    mcp: {
+      transport: 'stdio',
+      command: 'mcp-server-memory',
+      env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' },
+    },
   }
   fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
   return dir
 }
 
 /** A CLI-only connector around test/fixtures/probe-cli.mjs. */
-export function probeConnector(key: string, options: { version?: string; auth?: string[]; release?: string } = {}): string {
+export function probeConnector(
+  key: string,
+  options: { version?: string; auth?: string[]; release?: string } = {},
+): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-probe-${key}-`))
   fs.mkdirSync(path.join(dir, 'bin'))
   let source = fs.readFileSync(path.join(REPO, 'test/fixtures/probe-cli.mjs'), 'utf8')
-  if (options.release) source = source.replace("#!/usr/bin/env node\n", `#!/usr/bin/env node\nprocess.env.PROBE_RELEASE = ${JSON.stringify(options.release)}\n`)
+  if (options.release)
+    source = source.replace(
+      '#!/usr/bin/env node\n',
+      `#!/usr/bin/env node\nprocess.env.PROBE_RELEASE = ${JSON.stringify(options.release)}\n`,
+    )
   fs.writeFileSync(path.join(dir, 'bin', 'probe.mjs'), source, { mode: 0o755 })
-  const auth = options.auth?.length ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) } : { kind: 'none' }
+  const auth = options.auth?.length
+    ? { kind: 'env', variables: options.auth.map((name) => ({ name, secret: true })) }
+    : { kind: 'none' }
   fs.writeFileSync(
     path.join(dir, 'tutti-connector.json'),
-    JSON.stringify({ schemaVersion: 1, key, name: `Probe ${key}`, version: options.version ?? '1.0.0', description: 'CLI probe', auth, cli: { entrypoint: 'bin/probe.mjs' } }),
+    JSON.stringify({
+      schemaVersion: 1,
+      key,
+      name: `Probe ${key}`,
+      version: options.version ?? '1.0.0',
+      description: 'CLI probe',
+      auth,
+      cli: { entrypoint: 'bin/probe.mjs' },
+    }),
   )
   return dir
 }
 
 /** A lazy connector around the fault server, declaring `declared` (default: its real table). */
-export function lazyConnector(key: string, options: { declared?: unknown[]; variant?: string; idleTimeoutSeconds?: number } = {}): string {
+export function lazyConnector(
+  key: string,
+  options: { declared?: unknown[]; variant?: string; idleTimeoutSeconds?: number } = {},
+): string {
   const dir = faultConnector({ key, variant: options.variant })
   const file = path.join(dir, 'tutti-connector.json')
   const manifest = JSON.parse(fs.readFileSync(file, 'utf8'))
@@ -96,7 +137,11 @@ export function fullConnector(key: string, options: { auth?: string } = {}): str
     {
       ...baseManifest({ key, name: `Full ${key}`, skills: 'skills' }),
       ...(options.auth ? { auth: { kind: 'env', variables: [{ name: options.auth, secret: true }] } } : {}),
-      mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' } },
+      mcp: {
+        transport: 'stdio',
+        command: 'mcp-server-memory',
+        env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' },
+      },
     },
     { ...CLI_FILE, [`skills/${key}-workflow/SKILL.md`]: skill(`${key}-workflow`) },
   )

@@ -1,7 +1,18 @@
 import fs from 'node:fs'
 import { reapStateDirs, type Reaped } from './reaper.js'
 import os from 'node:os'
-import { currentRun, knownRuns, newRunId, RUN_VAR, runFile, runOwner, runStateDirs, scratchDir, TMP_ROOT_VAR, writeRunOwner } from './test-run.js'
+import {
+  currentRun,
+  knownRuns,
+  newRunId,
+  RUN_VAR,
+  runFile,
+  runOwner,
+  runStateDirs,
+  scratchDir,
+  TMP_ROOT_VAR,
+  writeRunOwner,
+} from './test-run.js'
 
 /**
  * vitest globalSetup: gives the run its id (tempStateDir() names and lists its
@@ -19,7 +30,8 @@ export default function setup(): () => void {
   process.env.TMPDIR = scratchDir(run)
   writeRunOwner(run, process.pid, startTicks(process.pid) ?? '0')
   // only where /proc can tell a live owner from a dead one
-  if (process.platform === 'linux') for (const other of knownRuns()) if (other !== run && abandoned(other)) finishRun(other)
+  if (process.platform === 'linux')
+    for (const other of knownRuns()) if (other !== run && abandoned(other)) finishRun(other)
   let finished = false
   const finish = (): void => {
     if (finished) return
@@ -47,7 +59,10 @@ export function finishRun(run: string, options: { quiet?: boolean } = {}): Reape
 export function reapRun(run = currentRun(), dirs = runStateDirs(run)): Reaped {
   const reaped = reapStateDirs(dirs)
   if (reaped.daemons.length || reaped.upstreams.length) {
-    process.stderr.write(`tests left ${reaped.daemons.length} daemon(s) and ${reaped.upstreams.length} upstream process(es) running; reaped (run ${run})\n`)
+    process.stderr.write(
+      `tests left ${reaped.daemons.length} daemon(s) and ${reaped.upstreams.length} upstream process(es) running; ` +
+        `reaped (run ${run})\n`,
+    )
   }
   return reaped
 }

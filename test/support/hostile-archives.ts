@@ -8,7 +8,14 @@ import { BIN, tuttiEnv, type RunResult } from './tutti.js'
 // Helpers for the hostile-release tests (test/e2e/hardening-releases.test.ts): archives written entry by entry,
 // the CLI under shell limits, and what the disk holds while an install runs.
 
-export type TarEntry = { path: string; type?: string; content?: string; zeros?: number; linkpath?: string; mode?: number }
+export type TarEntry = {
+  path: string
+  type?: string
+  content?: string
+  zeros?: number
+  linkpath?: string
+  mode?: number
+}
 
 /** A .tgz written entry by entry (headers by node-tar, content streamed), so a 1 GiB entry costs ~1 MiB on disk. */
 export async function writeTgz(file: string, entries: Iterable<TarEntry>): Promise<string> {
@@ -22,11 +29,21 @@ export async function writeTgz(file: string, entries: Iterable<TarEntry>): Promi
   for (const e of entries) {
     const body = e.content === undefined ? undefined : Buffer.from(e.content)
     const size = body?.length ?? e.zeros ?? 0
-    const header = new Header({ path: e.path, type: (e.type ?? 'File') as never, size, linkpath: e.linkpath, mode: e.mode ?? 0o644, mtime: new Date(0), uid: 0, gid: 0 })
+    const header = new Header({
+      path: e.path,
+      type: (e.type ?? 'File') as never,
+      size,
+      linkpath: e.linkpath,
+      mode: e.mode ?? 0o644,
+      mtime: new Date(0),
+      uid: 0,
+      gid: 0,
+    })
     header.encode()
     await put(header.block!)
     if (body) await put(body)
-    for (let left = e.zeros ?? 0; left > 0; left -= zeros.length) await put(left >= zeros.length ? zeros : zeros.subarray(0, left))
+    for (let left = e.zeros ?? 0; left > 0; left -= zeros.length)
+      await put(left >= zeros.length ? zeros : zeros.subarray(0, left))
     if (size % 512) await put(Buffer.alloc(512 - (size % 512)))
   }
   await put(Buffer.alloc(1024))
@@ -38,11 +55,20 @@ export async function writeTgz(file: string, entries: Iterable<TarEntry>): Promi
 /** The built CLI under extra shell limits (umask, file size); resolves with its exit code and output. */
 export function tuttiSh(stateDir: string, prelude: string, args: string[]): Promise<RunResult> {
   return new Promise((resolve) => {
-    execFile('sh', ['-c', `${prelude}; exec "$0" "$@"`, process.execPath, BIN, ...args], { env: tuttiEnv(stateDir) }, (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }))
+    execFile(
+      'sh',
+      ['-c', `${prelude}; exec "$0" "$@"`, process.execPath, BIN, ...args],
+      { env: tuttiEnv(stateDir) },
+      (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+    )
   })
 }
 
-/** The largest value `sample` takes while `run` is in flight (sampled every few ms, and once at the end; the pause is the sampling period, not a wait for anything). */
+/**
+ * The largest value `sample` takes while `run` is in flight (sampled every few ms, and once at the end; the pause is
+ * the sampling period, not a wait for anything).
+ */
 export async function peakWhile<T>(run: Promise<T>, sample: () => number): Promise<{ result: T; peak: number }> {
   let done = false
   const settled = run.finally(() => (done = true))
@@ -75,7 +101,10 @@ export function bytesUnder(dir: string): number {
   return bytes
 }
 
-/** Entries under a directory, counted from directory listings alone (no stat per entry: this is sampled every few ms over ~20,000 entries). */
+/**
+ * Entries under a directory, counted from directory listings alone (no stat per entry: this is sampled every few ms
+ * over ~20,000 entries).
+ */
 export function entriesUnder(dir: string): number {
   let entries = 0
   const walk = (d: string): void => {

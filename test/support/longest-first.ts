@@ -6,7 +6,8 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
  * of one waiting out a long file started last. vitest orders by the durations
  * it cached from the last run, but a fresh clone (CI) has no cache and would
  * order by file size; there the seconds below decide (each file's time in a
- * fresh clone's `.ci/run` on a quiet 2-core machine, 2026-12-01, files of 3 s or more; only their order matters). A file missing from
+ * fresh clone's `.ci/run` on a quiet 2-core machine, 2026-12-01, files of 3 s or more; only their order matters). A
+ * file missing from
  * the table counts as mid-length.
  */
 const SECONDS: Record<string, number> = {

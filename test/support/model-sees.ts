@@ -17,15 +17,31 @@ export function seenConnector(key: string): string {
     description: `memory graph ${key} (npm @modelcontextprotocol/server-memory)`,
     auth: { kind: 'none' },
     skills: 'skills',
-    mcp: { transport: 'stdio', command: 'mcp-server-memory', env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' } },
+    mcp: {
+      transport: 'stdio',
+      command: 'mcp-server-memory',
+      env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' },
+    },
   }
-  return makeConnector(manifest, { [`skills/${key}-workflow/SKILL.md`]: `---\nname: ${key}-workflow\ndescription: ${skillDescription(key)}\n---\n# ${key} workflow\n` })
+  return makeConnector(manifest, {
+    [`skills/${key}-workflow/SKILL.md`]: `---\nname: ${key}-workflow\ndescription: ${skillDescription(key)}\n---\n# ${key} workflow\n`,
+  })
 }
 
 export const skillDescription = (key: string): string => `Keep ${key} notes as entities in the ${key} graph`
 
 /** The nine tools of the npm memory server. */
-export const MEMORY_TOOLS = ['add_observations', 'create_entities', 'create_relations', 'delete_entities', 'delete_observations', 'delete_relations', 'open_nodes', 'read_graph', 'search_nodes']
+export const MEMORY_TOOLS = [
+  'add_observations',
+  'create_entities',
+  'create_relations',
+  'delete_entities',
+  'delete_observations',
+  'delete_relations',
+  'open_nodes',
+  'read_graph',
+  'search_nodes',
+]
 
 /** Files under `dir` whose bytes contain `needle`, or whose text matches it (paths relative to dir). */
 export function filesContaining(dir: string, needle: string | RegExp): string[] {
@@ -43,7 +59,8 @@ export function filesContaining(dir: string, needle: string | RegExp): string[] 
       else if (e.isFile()) {
         try {
           const bytes = fs.readFileSync(p)
-          if (typeof needle === 'string' ? bytes.includes(needle) : needle.test(bytes.toString('latin1'))) out.push(path.relative(dir, p))
+          if (typeof needle === 'string' ? bytes.includes(needle) : needle.test(bytes.toString('latin1')))
+            out.push(path.relative(dir, p))
         } catch {
           // went away while we looked
         }

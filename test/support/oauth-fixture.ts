@@ -26,7 +26,10 @@ export interface OAuthFixture {
 }
 
 export function startOAuthFixture(env: NodeJS.ProcessEnv = {}): Promise<OAuthFixture> {
-  const child = spawn(process.execPath, [OAUTH_FIXTURE], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  const child = spawn(process.execPath, [OAUTH_FIXTURE], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
   return new Promise((resolve) =>
     child.stdout!.on('data', (d: Buffer) => {
       const urls = JSON.parse(/listening (.*)/.exec(d.toString())![1]!) as FixtureUrls
@@ -40,7 +43,14 @@ export function startOAuthFixture(env: NodeJS.ProcessEnv = {}): Promise<OAuthFix
 
 /** A release of a remote connector at `url` that signs in with OAuth, with a CLI and a Skill. */
 export function oauthConnector(key: string, url: string, auth: Record<string, unknown> = { kind: 'oauth' }): string {
-  const manifest = { schemaVersion: 1, key, name: `Remote ${key}`, version: '1.0.0', auth, mcp: { transport: 'http', url } }
+  const manifest = {
+    schemaVersion: 1,
+    key,
+    name: `Remote ${key}`,
+    version: '1.0.0',
+    auth,
+    mcp: { transport: 'http', url },
+  }
   return makeConnector(
     { ...manifest, cli: { entrypoint: 'bin/cli.js' }, skills: 'skills' },
     {
@@ -62,5 +72,11 @@ export function stateFiles(stateDir: string, into: Array<[string, string]>, d = 
 
 /** A plain remote entry as plugins bring them (Linear, Notion, Figma): a URL and no auth at all in the manifest. */
 export function plainRemoteConnector(key: string, url: string): string {
-  return makeConnector({ schemaVersion: 1, key, name: `Plain ${key}`, version: '1.0.0', mcp: { transport: 'http', url } })
+  return makeConnector({
+    schemaVersion: 1,
+    key,
+    name: `Plain ${key}`,
+    version: '1.0.0',
+    mcp: { transport: 'http', url },
+  })
 }

@@ -8,7 +8,11 @@ import type { RunResult } from './tutti.js'
  * non-ignored ones (so uncommitted work is packed too), never dist/ or node_modules/.
  */
 export function copyCloneOf(repo: string, dest: string): number {
-  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], { cwd: repo, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+  const out = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '-z'], {
+    cwd: repo,
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
   let copied = 0
   // a node_modules symlink is not matched by `node_modules/` in .gitignore; the caller links its own
   for (const rel of new Set(out.split('\0').filter((f) => f && !f.split('/').includes('node_modules')))) {
@@ -32,13 +36,26 @@ export function copyCloneOf(repo: string, dest: string): number {
 }
 
 /** Run a program without a shell; resolves with its exit code and output, never rejects. */
-export function run(file: string, args: string[], options: { cwd?: string; env: NodeJS.ProcessEnv }): Promise<RunResult> {
+export function run(
+  file: string,
+  args: string[],
+  options: { cwd?: string; env: NodeJS.ProcessEnv },
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = execFile(file, args, { cwd: options.cwd, env: options.env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const numeric = typeof (err as { code?: unknown } | null)?.code === 'number'
-      // a spawn failure (ENOENT) has no exit code: report it as exit 1 with the reason
-      resolve({ code: err ? (numeric ? (err as unknown as { code: number }).code : 1) : 0, stdout, stderr: err && !numeric ? `${stderr}${err.message}` : stderr })
-    })
+    const child = execFile(
+      file,
+      args,
+      { cwd: options.cwd, env: options.env, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const numeric = typeof (err as { code?: unknown } | null)?.code === 'number'
+        // a spawn failure (ENOENT) has no exit code: report it as exit 1 with the reason
+        resolve({
+          code: err ? (numeric ? (err as unknown as { code: number }).code : 1) : 0,
+          stdout,
+          stderr: err && !numeric ? `${stderr}${err.message}` : stderr,
+        })
+      },
+    )
     child.stdin?.end()
   })
 }
@@ -51,7 +68,8 @@ export function run(file: string, args: string[], options: { cwd?: string; env: 
 export function userEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {}
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(npm_(package|lifecycle|command|node_execpath|execpath)|INIT_CWD$|VITEST|NODE_OPTIONS$|NODE_ENV$)/.test(k)) continue
+    if (/^(npm_(package|lifecycle|command|node_execpath|execpath)|INIT_CWD$|VITEST|NODE_OPTIONS$|NODE_ENV$)/.test(k))
+      continue
     env[k] = v
   }
   const dirs = (process.env.PATH ?? '').split(path.delimiter).filter((d) => d && !d.includes('node_modules'))

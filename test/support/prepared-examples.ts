@@ -26,7 +26,10 @@ function hashTree(dir: string, hash = createHash('sha256'), rel = ''): ReturnTyp
   return hash
 }
 
-export const PREPARED_EXAMPLES = path.join(tmpRoot(), `tutti-examples-${hashTree(EXAMPLES_SOURCE).digest('hex').slice(0, 16)}`)
+export const PREPARED_EXAMPLES = path.join(
+  tmpRoot(),
+  `tutti-examples-${hashTree(EXAMPLES_SOURCE).digest('hex').slice(0, 16)}`,
+)
 
 /** vitest globalSetup: prepare the copy once per change of the examples. */
 export default function setup(): void {
@@ -37,7 +40,11 @@ export default function setup(): void {
   fs.cpSync(EXAMPLES_SOURCE, staging, { recursive: true })
   for (const name of fs.readdirSync(staging)) {
     // what tutti itself runs for a release with a lockfile (src/runtime/install/npm-dependencies.ts)
-    execFileSync('npm', ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts', '--prefer-offline'], { cwd: path.join(staging, name), stdio: ['ignore', 'ignore', 'inherit'] })
+    execFileSync(
+      'npm',
+      ['ci', '--omit=dev', '--no-audit', '--no-fund', '--loglevel=error', '--ignore-scripts', '--prefer-offline'],
+      { cwd: path.join(staging, name), stdio: ['ignore', 'ignore', 'inherit'] },
+    )
   }
   fs.writeFileSync(path.join(staging, '.ready'), '')
   fs.rmSync(PREPARED_EXAMPLES, { recursive: true, force: true })

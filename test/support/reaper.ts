@@ -126,7 +126,8 @@ function groupRecords(stateDir: string): Map<number, string> {
     try {
       const r = JSON.parse(read(path.join(dir, name)) ?? 'null') as { pgid?: unknown; marker?: unknown }
       // the same bar the daemon sets: a short marker proves nothing
-      if (Number.isInteger(r?.pgid) && typeof r.marker === 'string' && r.marker.length >= 16) out.set(r.pgid as number, r.marker)
+      if (Number.isInteger(r?.pgid) && typeof r.marker === 'string' && r.marker.length >= 16)
+        out.set(r.pgid as number, r.marker)
     } catch {
       // an unreadable record proves nothing
     }
@@ -162,7 +163,8 @@ export function reapStateDirs(stateDirs: Iterable<string>, options: { graceMs?: 
 
   // read the records only now: a daemon that stopped cleanly removed its own
   const groups = new Map<number, string>()
-  for (const dir of dirs) for (const [pgid, marker] of groupRecords(dir)) groups.set(pgid, `${UPSTREAM_MARKER_VAR}=${marker}`)
+  for (const dir of dirs)
+    for (const [pgid, marker] of groupRecords(dir)) groups.set(pgid, `${UPSTREAM_MARKER_VAR}=${marker}`)
   if (!groups.size) return reaped
   for (const pid of allPids()) {
     const fields = statFields(pid)

@@ -42,31 +42,49 @@ export function tuttiEnv(stateDir: string, extra: NodeJS.ProcessEnv = {}): NodeJ
 }
 
 /** Run the built CLI as a user would. */
-export function tutti(stateDir: string, args: string[], options: { env?: NodeJS.ProcessEnv; input?: string } = {}): Promise<RunResult> {
+export function tutti(
+  stateDir: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; input?: string } = {},
+): Promise<RunResult> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, [BIN, ...args], { env: tuttiEnv(stateDir, options.env), maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0
-      resolve({ code, stdout, stderr })
-    })
+    const child = execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: tuttiEnv(stateDir, options.env), maxBuffer: 16 * 1024 * 1024 },
+      (err, stdout, stderr) => {
+        const code = err
+          ? typeof (err as { code?: unknown }).code === 'number'
+            ? (err as { code: number }).code
+            : 1
+          : 0
+        resolve({ code, stdout, stderr })
+      },
+    )
     if (options.input !== undefined) child.stdin?.end(options.input)
     else child.stdin?.end()
   })
 }
 
-export async function tuttiJson<T = any>(stateDir: string, args: string[], options: { env?: NodeJS.ProcessEnv } = {}): Promise<T> {
+export async function tuttiJson<T = any>(
+  stateDir: string,
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv } = {},
+): Promise<T> {
   const res = await tutti(stateDir, [...args, '--json'], options)
   if (res.code !== 0) throw new Error(`tutti ${args.join(' ')} exited ${res.code}: ${res.stdout}${res.stderr}`)
   return JSON.parse(res.stdout) as T
 }
 
-export function readDaemonJson(stateDir: string): { pid: number; port: number; controlToken: string; productVersion: string } | undefined {
+export function readDaemonJson(
+  stateDir: string,
+): { pid: number; port: number; controlToken: string; productVersion: string } | undefined {
   try {
     return JSON.parse(fs.readFileSync(path.join(stateDir, 'daemon.json'), 'utf8'))
   } catch {
     return undefined
   }
 }
-
 
 /** Pids of live daemon processes serving `stateDir` (by their environment). */
 export function daemonPids(stateDir: string): number[] {
@@ -152,12 +170,18 @@ export function childPids(pid: number): number[] {
 export async function control<T = any>(stateDir: string, message: string, body: object = {}): Promise<T> {
   const info = readDaemonJson(stateDir)
   if (!info) throw new Error(`no daemon.json in ${stateDir}`)
-  const res = await fetch(`http://127.0.0.1:${info.port}/control/${message}`, { method: 'POST', headers: { authorization: `Bearer ${info.controlToken}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await fetch(`http://127.0.0.1:${info.port}/control/${message}`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${info.controlToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   if (!res.ok) throw new Error(`control ${message}: ${res.status} ${await res.text()}`)
   return (await res.json()) as T
 }
 
 /** One connector's state as the running daemon reports it (undefined if it has none). */
 export async function connectorState(stateDir: string, key: string): Promise<any> {
-  return (await control<{ connectors: Array<{ key: string }> }>(stateDir, 'status')).connectors.find((c) => c.key === key)
+  return (await control<{ connectors: Array<{ key: string }> }>(stateDir, 'status')).connectors.find(
+    (c) => c.key === key,
+  )
 }

@@ -46,7 +46,10 @@ export async function rawListTools(conn) {
  * @param {string | RegExp} name
  */
 export async function rawFindTool(conn, name) {
-  return pickTool((await rawListTools(conn)).map((t) => t.name), name)
+  return pickTool(
+    (await rawListTools(conn)).map((t) => t.name),
+    name,
+  )
 }
 
 /**

@@ -47,7 +47,12 @@ export async function connectRawSse(url, { headers = {}, timeoutMs }) {
     }
     pending.clear()
   }
-  const stream = await openStream(streamUrl, { headers: { Accept: 'text/event-stream', ...headers }, timeoutMs, onText: feed, onEnd: (err) => fail(err ?? new Error('SSE stream ended')) })
+  const stream = await openStream(streamUrl, {
+    headers: { Accept: 'text/event-stream', ...headers },
+    timeoutMs,
+    onText: feed,
+    onEnd: (err) => fail(err ?? new Error('SSE stream ended')),
+  })
 
   /** @type {URL} */
   let postUrl
@@ -55,7 +60,8 @@ export async function connectRawSse(url, { headers = {}, timeoutMs }) {
   /** @param {string} body */
   const post = async (body) => {
     const res = await send(agent, postUrl, { headers: postHeaders, body, timeoutMs })
-    if (res.status < 200 || res.status > 299) throw new Error(`POST ${postUrl.pathname}: HTTP ${res.status}: ${snippet(res.text)}`)
+    if (res.status < 200 || res.status > 299)
+      throw new Error(`POST ${postUrl.pathname}: HTTP ${res.status}: ${snippet(res.text)}`)
   }
   let nextId = 1
   /** @param {string} method @param {string} fields */

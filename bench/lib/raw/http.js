@@ -50,8 +50,15 @@ export function keepAliveAgent() {
  */
 export async function send(client, url, { method = 'POST', headers, body, timeoutMs }) {
   if (client.pool) {
-    const res = await client.pool(url).request({ method, path: `${url.pathname}${url.search}`, headers, body, timeoutMs })
-    return { status: res.status, contentType: res.headers['content-type'] ?? '', sessionId: res.headers['mcp-session-id'], text: res.text }
+    const res = await client
+      .pool(url)
+      .request({ method, path: `${url.pathname}${url.search}`, headers, body, timeoutMs })
+    return {
+      status: res.status,
+      contentType: res.headers['content-type'] ?? '',
+      sessionId: res.headers['mcp-session-id'],
+      text: res.text,
+    }
   }
   return nodeSend(/** @type {http.Agent} */ (client.agent), url, { method, headers, body, timeoutMs })
 }
@@ -74,7 +81,10 @@ function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
       req.destroy()
     }
     const req = http.request(url, { method, headers, agent })
-    const timer = setTimeout(() => fail(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(
+      () => fail(new Error(`${method} ${url.pathname}: no complete answer in ${timeoutMs} ms`)),
+      timeoutMs,
+    )
     /** @param {Error} err */
     const failWith = (err) => fail(new Error(`${method} ${url.pathname}: ${err.message}`))
     req.on('error', failWith)
@@ -85,13 +95,20 @@ function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
         text += chunk
       })
       res.on('error', failWith)
-      res.once('close', () => fail(new Error(`${method} ${url.pathname}: connection closed before the answer was complete`)))
+      res.once('close', () =>
+        fail(new Error(`${method} ${url.pathname}: connection closed before the answer was complete`)),
+      )
       res.once('end', () => {
         if (settled) return
         settled = true
         clearTimeout(timer)
         const sid = res.headers['mcp-session-id']
-        resolve({ status: res.statusCode ?? 0, contentType: res.headers['content-type'] ?? '', sessionId: Array.isArray(sid) ? sid[0] : sid, text })
+        resolve({
+          status: res.statusCode ?? 0,
+          contentType: res.headers['content-type'] ?? '',
+          sessionId: Array.isArray(sid) ? sid[0] : sid,
+          text,
+        })
       })
     })
     req.end(body)
@@ -103,7 +120,8 @@ function nodeSend(agent, url, { method, headers, body, timeoutMs }) {
  * once a 200 response has started; `onEnd` is called once when the stream
  * ends or fails afterwards (not after `close()`).
  * @param {URL} url
- * @param {{ headers: Record<string, string>, timeoutMs: number, onText: (chunk: string) => void, onEnd: (err?: Error) => void }} opts
+ * @param {{ headers: Record<string, string>, timeoutMs: number, onText: (chunk: string) => void, onEnd: (err?: Error)
+ * => void }} opts
  * @returns {Promise<{ close: () => void }>}
  */
 export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
@@ -118,7 +136,10 @@ export function openStream(url, { headers, timeoutMs, onText, onEnd }) {
       }
     }
     const req = http.request(url, { method: 'GET', headers, agent: false })
-    const timer = setTimeout(() => req.destroy(new Error(`GET ${url.pathname}: no response in ${timeoutMs} ms`)), timeoutMs)
+    const timer = setTimeout(
+      () => req.destroy(new Error(`GET ${url.pathname}: no response in ${timeoutMs} ms`)),
+      timeoutMs,
+    )
     req.on('error', (err) => {
       clearTimeout(timer)
       if (started) end(err)

@@ -22,7 +22,8 @@ export function requestBody(id, method, fields, modern) {
 export const notificationBody = (method) => `{"jsonrpc":"2.0","method":"${method}"}`
 
 /** `initialize` params (2025 era). @param {string} version */
-export const initializeFields = (version) => `"protocolVersion":"${version}","capabilities":{},"clientInfo":${CLIENT_INFO}`
+export const initializeFields = (version) =>
+  `"protocolVersion":"${version}","capabilities":{},"clientInfo":${CLIENT_INFO}`
 
 /**
  * `tools/call` params of the echo tool.
@@ -61,7 +62,8 @@ export function answerIn(res, id) {
 export function resultOf(msg, id) {
   if (msg?.id !== id) throw new Error(`answer has id ${JSON.stringify(msg?.id)}, expected ${id}`)
   if (msg.error) throw new Error(`JSON-RPC error ${msg.error.code}: ${msg.error.message}`)
-  if (!msg.result || typeof msg.result !== 'object') throw new Error(`answer without a result: ${snippet(JSON.stringify(msg))}`)
+  if (!msg.result || typeof msg.result !== 'object')
+    throw new Error(`answer without a result: ${snippet(JSON.stringify(msg))}`)
   return msg.result
 }
 
@@ -72,5 +74,6 @@ export function resultOf(msg, id) {
  */
 export function checkEcho(result, message) {
   const first = Array.isArray(result.content) ? result.content[0] : undefined
-  if (result.isError || first?.type !== 'text' || first.text !== `Echo: ${message}`) throw new Error(`unexpected echo result: ${snippet(JSON.stringify(result))}`)
+  if (result.isError || first?.type !== 'text' || first.text !== `Echo: ${message}`)
+    throw new Error(`unexpected echo result: ${snippet(JSON.stringify(result))}`)
 }

@@ -39,7 +39,12 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
     if (!modern) return base
     const key = name === undefined ? method : `${method}\n${name}`
     let h = perMethod.get(key)
-    if (!h) perMethod.set(key, (h = name === undefined ? { ...base, 'Mcp-Method': method } : { ...base, 'Mcp-Method': method, 'Mcp-Name': name }))
+    if (!h)
+      perMethod.set(
+        key,
+        (h =
+          name === undefined ? { ...base, 'Mcp-Method': method } : { ...base, 'Mcp-Method': method, 'Mcp-Name': name }),
+      )
     return h
   }
   let nextId = 1
@@ -48,7 +53,11 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   /** @param {string} method @param {string} fields @param {string} [name] */
   const exchange = async (method, fields, name) => {
     const id = nextId++
-    const res = await send(agent, target, { headers: headersFor(method, name), body: requestBody(id, method, fields, modern), timeoutMs })
+    const res = await send(agent, target, {
+      headers: headersFor(method, name),
+      body: requestBody(id, method, fields, modern),
+      timeoutMs,
+    })
     // the whole body is here: what comes after (JSON.parse, checks) is the client's own work
     lastReceivedAt = performance.now()
     lastBytes = Buffer.byteLength(res.text)
@@ -62,15 +71,21 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
   try {
     if (modern) {
       const { result } = await exchange('server/discover', '')
-      if (!Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN)) throw new Error(`server/discover: ${MODERN} not supported (${JSON.stringify(result.supportedVersions)})`)
+      if (!Array.isArray(result.supportedVersions) || !result.supportedVersions.includes(MODERN))
+        throw new Error(`server/discover: ${MODERN} not supported (${JSON.stringify(result.supportedVersions)})`)
     } else {
       const { res, result } = await exchange('initialize', initializeFields(era))
       negotiated = String(result.protocolVersion)
       sessionId = res.sessionId
       base['MCP-Protocol-Version'] = negotiated
       if (sessionId) base['Mcp-Session-Id'] = sessionId
-      const ack = await send(agent, target, { headers: base, body: notificationBody('notifications/initialized'), timeoutMs })
-      if (ack.status !== 202 && ack.status !== 200) throw new Error(`notifications/initialized: HTTP ${ack.status}: ${snippet(ack.text)}`)
+      const ack = await send(agent, target, {
+        headers: base,
+        body: notificationBody('notifications/initialized'),
+        timeoutMs,
+      })
+      if (ack.status !== 202 && ack.status !== 200)
+        throw new Error(`notifications/initialized: HTTP ${ack.status}: ${snippet(ack.text)}`)
     }
   } catch (err) {
     agent.destroy()
@@ -83,7 +98,12 @@ export async function connectRawStreamable(url, { era, headers = {}, timeoutMs }
     lastBytes: () => lastBytes,
     lastReceivedAt: () => lastReceivedAt,
     close: async () => {
-      if (sessionId) await send(agent, target, { method: 'DELETE', headers: { ...headers, 'MCP-Protocol-Version': negotiated, 'Mcp-Session-Id': sessionId }, timeoutMs: 5000 }).catch(() => {})
+      if (sessionId)
+        await send(agent, target, {
+          method: 'DELETE',
+          headers: { ...headers, 'MCP-Protocol-Version': negotiated, 'Mcp-Session-Id': sessionId },
+          timeoutMs: 5000,
+        }).catch(() => {})
       agent.destroy()
     },
   }

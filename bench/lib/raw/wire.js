@@ -45,7 +45,8 @@ class AnswerReader {
       if (end < 0) return undefined
       const lines = /** @type {Latin1Buffer} */ (this.buf).latin1Slice(0, end).split('\r\n')
       const status = Number(/^HTTP\/1\.[01] (\d{3})/.exec(lines[0] ?? '')?.[1])
-      if (!Number.isInteger(status)) throw new Error(`not an HTTP/1.1 status line: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`)
+      if (!Number.isInteger(status))
+        throw new Error(`not an HTTP/1.1 status line: ${JSON.stringify((lines[0] ?? '').slice(0, 80))}`)
       /** @type {Record<string, string>} */
       const headers = {}
       for (const line of lines.slice(1)) {
@@ -110,7 +111,12 @@ class AnswerReader {
   /** @param {Buffer} body */
   answer(body) {
     const { status, headers } = /** @type {NonNullable<AnswerReader['head']>} */ (this.head)
-    return { status, headers, text: body.toString('utf8'), reusable: this.mode !== 'close' && !/close/i.test(headers.connection ?? '') }
+    return {
+      status,
+      headers,
+      text: body.toString('utf8'),
+      reusable: this.mode !== 'close' && !/close/i.test(headers.connection ?? ''),
+    }
   }
 }
 

@@ -16,7 +16,13 @@ export const directStdio = {
           era: LEGACY,
           transport: 'stdio',
           tool: 'echo',
-          connect: () => connectStdio({ command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'], env: { [RUN_MARKER]: ctx.runId }, cwd }),
+          connect: () =>
+            connectStdio({
+              command: process.execPath,
+              args: [EVERYTHING_ENTRY, 'stdio'],
+              env: { [RUN_MARKER]: ctx.runId },
+              cwd,
+            }),
         },
       ],
       // the SDK transport owns the child; client.close() ends it

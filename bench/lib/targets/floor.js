@@ -28,8 +28,19 @@ export const floor = {
       command: peer.command,
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
-      notes: ['2025-06-18, JSON responses only; the child is initialized once, later initialize answered from its cached result'],
-      variants: [{ era: LEGACY, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era: LEGACY }), raw: { transport: 'streamable-http', url } }],
+      notes: [
+        '2025-06-18, JSON responses only; the child is initialized once, later initialize answered from its cached ' +
+          'result',
+      ],
+      variants: [
+        {
+          era: LEGACY,
+          transport: 'streamable-http',
+          tool: 'echo',
+          connect: () => connectStreamableHttp(url, { era: LEGACY }),
+          raw: { transport: 'streamable-http', url },
+        },
+      ],
       stop: peer.stop,
     }
   },

@@ -36,12 +36,28 @@ function prepareHome(ctx) {
   }
   // a fresh, non-empty catalogue: MarketplaceCatalog.isCatalogValid() then skips the fetch
   const now = Date.now()
-  const catalogue = { registry: { version: 'bench', generatedAt: now, totalServers: 1, servers: [{ id: 'bench-placeholder', name: 'placeholder', description: 'seeded by tutti bench' }] }, lastFetchedAt: now, serverDocumentation: {} }
+  const catalogue = {
+    registry: {
+      version: 'bench',
+      generatedAt: now,
+      totalServers: 1,
+      servers: [{ id: 'bench-placeholder', name: 'placeholder', description: 'seeded by tutti bench' }],
+    },
+    lastFetchedAt: now,
+    serverDocumentation: {},
+  }
   writeFile(path.join(xdg.XDG_DATA_HOME, 'mcp-hub/cache/registry.json'), JSON.stringify(catalogue))
   const fakeBin = path.join(root, 'bin')
   writeFile(path.join(fakeBin, 'curl'), '#!/bin/sh\necho "curl disabled by tutti bench" >&2\nexit 1\n', 0o755)
   const config = path.join(root, 'mcp-hub.json')
-  writeFile(config, JSON.stringify({ mcpServers: { [SERVER]: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } } }, null, 2))
+  writeFile(
+    config,
+    JSON.stringify(
+      { mcpServers: { [SERVER]: { command: process.execPath, args: [EVERYTHING_ENTRY, 'stdio'] } } },
+      null,
+      2,
+    ),
+  )
   return { env: { ...xdg, PATH: `${fakeBin}${path.delimiter}${ctx.env().PATH}` }, config }
 }
 
@@ -49,7 +65,9 @@ function prepareHome(ctx) {
 async function hubReady(port) {
   const res = await fetch(`http://127.0.0.1:${port}/api/health`, { signal: AbortSignal.timeout(2000) })
   if (!res.ok) return false
-  const health = /** @type {{ state?: string, servers?: { name: string, status: string, error?: string }[] }} */ (await res.json())
+  const health = /** @type {{ state?: string, servers?: { name: string, status: string, error?: string }[] }} */ (
+    await res.json()
+  )
   const server = (health.servers ?? []).find((s) => s.name === SERVER)
   if (server?.status === 'disconnected' && server.error) throw new Error(`upstream failed: ${server.error}`)
   return health.state === 'ready' && server?.status === 'connected'
@@ -73,8 +91,20 @@ export const mcpHub = {
       command: peer.command,
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
-      notes: ['HTTP+SSE only (GET /mcp + POST /messages)', 'bound to 127.0.0.1 by the net guard (no host option)', 'marketplace fetch suppressed (seeded cache)'],
-      variants: [{ era: LEGACY, transport: 'sse', tool: /^everything__echo$/, connect: () => connectSse(`http://127.0.0.1:${port}/mcp`), raw: { transport: 'sse', url: `http://127.0.0.1:${port}/mcp` } }],
+      notes: [
+        'HTTP+SSE only (GET /mcp + POST /messages)',
+        'bound to 127.0.0.1 by the net guard (no host option)',
+        'marketplace fetch suppressed (seeded cache)',
+      ],
+      variants: [
+        {
+          era: LEGACY,
+          transport: 'sse',
+          tool: /^everything__echo$/,
+          connect: () => connectSse(`http://127.0.0.1:${port}/mcp`),
+          raw: { transport: 'sse', url: `http://127.0.0.1:${port}/mcp` },
+        },
+      ],
       stop: peer.stop,
     }
   },

@@ -18,7 +18,18 @@ export const mcpProxy = {
     const peer = await startPeer(ctx, {
       name: 'mcp-proxy',
       script: SCRIPT,
-      args: ['--host', '127.0.0.1', '--port', String(port), '--server', 'stream', '--', process.execPath, EVERYTHING_ENTRY, 'stdio'],
+      args: [
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--server',
+        'stream',
+        '--',
+        process.execPath,
+        EVERYTHING_ENTRY,
+        'stdio',
+      ],
       ready: () => tcpOpen(port),
     })
     const url = `http://127.0.0.1:${port}/mcp`
@@ -26,7 +37,13 @@ export const mcpProxy = {
       command: peer.command,
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
-      variants: [LEGACY, MODERN].map((era) => ({ era, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era }), raw: { transport: 'streamable-http', url } })),
+      variants: [LEGACY, MODERN].map((era) => ({
+        era,
+        transport: 'streamable-http',
+        tool: 'echo',
+        connect: () => connectStreamableHttp(url, { era }),
+        raw: { transport: 'streamable-http', url },
+      })),
       stop: peer.stop,
     }
   },

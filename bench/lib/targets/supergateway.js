@@ -23,7 +23,17 @@ export const supergateway = {
     const peer = await startPeer(ctx, {
       name: 'supergateway',
       script: SCRIPT,
-      args: ['--stdio', `${sh(process.execPath)} ${sh(EVERYTHING_ENTRY)} stdio`, '--outputTransport', 'streamableHttp', '--stateful', '--port', String(port), '--logLevel', 'none'],
+      args: [
+        '--stdio',
+        `${sh(process.execPath)} ${sh(EVERYTHING_ENTRY)} stdio`,
+        '--outputTransport',
+        'streamableHttp',
+        '--stateful',
+        '--port',
+        String(port),
+        '--logLevel',
+        'none',
+      ],
       ready: () => tcpOpen(port),
     })
     const url = `http://127.0.0.1:${port}/mcp`
@@ -31,8 +41,19 @@ export const supergateway = {
       command: peer.command,
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
-      notes: ['--stateful (stateless mode and the 2026-07-28 leg spawn a stdio child per request)', 'bound to 127.0.0.1 by the net guard (no host option)'],
-      variants: [{ era: LEGACY, transport: 'streamable-http', tool: 'echo', connect: () => connectStreamableHttp(url, { era: LEGACY }), raw: { transport: 'streamable-http', url } }],
+      notes: [
+        '--stateful (stateless mode and the 2026-07-28 leg spawn a stdio child per request)',
+        'bound to 127.0.0.1 by the net guard (no host option)',
+      ],
+      variants: [
+        {
+          era: LEGACY,
+          transport: 'streamable-http',
+          tool: 'echo',
+          connect: () => connectStreamableHttp(url, { era: LEGACY }),
+          raw: { transport: 'streamable-http', url },
+        },
+      ],
       stop: peer.stop,
     }
   },

@@ -14,9 +14,19 @@ const EXAMPLE = path.join(REPO, 'examples/connectors/everything')
  * @param {string} session
  */
 export async function prepareSession(t, session) {
-  const runtime = await tutti(t, ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'bench', '--session', session])
+  const runtime = await tutti(t, [
+    'session',
+    'prepare',
+    '--provider',
+    'tutti-agent',
+    '--workspace',
+    'bench',
+    '--session',
+    session,
+  ])
   const server = runtime?.mcpServers?.find((/** @type {{ name: string }} */ s) => s.name === 'connector')
-  if (!server?.url) throw new Error(`session prepare returned no "connector" MCP server: ${JSON.stringify(runtime).slice(0, 200)}`)
+  if (!server?.url)
+    throw new Error(`session prepare returned no "connector" MCP server: ${JSON.stringify(runtime).slice(0, 200)}`)
   return { url: String(server.url), headers: /** @type {Record<string, string>} */ (server.headers ?? {}) }
 }
 
@@ -28,7 +38,13 @@ export async function prepareSession(t, session) {
  */
 export function tuttiVariants(url, headers, tool) {
   const raw = { transport: /** @type {const} */ ('streamable-http'), url, headers }
-  return [MODERN, LEGACY].map((era) => ({ era, transport: 'streamable-http', tool, connect: () => connectStreamableHttp(url, { era, headers }), raw }))
+  return [MODERN, LEGACY].map((era) => ({
+    era,
+    transport: 'streamable-http',
+    tool,
+    connect: () => connectStreamableHttp(url, { era, headers }),
+    raw,
+  }))
 }
 
 /** @type {import('./types.js').TargetDef} */
@@ -39,10 +55,14 @@ export const tuttiTarget = {
     const t = { ctx, stateDir: ctx.dir('tutti-state') }
     try {
       await tutti(t, ['connector', 'install', EXAMPLE])
-      await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], { EVERYTHING_API_KEY: 'bench' })
+      await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], {
+        EVERYTHING_API_KEY: 'bench',
+      })
       const { url, headers } = await prepareSession(t, 'bench-1')
       return {
-        command: `tutti connector install ${path.relative(REPO, EXAMPLE)}; tutti connector connect everything; tutti session prepare → ${url}`,
+        command:
+          `tutti connector install ${path.relative(REPO, EXAMPLE)}; tutti connector connect everything; ` +
+          `tutti session prepare → ${url}`,
         variants: tuttiVariants(url, headers, 'everything_echo'),
         gatewayPid: () => daemonPid(t.stateDir),
         stop: () => stopDaemon(t),

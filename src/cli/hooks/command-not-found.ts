@@ -22,7 +22,11 @@ function distance(typed: string[], id: string): number {
  * are ever suggested; when a hidden command is strictly nearer, the user meant that
  * one, so nothing is suggested rather than an unrelated public command.
  */
-export function suggestCommand(typed: string, publicIds: readonly string[], hiddenIds: readonly string[] = []): string | undefined {
+export function suggestCommand(
+  typed: string,
+  publicIds: readonly string[],
+  hiddenIds: readonly string[] = [],
+): string | undefined {
   const words = typed.split(':').filter(Boolean)
   if (words.length === 0) return undefined
   let best: { id: string; d: number } | undefined
@@ -51,7 +55,12 @@ function typedWords(id: string, argv: readonly string[]): string[] {
  * (cli/help.ts): exit 2, `tutti: ...` on stderr, or `{"error":{...}}` on
  * stdout with --json.
  */
-export function reportCommandNotFound(words: string[], typedId: string, json: boolean, config: Interfaces.Config): void {
+export function reportCommandNotFound(
+  words: string[],
+  typedId: string,
+  json: boolean,
+  config: Interfaces.Config,
+): void {
   reportBadInput(notFoundMessage(words, typedId, config), json, config)
 }
 
@@ -83,7 +92,7 @@ function reportBadInput(message: string, json: boolean, config: Interfaces.Confi
  * Replaces oclif's "command x:y not found" (and @oclif/plugin-not-found, which would
  * suggest hidden commands) with tutti's error shape.
  */
-const hook: Hook.CommandNotFound = async function ({ id, argv = [], config }) {
+const hook: Hook.CommandNotFound = async ({ id, argv = [], config }) => {
   reportCommandNotFound(typedWords(id, argv), id, [id, ...argv].includes('--json'), config)
 }
 

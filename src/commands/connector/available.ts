@@ -5,7 +5,8 @@ import type { AvailableResult } from '../../runtime/protocol/available.js'
 
 export default class ConnectorAvailable extends TuttiCommand {
   static override summary = 'List the connectors your agent can use and how to reach them'
-  static override description = `Shows each installed connector, the native interfaces it offers and whether they are ready:
+  static override description =
+    `Shows each installed connector, the native interfaces it offers and whether they are ready:
   mcp  tools on the "connector" MCP server, named <key>_<tool>
   cli  a command on your PATH, tutti-connector-<key>
 Skills are listed by name; your agent reads them from its own Skill roots.`

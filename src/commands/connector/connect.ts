@@ -9,7 +9,11 @@ import { SIGN_IN_WAIT_MS } from '../../runtime/oauth/sign-in-timeout.js'
 function parsePairs(flag: string, pairs: readonly string[], into: Record<string, string>): void {
   for (const pair of pairs) {
     const eq = pair.indexOf('=')
-    if (eq <= 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `${flag} expects NAME=VALUE, got "${pair.slice(0, Math.max(eq, 0)) || '(no name)'}=…"`)
+    if (eq <= 0)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `${flag} expects NAME=VALUE, got "${pair.slice(0, Math.max(eq, 0)) || '(no name)'}=…"`,
+      )
     into[pair.slice(0, eq)] = pair.slice(eq + 1)
   }
 }
@@ -18,13 +22,19 @@ function parsePairs(flag: string, pairs: readonly string[], into: Record<string,
 function clientSecret(name: string | undefined): { clientSecret?: string } {
   if (name === undefined) return {}
   const value = process.env[name]
-  if (value === undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--client-secret-from-env ${name}: the variable is not set in this environment`)
+  if (value === undefined)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `--client-secret-from-env ${name}: the variable is not set in this environment`,
+    )
   return { clientSecret: value }
 }
 
 export default class ConnectorConnect extends TuttiCommand {
   static override hidden = true
-  static override summary = "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve its command again"
+  static override summary =
+    "Store a connector's credentials (never printed) and settings, or sign in to an OAuth connector, and resolve " +
+    'its command again'
   static override description = `With no flags it re-resolves the stdio command against this shell's PATH and retries
 the connector.
 A connector whose manifest tutti generated (npm, plugin, server.json, command, URL) gets a new release generation that
@@ -37,10 +47,28 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
       multiple: true,
       default: [],
     }),
-    browser: Flags.string({ description: 'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else print only)' }),
-    'client-id': Flags.string({ description: 'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the manifest\'s auth.clientId)' }),
-    'client-secret-from-env': Flags.string({ description: "OAuth connectors: read that pre-registered client's secret from this variable (kept 0600 with the tokens, never printed)", helpValue: 'NAME' }),
-    'sign-in-timeout': Flags.integer({ description: 'OAuth connectors: seconds to wait for the browser to come back', default: SIGN_IN_WAIT_MS / 1000, min: 1, max: 3600 }),
+    browser: Flags.string({
+      description:
+        'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else ' +
+        'print only)',
+    }),
+    'client-id': Flags.string({
+      description:
+        'OAuth connectors: the id of a client registered with the authorization server beforehand (instead of the ' +
+        "manifest's auth.clientId)",
+    }),
+    'client-secret-from-env': Flags.string({
+      description:
+        "OAuth connectors: read that pre-registered client's secret from this variable (kept 0600 with the tokens, " +
+        'never printed)',
+      helpValue: 'NAME',
+    }),
+    'sign-in-timeout': Flags.integer({
+      description: 'OAuth connectors: seconds to wait for the browser to come back',
+      default: SIGN_IN_WAIT_MS / 1000,
+      min: 1,
+      max: 3600,
+    }),
     ...outcomeFlags,
   }
   static override examples = [
@@ -49,7 +77,8 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     '<%= config.bin %> connector connect slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
-    'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
+    'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env ' +
+      'CLIENT_SECRET',
   ]
 
   async run() {
@@ -57,9 +86,17 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     const settings: Record<string, string> = {}
     parsePairs('--set', flags.set, settings)
     const keys = await readKeys(flags)
-    const client = { ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}), ...clientSecret(flags['client-secret-from-env']) }
+    const client = {
+      ...(flags['client-id'] !== undefined ? { clientId: flags['client-id'] } : {}),
+      ...clientSecret(flags['client-secret-from-env']),
+    }
     // the sign-in URL goes to stderr, also with --json: stdout stays the one JSON document
-    const signIn = { timeoutMs: flags['sign-in-timeout'] * 1000, print: (line: string) => process.stderr.write(`${this.redact(line)}\n`), ...(flags.browser ? { browser: flags.browser } : {}), client }
+    const signIn = {
+      timeoutMs: flags['sign-in-timeout'] * 1000,
+      print: (line: string) => process.stderr.write(`${this.redact(line)}\n`),
+      ...(flags.browser ? { browser: flags.browser } : {}),
+      client,
+    }
     const request = { keys, settings, signIn, ...outcomeWait(flags) }
     const result = await new Connectors(this.paths).connect(args.key, request)
     if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)

@@ -53,9 +53,15 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
       description: 'the connector key, for a source without a tutti manifest (default: from its name or host)',
     }),
     server: Flags.string({ description: 'which MCP server of a plugin or server.json with several' }),
-    'dry-run': Flags.boolean({ description: 'print the manifest the connector would be installed with, and change nothing' }),
-    replace: Flags.boolean({ description: 'replace the connector of another package installed under the key (nothing of it is carried over)' }),
-    purge: Flags.boolean({ description: 'with --replace: delete what the replaced connector leaves instead of keeping it aside' }),
+    'dry-run': Flags.boolean({
+      description: 'print the manifest the connector would be installed with, and change nothing',
+    }),
+    replace: Flags.boolean({
+      description: 'replace the connector of another package installed under the key (nothing of it is carried over)',
+    }),
+    purge: Flags.boolean({
+      description: 'with --replace: delete what the replaced connector leaves instead of keeping it aside',
+    }),
     'allow-scripts': Flags.boolean({
       description: 'run the npm install scripts of the package and its dependencies (native modules)',
     }),
@@ -64,7 +70,8 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
       options: [...CLIENTS],
     }),
     'json-entry': Flags.string({
-      description: 'import one server entry (JSON, as `claude mcp add-json` takes it) from FILE, or - for stdin; ' +
+      description:
+        'import one server entry (JSON, as `claude mcp add-json` takes it) from FILE, or - for stdin; ' +
         'its name is --key',
     }),
     project: Flags.string({
@@ -106,9 +113,10 @@ in connectors/<key>/replaced/ (--purge deletes them instead). A new version of t
     }
     // only the source may stand before "--": anything else is a typo, not a server argument
     if (!commandForm && argv.length !== 1 + extra.length) {
-      const message = argv.length === 0
-        ? 'give a source (a package, a server.json, a config file, a URL), a command after "--", or --from CLIENT'
-        : `unexpected argument "${String(argv[1])}"; server arguments go after "--"`
+      const message =
+        argv.length === 0
+          ? 'give a source (a package, a server.json, a config file, a URL), a command after "--", or --from CLIENT'
+          : `unexpected argument "${String(argv[1])}"; server arguments go after "--"`
       throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)
     }
     const source = commandForm ? undefined : args.source

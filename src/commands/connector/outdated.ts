@@ -27,7 +27,13 @@ registry's latest tag. Connectors from other sources are not listed.`
       const cells = rows.map((r) => [r.key, r.installed, r.wanted ?? '?', r.latest ?? '?', r.source])
       const table = [['key', 'installed', 'wanted', 'latest', 'source'], ...cells]
       const widths = table[0]!.map((_, i) => Math.max(...table.map((line) => line[i]!.length)))
-      const print = (line: string[]) => this.log(line.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd())
+      const print = (line: string[]) =>
+        this.log(
+          line
+            .map((cell, i) => cell.padEnd(widths[i]!))
+            .join('  ')
+            .trimEnd(),
+        )
       if (rows.length) table.forEach(print)
       for (const r of rows) if (r.error) process.stderr.write(`${r.key}: ${r.error}\n`)
     }

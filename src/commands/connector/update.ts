@@ -27,8 +27,9 @@ still updated).`
     const { argv, flags } = await this.parse(ConnectorUpdate)
     const keys = argv as string[]
     if (!!flags.all === keys.length > 0) {
-      const wrong =
-        flags.all ? '--all updates every connector: name no key with it' : 'name the connectors to update, or --all'
+      const wrong = flags.all
+        ? '--all updates every connector: name no key with it'
+        : 'name the connectors to update, or --all'
       throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, wrong)
     }
     const { updateConnectors } = await import('../../runtime/client/connector-updates.js')

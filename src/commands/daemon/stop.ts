@@ -9,7 +9,14 @@ export default class DaemonStop extends TuttiCommand {
   async run() {
     await this.parse(DaemonStop)
     const result = await new DaemonControl(this.paths).stop()
-    if (!this.jsonEnabled()) this.log(result.stopped ? `daemon ${result.pid} stopped` : result.stale ? `daemon was not running; removed a stale daemon.json (${result.stale})` : 'daemon was not running')
+    if (!this.jsonEnabled())
+      this.log(
+        result.stopped
+          ? `daemon ${result.pid} stopped`
+          : result.stale
+            ? `daemon was not running; removed a stale daemon.json (${result.stale})`
+            : 'daemon was not running',
+      )
     return result
   }
 }

@@ -5,8 +5,15 @@ import { EXEC_PROVIDERS, execSession } from '../../runtime/exec/session-exec.js'
 
 export default class SessionExec extends TuttiCommand {
   static override hidden = true
-  static override summary = "Run an agent with the connectors: prepare its session, start it with the provider's projection, revoke the session when it exits"
-  static override description = `Everything after \`--\` is the agent's command line, run without a shell. A bare name is looked up on PATH, then in node_modules/.bin from the working directory up. claude gets --mcp-config and --add-dir right after its own word, behind a wrapper too (env X=1 claude, npx, node script.js); in a command string (sh -c) it finds them through a session-private claude first on PATH; codex and tutti-agent get a session CODEX_HOME; all get PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
+  static override summary =
+    "Run an agent with the connectors: prepare its session, start it with the provider's projection, revoke the " +
+    'session when it exits'
+  static override description =
+    `Everything after \`--\` is the agent's command line, run without a shell. A bare name is looked up on PATH, ` +
+    `then in node_modules/.bin from the working directory up. claude gets --mcp-config and --add-dir right after ` +
+    `its own word, behind a wrapper too (env X=1 claude, npx, node script.js); in a command string (sh -c) it finds ` +
+    `them through a session-private claude first on PATH; codex and tutti-agent get a session CODEX_HOME; all get ` +
+    `PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
   // the agent's argv is split off at `--` before oclif sees the rest (oclif's argv reorders repeated words)
   static override strict = true
   static override flags = {
@@ -22,7 +29,11 @@ export default class SessionExec extends TuttiCommand {
 
   async run() {
     const split = this.argv.indexOf('--')
-    if (split < 0) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, 'give the agent command after `--`, for example `tutti session exec --provider claude -- claude`')
+    if (split < 0)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        'give the agent command after `--`, for example `tutti session exec --provider claude -- claude`',
+      )
     const agentArgv = this.argv.slice(split + 1)
     const { flags } = await this.parse(SessionExec, this.argv.slice(0, split))
     process.exitCode = await execSession({

@@ -21,13 +21,21 @@ function shellExports(runtime: PreparedRuntime): string {
 
 export default class SessionPrepare extends TuttiCommand {
   static override hidden = true
-  static override summary = 'Prepare the runtime of one agent session: env, the connector MCP server, Skill roots and the provider projection'
+  static override summary =
+    'Prepare the runtime of one agent session: env, the connector MCP server, Skill roots and the provider projection'
   static override flags = {
     provider: Flags.string({ description: 'agent provider', options: [...PROVIDERS], required: true }),
     workspace: Flags.string({ description: 'workspace id the session belongs to', required: true }),
     session: Flags.string({ description: 'agent session id', required: true }),
-    'agent-initialize': Flags.string({ description: "ACP: a file with the agent's initialize response, or - for stdin" }),
-    shell: Flags.boolean({ description: 'print POSIX `export` lines to eval: the session env, plus TUTTI_MCP_CONFIG and TUTTI_ADD_DIR for claude', default: false, exclusive: ['json'] }),
+    'agent-initialize': Flags.string({
+      description: "ACP: a file with the agent's initialize response, or - for stdin",
+    }),
+    shell: Flags.boolean({
+      description:
+        'print POSIX `export` lines to eval: the session env, plus TUTTI_MCP_CONFIG and TUTTI_ADD_DIR for claude',
+      default: false,
+      exclusive: ['json'],
+    }),
   }
   static override examples = [
     '<%= config.bin %> session prepare --provider codex --workspace ~/src/app --session 7f3c --json',
@@ -45,7 +53,11 @@ export default class SessionPrepare extends TuttiCommand {
       agentInitialize: flags.provider === 'acp' ? await readAgentInitialize(flags['agent-initialize']) : undefined,
     })
     if (flags.shell) process.stdout.write(shellExports(runtime))
-    else if (!this.jsonEnabled()) this.log(`prepared ${runtime.provider} session ${runtime.session}; use --json or --shell for the runtime (it contains the session token)`)
+    else if (!this.jsonEnabled())
+      this.log(
+        `prepared ${runtime.provider} session ${runtime.session}; use --json or --shell for the runtime (it ` +
+          `contains the session token)`,
+      )
     return runtime
   }
 }

@@ -10,11 +10,18 @@ export default class SessionRevoke extends TuttiCommand {
     workspace: Flags.string({ description: 'only the session in this workspace', dependsOn: ['session'] }),
     all: Flags.boolean({ description: 'revoke every session token', exactlyOne: ['session', 'all'] }),
   }
-  static override examples = ['<%= config.bin %> session revoke --session 7f3c', '<%= config.bin %> session revoke --all']
+  static override examples = [
+    '<%= config.bin %> session revoke --session 7f3c',
+    '<%= config.bin %> session revoke --all',
+  ]
 
   async run() {
     const { flags } = await this.parse(SessionRevoke)
-    const result = await revokeSessions(this.paths, { session: flags.session, workspace: flags.workspace, all: flags.all || undefined })
+    const result = await revokeSessions(this.paths, {
+      session: flags.session,
+      workspace: flags.workspace,
+      all: flags.all || undefined,
+    })
     if (!this.jsonEnabled()) this.log(`revoked ${result.revoked} session token(s)`)
     return result
   }

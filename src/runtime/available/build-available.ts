@@ -19,7 +19,10 @@ function shortReason(reason: string | undefined, scrub: (text: string) => string
  * (which `scrub` cleans of secrets and paths): nothing here shows a URL,
  * port, token, credential or path.
  */
-export function buildAvailable(snapshots: readonly ConnectorSnapshot[], scrub: (text: string) => string = (t) => t): AvailableResult {
+export function buildAvailable(
+  snapshots: readonly ConnectorSnapshot[],
+  scrub: (text: string) => string = (t) => t,
+): AvailableResult {
   const connectors = [...snapshots]
     .sort((a, b) => a.key.localeCompare(b.key))
     .map((s): AvailableConnector => {
@@ -33,12 +36,22 @@ export function buildAvailable(snapshots: readonly ConnectorSnapshot[], scrub: (
         const mcp = { kind: 'mcp' as const, serverName: SERVER_NAME as typeof SERVER_NAME, toolPrefix: prefix, status }
         interfaces.push({ ...mcp, ...shortReason(reason, scrub), ...cost })
       }
-      if (s.cli) interfaces.push({ kind: 'cli', command: shimCommand(s.key), status: s.cli.status, ...(s.cli.status !== 'ready' ? shortReason(s.cli.reason, scrub) : {}) })
+      if (s.cli)
+        interfaces.push({
+          kind: 'cli',
+          command: shimCommand(s.key),
+          status: s.cli.status,
+          ...(s.cli.status !== 'ready' ? shortReason(s.cli.reason, scrub) : {}),
+        })
       return {
         key: s.key,
         name: s.name,
         description: s.description,
-        skills: s.skills.map((k) => (k.title ? { name: k.name, title: k.title, description: k.description } : { name: k.name, description: k.description })),
+        skills: s.skills.map((k) =>
+          k.title
+            ? { name: k.name, title: k.title, description: k.description }
+            : { name: k.name, description: k.description },
+        ),
         interfaces,
       }
     })

@@ -28,10 +28,27 @@ export function parseClientMessage(bytes: Buffer): ClientMessage {
   } catch {
     return { kind: 'invalid', id: null, code: PARSE_ERROR, message: 'Parse error: the line is not valid JSON' }
   }
-  if (Array.isArray(body)) return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'Invalid Request: JSON-RPC batches are not supported' }
-  if (!isObject(body)) return { kind: 'invalid', id: null, code: INVALID_REQUEST, message: 'Invalid Request: a message must be a JSON-RPC object' }
+  if (Array.isArray(body))
+    return {
+      kind: 'invalid',
+      id: null,
+      code: INVALID_REQUEST,
+      message: 'Invalid Request: JSON-RPC batches are not supported',
+    }
+  if (!isObject(body))
+    return {
+      kind: 'invalid',
+      id: null,
+      code: INVALID_REQUEST,
+      message: 'Invalid Request: a message must be a JSON-RPC object',
+    }
   const id = isId(body.id) ? body.id : null
-  const invalid = (why: string): ClientMessage => ({ kind: 'invalid', id, code: INVALID_REQUEST, message: `Invalid Request: ${why}` })
+  const invalid = (why: string): ClientMessage => ({
+    kind: 'invalid',
+    id,
+    code: INVALID_REQUEST,
+    message: `Invalid Request: ${why}`,
+  })
   if (body.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"')
   if (body.method === undefined) {
     if ('result' in body || 'error' in body) return { kind: 'response' }

@@ -48,11 +48,20 @@ export class DaemonHttp {
       signal?.addEventListener('abort', onAbort, { once: true })
       req.once('response', (response) => {
         signal?.removeEventListener('abort', onAbort)
-        resolve({ kind: 'answer', status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? '', response })
+        resolve({
+          kind: 'answer',
+          status: response.statusCode ?? 0,
+          contentType: response.headers['content-type'] ?? '',
+          response,
+        })
       })
       req.once('error', (err: NodeJS.ErrnoException) => {
         signal?.removeEventListener('abort', onAbort)
-        resolve(err.code === 'ECONNREFUSED' ? { kind: 'refused', reason: err.message } : { kind: 'lost', reason: err.message })
+        resolve(
+          err.code === 'ECONNREFUSED'
+            ? { kind: 'refused', reason: err.message }
+            : { kind: 'lost', reason: err.message },
+        )
       })
       if (signal?.aborted) onAbort()
       else req.end(body)

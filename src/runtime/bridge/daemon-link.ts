@@ -44,7 +44,9 @@ export class DaemonLink {
     return this.current ? Promise.resolve(this.current) : this.establish(() => ensureDaemon(this.paths))
   }
 
-  /** A link only to a daemon that already runs (after a loss: a stopped daemon stays stopped until something needs it). */
+  /**
+   * A link only to a daemon that already runs (after a loss: a stopped daemon stays stopped until something needs it).
+   */
   async attach(): Promise<Link | undefined> {
     if (this.current) return this.current
     if (this.pending) return this.pending
@@ -71,14 +73,20 @@ export class DaemonLink {
   async revoke(): Promise<void> {
     this.current = undefined
     const daemon = await findDaemon(this.paths)
-    await daemon?.call<typeof sessionRevokeMessage>('session-revoke', { workspace: this.identity.workspace, session: this.identity.session })
+    await daemon?.call<typeof sessionRevokeMessage>('session-revoke', {
+      workspace: this.identity.workspace,
+      session: this.identity.session,
+    })
   }
 
   private establish(daemon: () => Promise<DaemonClient>): Promise<Link> {
     this.pending ??= (async () => {
       try {
         const client = await daemon()
-        const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', { provider: 'bridge', ...this.identity })
+        const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', {
+          provider: 'bridge',
+          ...this.identity,
+        })
         // answered once the daemon's start-up reconcile published the routes (bounded there): a daemon that
         // just started serves MCP before that, and a call then would find no tools
         await client.available()

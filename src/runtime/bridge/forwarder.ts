@@ -33,8 +33,15 @@ export class Forwarder {
     private readonly backlog?: StdoutBacklog,
   ) {}
 
-  /** `onMessage` gets each message of the answer (none for a notification); an error answer when there is no answer to give. */
-  async forward(message: Message, signal: AbortSignal | undefined, onMessage: (payload: string) => void): Promise<void> {
+  /**
+   * `onMessage` gets each message of the answer (none for a notification); an error answer when there is no answer to
+   * give.
+   */
+  async forward(
+    message: Message,
+    signal: AbortSignal | undefined,
+    onMessage: (payload: string) => void,
+  ): Promise<void> {
     const fail = (why: string) => {
       if (message.kind === 'request' && !signal?.aborted) onMessage(errorLine(message.id, INTERNAL_ERROR, why))
     }
@@ -58,7 +65,12 @@ export class Forwarder {
         if (ex.kind === 'answer') ex.response.resume()
         continue
       }
-      if (ex.kind !== 'answer') return fail(ex.kind === 'refused' ? `the tutti daemon cannot be reached: ${ex.reason}` : `the tutti daemon went away while answering (${ex.reason}); the call may or may not have run`)
+      if (ex.kind !== 'answer')
+        return fail(
+          ex.kind === 'refused'
+            ? `the tutti daemon cannot be reached: ${ex.reason}`
+            : `the tutti daemon went away while answering (${ex.reason}); the call may or may not have run`,
+        )
       if (message.kind === 'notification') {
         ex.response.resume()
         return
@@ -81,7 +93,11 @@ export class Forwarder {
    * bridge's own in the call's era (every page), so that the call can be
    * sent again with its `Mcp-Param-*` headers.
    */
-  private async learnToolHeaders(link: Link, call: Extract<Message, { kind: 'request' }>, signal: AbortSignal | undefined): Promise<void> {
+  private async learnToolHeaders(
+    link: Link,
+    call: Extract<Message, { kind: 'request' }>,
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
     const meta = (call.params as { _meta?: unknown } | undefined)?._meta
     let cursor: string | undefined
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
@@ -107,7 +123,13 @@ export class Forwarder {
     return false
   }
 
-  private async relay(message: Extract<Message, { kind: 'request' }>, ex: Extract<Exchange, { kind: 'answer' }>, signal: AbortSignal | undefined, fail: (why: string) => void, onMessage: (payload: string) => void): Promise<void> {
+  private async relay(
+    message: Extract<Message, { kind: 'request' }>,
+    ex: Extract<Exchange, { kind: 'answer' }>,
+    signal: AbortSignal | undefined,
+    fail: (why: string) => void,
+    onMessage: (payload: string) => void,
+  ): Promise<void> {
     const json = ex.contentType.includes('application/json')
     if (!json && !ex.contentType.includes('text/event-stream')) {
       ex.response.resume()
@@ -117,20 +139,29 @@ export class Forwarder {
     const idText = `"id":${JSON.stringify(message.id)}`
     let answered = false
     try {
-      await readMessages(ex.response, ex.contentType, (payload) => {
-        if (signal?.aborted) return 'stop'
-        if (payload.includes(idText) && (payload.includes('"result"') || payload.includes('"error"'))) answered = true
-        onMessage(ex.status === 200 ? payload : withId(payload, message.id))
-      }, this.backlog)
+      await readMessages(
+        ex.response,
+        ex.contentType,
+        (payload) => {
+          if (signal?.aborted) return 'stop'
+          if (payload.includes(idText) && (payload.includes('"result"') || payload.includes('"error"'))) answered = true
+          onMessage(ex.status === 200 ? payload : withId(payload, message.id))
+        },
+        this.backlog,
+      )
     } catch (err) {
       if (signal?.aborted || answered) return
       return fail(`the tutti daemon went away while answering (${firstLine(err)}); the call may or may not have run`)
     }
-    if (!answered && !signal?.aborted) fail(`the tutti daemon answered HTTP ${ex.status} without an answer to the request`)
+    if (!answered && !signal?.aborted)
+      fail(`the tutti daemon answered HTTP ${ex.status} without an answer to the request`)
   }
 }
 
-/** An HTTP-level refusal carries id null when the daemon refused before reading the request: it is this request's answer. */
+/**
+ * An HTTP-level refusal carries id null when the daemon refused before reading the request: it is this request's
+ * answer.
+ */
 function withId(payload: string, id: string | number): string {
   try {
     const answer = JSON.parse(payload) as { id?: unknown; error?: { code?: unknown } }

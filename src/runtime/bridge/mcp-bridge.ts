@@ -3,7 +3,14 @@ import { MODERN_REVISION } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { asLine } from './answer-stream.js'
-import { errorLine, INTERNAL_ERROR, INVALID_REQUEST, parseClientMessage, type ClientMessage, type RequestId } from './client-message.js'
+import {
+  errorLine,
+  INTERNAL_ERROR,
+  INVALID_REQUEST,
+  parseClientMessage,
+  type ClientMessage,
+  type RequestId,
+} from './client-message.js'
 import { DaemonHttp } from './daemon-http.js'
 import { DaemonLink, type BridgeIdentity } from './daemon-link.js'
 import { Forwarder } from './forwarder.js'
@@ -19,7 +26,10 @@ type Notification = Extract<ClientMessage, { kind: 'notification' }>
 const LIST_CHANGED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
 const WATCH_ID = 'tutti-bridge-watch'
 
-/** The bridge's own subscription: what tells it (and through it a 2025 client) that the tools changed, and that the daemon went. */
+/**
+ * The bridge's own subscription: what tells it (and through it a 2025 client) that the tools changed, and that the
+ * daemon went.
+ */
 const WATCH_REQUEST = Buffer.from(
   JSON.stringify({
     jsonrpc: '2.0',
@@ -27,7 +37,11 @@ const WATCH_REQUEST = Buffer.from(
     method: 'subscriptions/listen',
     params: {
       notifications: { toolsListChanged: true },
-      _meta: { [PROTOCOL_VERSION_META]: MODERN_REVISION, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION } },
+      _meta: {
+        [PROTOCOL_VERSION_META]: MODERN_REVISION,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
+      },
     },
   }),
 )
@@ -73,7 +87,10 @@ export class McpBridge {
   private busyBytes = 0
   readonly backlog: StdoutBacklog
   private readonly watch: ListenRelay
-  /** A 2025 client that initialized: it gets `notifications/tools/list_changed` (2026 clients get theirs on their own listen streams). */
+  /**
+   * A 2025 client that initialized: it gets `notifications/tools/list_changed` (2026 clients get theirs on their own
+   * listen streams).
+   */
   private legacyClient = false
   private closed = false
   /** Whether any line so far was an MCP message. */
@@ -95,7 +112,8 @@ export class McpBridge {
       },
       onReopened: () => this.announce(),
       onLost: (link) => {
-        if (!this.closed) this.options.log('tutti session bridge: the tutti daemon went away; reconnecting when it is back')
+        if (!this.closed)
+          this.options.log('tutti session bridge: the tutti daemon went away; reconnecting when it is back')
         this.relink.lost(link)
       },
     })
@@ -107,7 +125,10 @@ export class McpBridge {
       await this.link.ready()
       this.watch.start()
     } catch (err) {
-      this.options.log(`tutti session bridge: the tutti daemon cannot be reached yet (${(err as Error).message.split('\n')[0]}); trying again at the first request`)
+      this.options.log(
+        `tutti session bridge: the tutti daemon cannot be reached ` +
+          `yet (${(err as Error).message.split('\n')[0]}); trying again at the first request`,
+      )
     }
   }
 
@@ -131,7 +152,10 @@ export class McpBridge {
       this.options.log(`tutti session bridge: answered a broken client message with ${code} (${message})`)
       return
     }
-    this.options.refused?.(`the first message on stdin is not an MCP message (${message}): the bridge speaks MCP as newline-delimited JSON-RPC 2.0, for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`)
+    this.options.refused?.(
+      `the first message on stdin is not an MCP message (${message}): the bridge speaks MCP as newline-delimited ` +
+        `JSON-RPC 2.0, for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`,
+    )
   }
 
   /** What the client sent that is still being forwarded or answered (the intake caps it). */
@@ -153,7 +177,9 @@ export class McpBridge {
     try {
       await this.link.revoke()
     } catch (err) {
-      this.options.log(`tutti session bridge: its session could not be revoked (${(err as Error).message.split('\n')[0]})`)
+      this.options.log(
+        `tutti session bridge: its session could not be revoked (${(err as Error).message.split('\n')[0]})`,
+      )
     }
     this.http.close()
   }
@@ -211,7 +237,13 @@ export class McpBridge {
       await this.link.ready()
     } catch (err) {
       opened()
-      return this.write(errorLine(message.id, INTERNAL_ERROR, `the tutti daemon cannot be reached: ${(err as Error).message.split('\n')[0]}`))
+      return this.write(
+        errorLine(
+          message.id,
+          INTERNAL_ERROR,
+          `the tutti daemon cannot be reached: ${(err as Error).message.split('\n')[0]}`,
+        ),
+      )
     }
     if (this.closed) return opened()
     const relay: ListenRelay = new ListenRelay({
@@ -229,7 +261,14 @@ export class McpBridge {
         if (this.listens.get(message.id) === relay) this.listens.delete(message.id)
       },
       onReopened: () => {
-        if (relay.honoured?.toolsListChanged) this.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed', params: { _meta: { 'io.modelcontextprotocol/subscriptionId': message.id } } }))
+        if (relay.honoured?.toolsListChanged)
+          this.write(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              method: 'notifications/tools/list_changed',
+              params: { _meta: { 'io.modelcontextprotocol/subscriptionId': message.id } },
+            }),
+          )
       },
       onLost: (link) => this.relink.lost(link),
     })
@@ -254,7 +293,9 @@ export class McpBridge {
    * has), and the revision it settled is remembered for the requests after.
    */
   private initialized(payload: string): string {
-    const answer = JSON.parse(payload) as { result?: { protocolVersion?: unknown; capabilities?: { tools?: Record<string, unknown> } } }
+    const answer = JSON.parse(payload) as {
+      result?: { protocolVersion?: unknown; capabilities?: { tools?: Record<string, unknown> } }
+    }
     const result = answer.result
     if (!result) return payload
     if (typeof result.protocolVersion === 'string') this.headers.settleLegacy(result.protocolVersion)

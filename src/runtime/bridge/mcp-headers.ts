@@ -6,14 +6,27 @@ import type { ClientMessage } from './client-message.js'
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion'
 
 /** Methods whose `Mcp-Name` header mirrors a body field (SEP-2243, the SDK's MCP_NAME_HEADER_SOURCE). */
-const NAME_SOURCE: Record<string, string> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri', 'tasks/get': 'taskId', 'tasks/update': 'taskId', 'tasks/cancel': 'taskId' }
+const NAME_SOURCE: Record<string, string> = {
+  'tools/call': 'name',
+  'prompts/get': 'name',
+  'resources/read': 'uri',
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+}
 
 const SENTINEL_PREFIX = '=?base64?'
 const SENTINEL_SUFFIX = '?='
 
-/** A value as an HTTP field value: plain printable ASCII as it is, anything else as `=?base64?…?=` (as the SDK encodes it). */
+/**
+ * A value as an HTTP field value: plain printable ASCII as it is, anything else as `=?base64?…?=` (as the SDK encodes
+ * it).
+ */
 export function headerValue(value: string): string {
-  let plain = value.length > 0 && value === value.trim() && !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))
+  let plain =
+    value.length > 0 &&
+    value === value.trim() &&
+    !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))
   for (let i = 0; plain && i < value.length; i++) {
     const c = value.charCodeAt(i)
     plain = c === 9 || (c >= 32 && c <= 126)
@@ -31,7 +44,8 @@ export function claimedRevision(params: Record<string, unknown> | undefined): st
 function primitive(value: unknown): string | undefined {
   if (typeof value === 'string') return value
   if (typeof value === 'boolean') return value ? 'true' : 'false'
-  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value))) return String(value)
+  if (typeof value === 'number' && Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value)))
+    return String(value)
   return undefined
 }
 
@@ -58,7 +72,11 @@ export class McpHeaders {
     if (message.method === 'tools/call' && typeof name === 'string') {
       for (const p of this.params.get(name) ?? []) {
         let node: unknown = message.params?.arguments
-        for (const key of p.path) node = node && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined
+        for (const key of p.path)
+          node =
+            node && typeof node === 'object' && !Array.isArray(node)
+              ? (node as Record<string, unknown>)[key]
+              : undefined
         const value = primitive(node)
         if (value !== undefined) headers[`mcp-param-${p.header}`] = headerValue(value)
       }

@@ -36,7 +36,11 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
   const workspace = options.workspace ?? fs.realpathSync(process.cwd())
   const session = options.session ?? randomUUID()
   const ids = sessionPrepareMessage.request.safeParse({ provider: 'bridge', workspace, session })
-  if (!ids.success) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
+  if (!ids.success)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
+    )
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))

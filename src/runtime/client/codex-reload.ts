@@ -42,10 +42,16 @@ export function codexMcpReload(request: CodexAppServerRequest, options: { server
 }
 
 async function configuredServer(request: CodexAppServerRequest, server: string): Promise<ServerConfig> {
-  const read = (await request('config/read', {})) as { config?: { mcp_servers?: Record<string, ServerConfig> } } | undefined
+  const read = (await request('config/read', {})) as
+    | { config?: { mcp_servers?: Record<string, ServerConfig> } }
+    | undefined
   const config = read?.config?.mcp_servers?.[server]
   if (!config || typeof config !== 'object') {
-    throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `this codex app-server has no [mcp_servers.${server}] in its config: start it with the session's CODEX_HOME, or add the bridge (codex mcp add ${server} -- tutti session bridge)`)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `this codex app-server has no [mcp_servers.${server}] in its config: start it with the session's CODEX_HOME, ` +
+        `or add the bridge (codex mcp add ${server} -- tutti session bridge)`,
+    )
   }
   return config
 }
@@ -53,5 +59,8 @@ async function configuredServer(request: CodexAppServerRequest, server: string):
 function revisionKeyPath(server: string, config: ServerConfig): string {
   if (typeof config.url === 'string') return `mcp_servers.${server}.http_headers.${CODEX_REVISION_HEADER}`
   if (typeof config.command === 'string') return `mcp_servers.${server}.env.${CODEX_REVISION_ENV}`
-  throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `[mcp_servers.${server}] of this codex app-server has neither a url nor a command`)
+  throw new TuttiError(
+    ErrorCodes.ARGUMENT_INVALID,
+    `[mcp_servers.${server}] of this codex app-server has neither a url nor a command`,
+  )
 }

@@ -37,12 +37,19 @@ export interface ImportReport {
 const DOCUMENT_MAX_BYTES = 4 * 1024 * 1024
 
 async function readDocument(source: string): Promise<string> {
-  if (source !== '-') return fs.readFile(source, 'utf8').catch(() => { throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${source}: no such file`) })
+  if (source !== '-')
+    return fs.readFile(source, 'utf8').catch(() => {
+      throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${source}: no such file`)
+    })
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of process.stdin) {
     size += (chunk as Buffer).length
-    if (size > DOCUMENT_MAX_BYTES) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--json-entry -: more than ${DOCUMENT_MAX_BYTES} bytes on stdin`)
+    if (size > DOCUMENT_MAX_BYTES)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `--json-entry -: more than ${DOCUMENT_MAX_BYTES} bytes on stdin`,
+      )
     chunks.push(chunk as Buffer)
   }
   return Buffer.concat(chunks).toString('utf8')
@@ -76,25 +83,50 @@ async function readConfig(request: ImportRequest, places: ConfigPlaces): Promise
     throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${label}: not valid JSON`)
   }
   const baseDir = source === '-' ? places.project : path.dirname(path.resolve(source))
-  return clients.configDocument(data, label, places, { baseDir, ...(request.key !== undefined ? { entryName: request.key } : {}) })
+  return clients.configDocument(data, label, places, {
+    baseDir,
+    ...(request.key !== undefined ? { entryName: request.key } : {}),
+  })
 }
 
-export async function importConfigs(paths: StatePaths, env: NodeJS.ProcessEnv, request: ImportRequest): Promise<ImportReport> {
-  const places: ConfigPlaces = { home: env.HOME || os.homedir(), project: path.resolve(request.project ?? process.cwd()), env, platform: process.platform }
-  if (request.project !== undefined && !(await fs.stat(places.project).then((s) => s.isDirectory(), () => false))) {
+export async function importConfigs(
+  paths: StatePaths,
+  env: NodeJS.ProcessEnv,
+  request: ImportRequest,
+): Promise<ImportReport> {
+  const places: ConfigPlaces = {
+    home: env.HOME || os.homedir(),
+    project: path.resolve(request.project ?? process.cwd()),
+    env,
+    platform: process.platform,
+  }
+  if (
+    request.project !== undefined &&
+    !(await fs.stat(places.project).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  ) {
     throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--project ${request.project}: not a directory`)
   }
   const config = await readConfig(request, places)
   const { shown } = await import('../sources/client-configs/clients.js')
   const files = request.from !== undefined ? config.files.map((f) => shown(places, f)) : config.files
-  if (!config.entries.length && !config.passed.length) throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `no MCP servers in ${files.join(', ')}`)
+  if (!config.entries.length && !config.passed.length)
+    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `no MCP servers in ${files.join(', ')}`)
   const { ConnectorStore } = await import('../store/connector-store.js')
   const { ConnectorInstaller } = await import('../install/connector-installer.js')
   const { ConfigImport } = await import('../install/config-import.js')
   const store = new ConnectorStore(paths)
   const { wait, timeoutMs, from: _from, document: _document, project: _project, ...options } = request
-  const entries: ImportReport['entries'] = await new ConfigImport(paths, store, new ConnectorInstaller(paths, store)).run(config, { ...options, env })
-  const keys = entries.filter((e) => e.key && e.outcome !== 'failed' && e.outcome !== 'not imported' && !request.dryRun).map((e) => e.key!)
+  const entries: ImportReport['entries'] = await new ConfigImport(
+    paths,
+    store,
+    new ConnectorInstaller(paths, store),
+  ).run(config, { ...options, env })
+  const keys = entries
+    .filter((e) => e.key && e.outcome !== 'failed' && e.outcome !== 'not imported' && !request.dryRun)
+    .map((e) => e.key!)
   if (keys.length) {
     const states = (await (await ensureDaemon(paths)).reconcile(keys, wait ? timeoutMs : 0)).connectors
     for (const e of entries) {
@@ -102,6 +134,13 @@ export async function importConfigs(paths: StatePaths, env: NodeJS.ProcessEnv, r
       if (state && e.outcome !== 'failed') e.state = state
     }
   }
-  const failedToStart = (e: (typeof entries)[number]) => wait && (e.state?.status === 'failed' || e.state?.status === 'starting')
-  return { dryRun: request.dryRun, kind: config.kind, files, entries, ok: entries.every((e) => e.outcome !== 'failed' && !failedToStart(e)) }
+  const failedToStart = (e: (typeof entries)[number]) =>
+    wait && (e.state?.status === 'failed' || e.state?.status === 'starting')
+  return {
+    dryRun: request.dryRun,
+    kind: config.kind,
+    files,
+    entries,
+    ok: entries.every((e) => e.outcome !== 'failed' && !failedToStart(e)),
+  }
 }

@@ -61,7 +61,10 @@ export interface ConnectRequest extends OutcomeWait {
   /** `--env`, `--from-env`, `--secret`: declared credentials (a generated connector declares new ones). */
   keys: GivenKey[]
   settings: Record<string, string>
-  /** OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`, `--client-id`, `--client-secret-from-env`'s value) and where its human lines go (stderr). */
+  /**
+   * OAuth connectors: the sign-in (`--browser`, `--sign-in-timeout`, `--client-id`, `--client-secret-from-env`'s value)
+   * and where its human lines go (stderr).
+   */
   signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void; client?: ClientFlags }
 }
 
@@ -96,8 +99,10 @@ export class Connectors {
   }
 
   /** `source` undefined: the command form (`request.command`). */
-  async install(source: string | undefined, request: InstallRequest): 
-    Promise<InstallOutcome & { state?: ConnectorState }> {
+  async install(
+    source: string | undefined,
+    request: InstallRequest,
+  ): Promise<InstallOutcome & { state?: ConnectorState }> {
     const installer = await this.installer(await this.store())
     const result = await installer.install(source, { env: this.env, ...sourceRequest(request) })
     const state = await this.reconcile(result.key, request)
@@ -110,13 +115,19 @@ export class Connectors {
     return (await this.installer(await this.store())).dryRun(source, { env: this.env, ...sourceRequest(request) })
   }
 
-  async uninstall(key: string, options: { purge: boolean }): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {
+  async uninstall(
+    key: string,
+    options: { purge: boolean },
+  ): Promise<{ key: string; uninstalled: true; data: DataDisposition; dataDir: string }> {
     assertConnectorKey(key)
     await (await this.store()).uninstall(key)
     await this.forgetGrant(key, 'uninstall')
     await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
     const dataDir = this.paths.dataDir(key)
-    const exists = await fs.stat(dataDir).then(() => true, () => false)
+    const exists = await fs.stat(dataDir).then(
+      () => true,
+      () => false,
+    )
     if (options.purge) {
       const { removeTree } = await import('../store/release-store.js')
       if (exists) await removeTree(dataDir)
@@ -128,7 +139,10 @@ export class Connectors {
     return { key, uninstalled: true, data: !exists ? 'none' : options.purge ? 'purged' : 'kept', dataDir }
   }
 
-  async connect(key: string, request: ConnectRequest): Promise<{ key: string; variables: string[]; settings: string[]; state?: ConnectorState }> {
+  async connect(
+    key: string,
+    request: ConnectRequest,
+  ): Promise<{ key: string; variables: string[]; settings: string[]; state?: ConnectorState }> {
     assertConnectorKey(key)
     const store = await this.store()
     const current = await store.get(key)
@@ -149,7 +163,10 @@ export class Connectors {
   private async storeKeys(store: ConnectorStore, current: InstalledRelease, request: ConnectRequest) {
     const { checkGivenKeys, splitGivenKeys } = await import('../manifest/given-keys.js')
     const settings = Object.entries(request.settings).map(([name, value]) => ({
-      name, value, secret: false, flag: '--set',
+      name,
+      value,
+      secret: false,
+      flag: '--set',
     }))
     checkGivenKeys([...request.keys, ...settings])
     const { declareAndStore, isGenerated, undeclared } = await import('../install/declare-variables.js')
@@ -168,23 +185,37 @@ export class Connectors {
     return store.connect(key, { credentials: given.credentials, settings: settingValues, runtime })
   }
 
-  async disconnect(key: string): Promise<{ key: string; disconnected: boolean; revocation?: RevocationOutcome; state?: ConnectorState }> {
+  async disconnect(
+    key: string,
+  ): Promise<{ key: string; disconnected: boolean; revocation?: RevocationOutcome; state?: ConnectorState }> {
     assertConnectorKey(key)
     const result = await (await this.store()).disconnect(key)
     const { forgot, revocation } = await this.forgetGrant(key, 'disconnect')
     const state = await this.reconcile(key, { wait: true, timeoutMs: OUTCOME_WAIT_MS })
-    return { key, disconnected: result.removed || forgot, ...(revocation ? { revocation } : {}), ...(state ? { state } : {}) }
+    return {
+      key,
+      disconnected: result.removed || forgot,
+      ...(revocation ? { revocation } : {}),
+      ...(state ? { state } : {}),
+    }
   }
 
   /**
    * OAuth: the browser sign-in, against the server URL and headers the daemon will use (oauth/sign-in.ts). A
    * remote connector with no auth in its manifest signs in too when its server offers OAuth (oauth/sign-in-probe.ts).
    */
-  private async signIn(current: InstalledRelease, request: ConnectRequest, preRegistered: PreRegisteredClient | undefined): Promise<void> {
+  private async signIn(
+    current: InstalledRelease,
+    request: ConnectRequest,
+    preRegistered: PreRegisteredClient | undefined,
+  ): Promise<void> {
     const { manifest } = current.release
     if (manifest.auth.kind === 'env' || manifest.mcp?.transport !== 'http') return
     const { upstreamSpec } = await import('../upstream/upstream-spec.js')
-    const record = { environment: current.installed.environment ?? {}, ...(current.installed.settings ? { settings: current.installed.settings } : {}) }
+    const record = {
+      environment: current.installed.environment ?? {},
+      ...(current.installed.settings ? { settings: current.installed.settings } : {}),
+    }
     const spec = upstreamSpec(current.release, record, current.credentials, this.paths.dataDir(manifest.key))
     if (spec?.kind !== 'http') return
     if (manifest.auth.kind === 'none' && !(await this.offersOAuth(manifest.key, spec.url, spec.headers))) return
@@ -200,7 +231,12 @@ export class Connectors {
       ...(preRegistered ? { preRegistered } : {}),
     }
     const print = request.signIn?.print ?? ((line: string) => process.stderr.write(`${line}\n`))
-    await new OAuthSignIn(this.paths, target).run({ env: this.env, timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS, print, ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}) })
+    await new OAuthSignIn(this.paths, target).run({
+      env: this.env,
+      timeoutMs: request.signIn?.timeoutMs ?? SIGN_IN_WAIT_MS,
+      print,
+      ...(request.signIn?.browser ? { browser: request.signIn.browser } : {}),
+    })
   }
 
   /** A server the manifest says nothing of: OAuth when a sign-in was kept for it, or when it offers one now. */
@@ -217,13 +253,21 @@ export class Connectors {
    * (RFC 7009, where offered) and keeps the client registration for the next
    * sign-in; `uninstall` forgets everything.
    */
-  private async forgetGrant(key: string, why: 'disconnect' | 'uninstall'): Promise<{ forgot: boolean; revocation?: RevocationOutcome }> {
+  private async forgetGrant(
+    key: string,
+    why: 'disconnect' | 'uninstall',
+  ): Promise<{ forgot: boolean; revocation?: RevocationOutcome }> {
     const { OAuthGrantStore } = await import('../oauth/grant-store.js')
     const grants = new OAuthGrantStore(this.paths)
     const grant = await grants.get(key)
     if (!grant) return { forgot: false }
-    const revocation = why === 'disconnect' && grant.tokens ? await (await import('../oauth/revocation.js')).revokeGrant(grant) : undefined
-    await grants.update(key, (g) => (g && why === 'disconnect' ? { serverUrl: g.serverUrl, ...(g.client ? { client: g.client } : {}) } : undefined))
+    const revocation =
+      why === 'disconnect' && grant.tokens
+        ? await (await import('../oauth/revocation.js')).revokeGrant(grant)
+        : undefined
+    await grants.update(key, (g) =>
+      g && why === 'disconnect' ? { serverUrl: g.serverUrl, ...(g.client ? { client: g.client } : {}) } : undefined,
+    )
     return { forgot: !!grant.tokens || why === 'uninstall', ...(revocation ? { revocation } : {}) }
   }
 
@@ -233,18 +277,36 @@ export class Connectors {
   }
 }
 
-/** A connector that has no outcome, or a failed one, fails the command (exit 1) with the reason; the change itself is kept. */
+/**
+ * A connector that has no outcome, or a failed one, fails the command (exit 1) with the reason; the change itself is
+ * kept.
+ */
 function expectOutcome(done: string, state: ConnectorState | undefined, wait: OutcomeWait): void {
   if (!wait.wait) return
-  if (!state) throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but the daemon reports nothing about it; see \`tutti daemon status\``)
-  if (state.status === 'failed') throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but its MCP server failed: ${state.reason ?? state.error ?? 'no reason given'}`)
+  if (!state)
+    throw new TuttiError(
+      ErrorCodes.CONNECTOR_NOT_READY,
+      `${done}, but the daemon reports nothing about it; see \`tutti daemon status\``,
+    )
+  if (state.status === 'failed')
+    throw new TuttiError(
+      ErrorCodes.CONNECTOR_NOT_READY,
+      `${done}, but its MCP server failed: ${state.reason ?? state.error ?? 'no reason given'}`,
+    )
   const change = state.failedChange
   if (change) {
     const failed = `${done}, but its MCP server failed: ${change.reason}`
     throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${failed}; ${change.servingVersion} keeps serving`)
   }
   if (state.status === 'starting') {
-    throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`)
+    throw new TuttiError(
+      ErrorCodes.CONNECTOR_NOT_READY,
+      `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`,
+    )
   }
-  if (state.cli === 'failed') throw new TuttiError(ErrorCodes.CONNECTOR_NOT_READY, `${done}, but its command could not be published: ${state.cliReason ?? 'no reason given'}`)
+  if (state.cli === 'failed')
+    throw new TuttiError(
+      ErrorCodes.CONNECTOR_NOT_READY,
+      `${done}, but its command could not be published: ${state.cliReason ?? 'no reason given'}`,
+    )
 }

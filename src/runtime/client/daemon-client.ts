@@ -56,20 +56,26 @@ export class DaemonClient {
       req.on('error', reject)
       req.end(body)
     }).catch((err: Error) => {
-      throw new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, `daemon did not answer ${message.name}: ${err.message}`, { cause: err })
+      throw new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, `daemon did not answer ${message.name}: ${err.message}`, {
+        cause: err,
+      })
     })
     let json: unknown
     try {
       json = JSON.parse(text)
     } catch {
-      throw new TuttiError(ErrorCodes.DAEMON_PROTOCOL, `daemon answered ${message.name} with HTTP ${status} and a body that is not JSON`)
+      throw new TuttiError(
+        ErrorCodes.DAEMON_PROTOCOL,
+        `daemon answered ${message.name} with HTTP ${status} and a body that is not JSON`,
+      )
     }
     if (status !== 200) {
       const wire = (json as { error?: WireError }).error
       if (wire?.code && wire.message) throw fromWire(wire)
       throw new TuttiError(ErrorCodes.DAEMON_PROTOCOL, `daemon answered ${message.name} with HTTP ${status}`)
     }
-    if (!json || typeof json !== 'object') throw new TuttiError(ErrorCodes.DAEMON_PROTOCOL, `daemon answered ${message.name} with an unexpected shape`)
+    if (!json || typeof json !== 'object')
+      throw new TuttiError(ErrorCodes.DAEMON_PROTOCOL, `daemon answered ${message.name} with an unexpected shape`)
     return json as ResponseOf<M>
   }
 

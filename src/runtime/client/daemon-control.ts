@@ -9,7 +9,9 @@ import { ensureDaemon, findDaemon, locateDaemon } from './ensure-daemon.js'
 export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>) | { running: false }
 
 /** `tutti daemon run`: this process becomes the daemon (logs in daemon.log); resolves when it has stopped. */
-export async function runDaemonInForeground(onListening: (pid: number, port: number) => void): Promise<{ pid: number; stopped: true }> {
+export async function runDaemonInForeground(
+  onListening: (pid: number, port: number) => void,
+): Promise<{ pid: number; stopped: true }> {
   // the code a spawned daemon runs (its bundle, see daemon-process.ts), not this CLI's copy of the modules
   const { daemonEntry } = await import('./daemon-process.js')
   const { runDaemon } = (await import(pathToFileURL(daemonEntry()).href)) as typeof import('../daemon/main.js')
@@ -51,7 +53,8 @@ export class DaemonControl {
       return { stopped: false, stale: proof.why }
     }
     await proof.client!.stop(true).catch(() => undefined)
-    if (!(await waitForExit(info.pid, STOP_GRACE_MS)) && proof.proven) await terminateProven(proof.process, STOP_GRACE_MS)
+    if (!(await waitForExit(info.pid, STOP_GRACE_MS)) && proof.proven)
+      await terminateProven(proof.process, STOP_GRACE_MS)
     return { stopped: true, pid: info.pid }
   }
 }

@@ -57,14 +57,28 @@ export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<
       return { proven: false, why, busy: true }
     }
   }
-  if (health.pid !== info.pid) return { proven: false, why: `port ${info.port} is answered by pid ${health.pid}, not ${info.pid}` }
-  if (health.stateDir !== paths.root) return { proven: false, why: `pid ${info.pid} serves another state directory (${health.stateDir})` }
+  if (health.pid !== info.pid)
+    return { proven: false, why: `port ${info.port} is answered by pid ${health.pid}, not ${info.pid}` }
+  if (health.stateDir !== paths.root)
+    return { proven: false, why: `pid ${info.pid} serves another state directory (${health.stateDir})` }
   // this state dir's daemon at that pid, but from before nonces: it may be asked to stop, not signalled
-  if (info.nonce === undefined || health.nonce === undefined) return { proven: false, why: `pid ${info.pid} is an older daemon that cannot prove its identity`, client, health }
-  if (health.nonce !== info.nonce) return { proven: false, why: `pid ${info.pid} is a daemon of this state dir, but not the one daemon.json describes`, client, health }
+  if (info.nonce === undefined || health.nonce === undefined)
+    return { proven: false, why: `pid ${info.pid} is an older daemon that cannot prove its identity`, client, health }
+  if (health.nonce !== info.nonce)
+    return {
+      proven: false,
+      why: `pid ${info.pid} is a daemon of this state dir, but not the one daemon.json describes`,
+      client,
+      health,
+    }
   const ticks = processStartTicks(info.pid)
   if (ticks !== undefined && health.processStart !== undefined && ticks !== health.processStart) {
     return { proven: false, why: `pid ${info.pid} is not the process that answered (its start time differs)` }
   }
-  return { proven: true, client, health, process: { pid: info.pid, ...(ticks !== undefined ? { startTicks: ticks } : {}) } }
+  return {
+    proven: true,
+    client,
+    health,
+    process: { pid: info.pid, ...(ticks !== undefined ? { startTicks: ticks } : {}) },
+  }
 }

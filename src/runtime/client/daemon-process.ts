@@ -21,7 +21,11 @@ const SOURCE_ENTRY = fileURLToPath(new URL('../../../src/runtime/daemon/main.ts'
  * An installed package is never second-guessed: unpacking gives its files
  * mtimes in whatever order it wrote them.
  */
-export function daemonEntry(bundle = DAEMON_BUNDLE, modulesEntry = DAEMON_MODULES_ENTRY, sourceEntry = SOURCE_ENTRY): string {
+export function daemonEntry(
+  bundle = DAEMON_BUNDLE,
+  modulesEntry = DAEMON_MODULES_ENTRY,
+  sourceEntry = SOURCE_ENTRY,
+): string {
   const bundled = fs.statSync(bundle, { throwIfNoEntry: false })
   if (!bundled) return modulesEntry
   if (!fs.existsSync(sourceEntry)) return bundle

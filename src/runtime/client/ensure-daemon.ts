@@ -77,7 +77,11 @@ export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
       await waitForExit(info.pid, RETIRE_GRACE_MS)
     }
     // alive but not answering even patiently: neither replaced nor signalled
-    else if (info && proof && !proof.proven && proof.busy) throw new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, `the daemon does not answer: ${proof.why}; see daemon.log, or stop it yourself`)
+    else if (info && proof && !proof.proven && proof.busy)
+      throw new TuttiError(
+        ErrorCodes.DAEMON_UNREACHABLE,
+        `the daemon does not answer: ${proof.why}; see daemon.log, or stop it yourself`,
+      )
     // a stale daemon.json (nothing answers, another process or state dir): removed, never acted on
     else if (info) await removeDaemonInfoIfOurs(paths, info.pid)
     await clearOrphans(paths)

@@ -38,33 +38,58 @@ export interface PrepareRuntimeOptions {
  * agent hosts.
  */
 export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<PreparedRuntime> {
-  const paths = statePaths(options.stateDir ? path.resolve(options.stateDir) : resolveStateDir(options.env ?? process.env))
+  const paths = statePaths(
+    options.stateDir ? path.resolve(options.stateDir) : resolveStateDir(options.env ?? process.env),
+  )
   const env = options.env ?? process.env
   if (options.provider === 'acp') {
-    // an ACP agent must never fail to start because of connectors: anything short of a clear "yes" gives a plain session
+    // an ACP agent must never fail to start because of connectors: anything short of a clear "yes" gives a plain
+    // session
     const support = acpSupportsHttp(options.agentInitialize)
     if (!support.ok) return plainRuntime(options, support.reason)
     try {
       return await prepareWithDaemon(paths, options, env)
     } catch (err) {
-      return plainRuntime(options, `the tutti daemon could not be reached: ${isTuttiError(err) ? err.message : (err as Error).message}`)
+      return plainRuntime(
+        options,
+        `the tutti daemon could not be reached: ${isTuttiError(err) ? err.message : (err as Error).message}`,
+      )
     }
   }
   return prepareWithDaemon(paths, options, env)
 }
 
-async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptions, env: NodeJS.ProcessEnv): Promise<PreparedRuntime> {
+async function prepareWithDaemon(
+  paths: StatePaths,
+  options: PrepareRuntimeOptions,
+  env: NodeJS.ProcessEnv,
+): Promise<PreparedRuntime> {
   const daemon = await ensureDaemon(paths)
-  const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: options.provider, workspace: options.workspace, session: options.session })
+  const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', {
+    provider: options.provider,
+    workspace: options.workspace,
+    session: options.session,
+  })
   const available: AvailableResult = await daemon.available()
-  const mcpServers: MCPServerBinding[] = [{ name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }]
+  const mcpServers: MCPServerBinding[] = [
+    { name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } },
+  ]
   const shimPath = `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`
   const dir = await freshSessionDir(paths, options.workspace, options.session)
   let projection: ProviderProjection
   if (options.provider === 'acp') {
-    projection = await projectAcp(mcpServers, { token: issued.token, initializeResponse: options.agentInitialize, path: shimPath, skillRoots: issued.skillRoots, sessionDir: dir })
+    projection = await projectAcp(mcpServers, {
+      token: issued.token,
+      initializeResponse: options.agentInitialize,
+      path: shimPath,
+      skillRoots: issued.skillRoots,
+      sessionDir: dir,
+    })
   } else {
-    projection = options.provider === 'claude' ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token) : await projectCodex(dir, mcpServers, issued.skillRoots, env)
+    projection =
+      options.provider === 'claude'
+        ? await projectClaude(dir, mcpServers, issued.skillRoots, issued.token)
+        : await projectCodex(dir, mcpServers, issued.skillRoots, env)
   }
   return {
     provider: options.provider,
@@ -80,11 +105,23 @@ async function prepareWithDaemon(paths: StatePaths, options: PrepareRuntimeOptio
 
 /** No connector context at all: no servers, no Skill roots, no PATH change, no token. */
 function plainRuntime(options: PrepareRuntimeOptions, reason: string): PreparedRuntime {
-  return { provider: options.provider, workspace: options.workspace, session: options.session, env: {}, mcpServers: [], skillRoots: [], projection: plainAcp(reason), prompt: '' }
+  return {
+    provider: options.provider,
+    workspace: options.workspace,
+    session: options.session,
+    env: {},
+    mcpServers: [],
+    skillRoots: [],
+    projection: plainAcp(reason),
+    prompt: '',
+  }
 }
 
 /** Revoke by session (optionally within a workspace), or every token. */
-export async function revokeSessions(paths: StatePaths, filter: { session?: string; workspace?: string; all?: boolean }): Promise<{ revoked: number }> {
+export async function revokeSessions(
+  paths: StatePaths,
+  filter: { session?: string; workspace?: string; all?: boolean },
+): Promise<{ revoked: number }> {
   const daemon = (await findDaemon(paths)) ?? (await ensureDaemon(paths))
   return daemon.call<typeof sessionRevokeMessage>('session-revoke', filter)
 }

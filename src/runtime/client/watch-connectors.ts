@@ -38,9 +38,16 @@ export interface ConnectorWatch {
  * had to be reopened, `onChange` runs once, since a change may have been
  * missed in between.
  */
-export async function watchConnectors(onChange: () => void | Promise<void>, options: WatchConnectorsOptions): Promise<ConnectorWatch> {
+export async function watchConnectors(
+  onChange: () => void | Promise<void>,
+  options: WatchConnectorsOptions,
+): Promise<ConnectorWatch> {
   const server = options.runtime.mcpServers.find((s) => s.name === SERVER_NAME)
-  if (!server) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `this session has no "${SERVER_NAME}" MCP server to watch (a plain session gets no connector changes)`)
+  if (!server)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `this session has no "${SERVER_NAME}" MCP server to watch (a plain session gets no connector changes)`,
+    )
   const watcher = new ConnectorWatcher(server, new SerialRuns(onChange, options.onError ?? (() => {})))
   await watcher.open()
   return watcher
@@ -61,10 +68,15 @@ class ConnectorWatcher implements ConnectorWatch {
   }
 
   async open(): Promise<void> {
-    const client = new Client({ name: 'tutti-watch-connectors', version: PRODUCT_VERSION }, { versionNegotiation: { mode: { pin: MODERN_REVISION } } })
+    const client = new Client(
+      { name: 'tutti-watch-connectors', version: PRODUCT_VERSION },
+      { versionNegotiation: { mode: { pin: MODERN_REVISION } } },
+    )
     client.setNotificationHandler('notifications/tools/list_changed', () => this.runs.changed())
     try {
-      await client.connect(new StreamableHTTPClientTransport(new URL(this.server.url), { requestInit: { headers: this.server.headers } }))
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(this.server.url), { requestInit: { headers: this.server.headers } }),
+      )
       this.client = client
       this.follow(await this.listen())
     } catch (err) {
@@ -86,7 +98,10 @@ class ConnectorWatcher implements ConnectorWatch {
     const subscription = await this.client!.listen({ toolsListChanged: true })
     if (!subscription.honoredFilter.toolsListChanged) {
       await subscription.close()
-      throw new TuttiError(ErrorCodes.DAEMON_PROTOCOL, 'the connector server does not send tools/list_changed on its listen stream')
+      throw new TuttiError(
+        ErrorCodes.DAEMON_PROTOCOL,
+        'the connector server does not send tools/list_changed on its listen stream',
+      )
     }
     this.subscription = subscription
     return subscription
@@ -119,5 +134,9 @@ class ConnectorWatcher implements ConnectorWatch {
 
 function unreachable(what: string, cause: unknown): TuttiError {
   if (cause instanceof TuttiError) return cause
-  return new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, `${what}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+  return new TuttiError(
+    ErrorCodes.DAEMON_UNREACHABLE,
+    `${what}: ${cause instanceof Error ? cause.message : String(cause)}`,
+    { cause },
+  )
 }

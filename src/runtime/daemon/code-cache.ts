@@ -113,7 +113,13 @@ export function runCachedBundle<T>(bundleFile: string, cacheFile: string): Cache
   const taken: CodeCacheUse = cachedData ? 'accepted' : 'absent'
   const cache: CodeCacheUse = unfinished.length ? 'dropped' : rejected ? 'rejected' : taken
   const module = { exports: {} as T }
-  const wrapper = script.runInThisContext() as (exports: T, require: NodeJS.Require, module: { exports: T }, filename: string, dirname: string) => void
+  const wrapper = script.runInThisContext() as (
+    exports: T,
+    require: NodeJS.Require,
+    module: { exports: T },
+    filename: string,
+    dirname: string,
+  ) => void
   wrapper.call(module.exports, module.exports, createRequire(bundleFile), module, bundleFile, path.dirname(bundleFile))
   return {
     exports: module.exports,

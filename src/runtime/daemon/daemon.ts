@@ -65,7 +65,10 @@ export class TuttiDaemon {
   private readonly endpoint: ConnectorMcpEndpoint
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
-  private readonly identity = { nonce: randomBytes(16).toString('hex'), ...(processStartTicks(process.pid) ? { processStart: processStartTicks(process.pid)! } : {}) }
+  private readonly identity = {
+    nonce: randomBytes(16).toString('hex'),
+    ...(processStartTicks(process.pid) ? { processStart: processStartTicks(process.pid)! } : {}),
+  }
   private listener?: LoopbackListener
   private activeRequests = 0
   private lastActivity = Date.now()
@@ -125,7 +128,12 @@ export class TuttiDaemon {
     recordGroupsIn(groups)
     await this.sessions.load()
     this.sessions.onRevoked((revoked) => removeSessionDirs(paths, revoked))
-    if (await publishTuttiCommand(paths).catch((err: unknown) => this.log.error('could not write bin/tutti', { error: err }))) this.log.info('bin/tutti written', { target: TUTTI_BIN })
+    if (
+      await publishTuttiCommand(paths).catch((err: unknown) =>
+        this.log.error('could not write bin/tutti', { error: err }),
+      )
+    )
+      this.log.info('bin/tutti written', { target: TUTTI_BIN })
     const ctx: DaemonContext = {
       paths,
       log: this.log.child('control'),
@@ -144,7 +152,8 @@ export class TuttiDaemon {
     const app = createDaemonApp(ctx, this.controlToken, {
       mount: (a) =>
         a.all(MCP_PATH, async (event) => {
-          if (!this.isReconciled) await Promise.race([this.reconciled, new Promise((r) => setTimeout(r, MCP_WAITS_FOR_RECONCILE_MS).unref())])
+          if (!this.isReconciled)
+            await Promise.race([this.reconciled, new Promise((r) => setTimeout(r, MCP_WAITS_FOR_RECONCILE_MS).unref())])
           return this.endpoint.handle(event.req)
         }),
       // until the start-up reconcile is done, the h3 path takes every request (it waits for it)
@@ -156,7 +165,10 @@ export class TuttiDaemon {
     })
     const preferred = await readPreferredPort(paths)
     // every HTTP limit and timeout: http/http-limits.ts
-    this.listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), { preferredPort: preferred, log: this.log.child('http') })
+    this.listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), {
+      preferredPort: preferred,
+      log: this.log.child('http'),
+    })
     const info = {
       pid: process.pid,
       port: this.port,
@@ -172,7 +184,13 @@ export class TuttiDaemon {
       this.infoKeeper = new DaemonInfoKeeper(paths, info, this.log.child('daemon-info'))
       this.infoKeeper.start()
     }
-    this.log.info('daemon listening', { pid: process.pid, port: this.port, version: PRODUCT_VERSION, protocol: CONTROL_PROTOCOL_VERSION, stateDir: paths.root })
+    this.log.info('daemon listening', {
+      pid: process.pid,
+      port: this.port,
+      version: PRODUCT_VERSION,
+      protocol: CONTROL_PROTOCOL_VERSION,
+      stateDir: paths.root,
+    })
     const started = Date.now()
     this.watchIdle()
     await this.reconciler.reconcile().then(
@@ -201,15 +219,21 @@ export class TuttiDaemon {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err
         const holder = await breakLockOfGoneHolder(paths.daemonLockTarget)
-        if (holder.state === 'broken') this.log.warn('took over the lock of a daemon that is gone', { pid: holder.holder.pid })
+        if (holder.state === 'broken')
+          this.log.warn('took over the lock of a daemon that is gone', { pid: holder.holder.pid })
         if (holder.state !== 'held') {
           if (Date.now() <= deadline) continue
           throw err
         }
         // a holder that refreshes the lock is alive: refuse now rather than wait out the stale period
-        const refreshedMsAgo = Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
+        const refreshedMsAgo =
+          Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
         if (refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
-          this.log.error('another daemon holds the lock for this state directory', { error: err, holder: holder.why, stateDir: paths.root })
+          this.log.error('another daemon holds the lock for this state directory', {
+            error: err,
+            holder: holder.why,
+            stateDir: paths.root,
+          })
           throw err
         }
         await new Promise((r) => setTimeout(r, SINGLETON_RETRY_MS))
@@ -220,10 +244,14 @@ export class TuttiDaemon {
   private watchIdle(): void {
     const idleMs = this.options.idleTimeoutMs ?? 0
     if (idleMs <= 0) return
-    this.idleTimer = setInterval(() => {
-      const quiet = this.activeRequests <= 0 && this.endpoint.openStreams === 0 && Date.now() - this.lastActivity >= idleMs
-      if (quiet) void this.stop(`idle for ${Math.round(idleMs / 1000)} s`, { revokeSessions: false })
-    }, Math.min(idleMs, 60_000))
+    this.idleTimer = setInterval(
+      () => {
+        const quiet =
+          this.activeRequests <= 0 && this.endpoint.openStreams === 0 && Date.now() - this.lastActivity >= idleMs
+        if (quiet) void this.stop(`idle for ${Math.round(idleMs / 1000)} s`, { revokeSessions: false })
+      },
+      Math.min(idleMs, 60_000),
+    )
     this.idleTimer.unref()
   }
 
@@ -241,10 +269,14 @@ export class TuttiDaemon {
     // end listen streams gracefully first (their final result), or closing the listener would wait on them
     await this.endpoint.close()
     if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
-    await Promise.race([bestEffort(this.listener?.close() ?? Promise.resolve(), this.log, 'closing the listener'), new Promise((r) => setTimeout(r, LISTENER_CLOSE_MS).unref())])
+    await Promise.race([
+      bestEffort(this.listener?.close() ?? Promise.resolve(), this.log, 'closing the listener'),
+      new Promise((r) => setTimeout(r, LISTENER_CLOSE_MS).unref()),
+    ])
     await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
-    if ((await fs.readFile(paths.daemonPid, 'utf8').catch(() => '')).trim() === String(process.pid)) await fs.rm(paths.daemonPid, { force: true })
+    if ((await fs.readFile(paths.daemonPid, 'utf8').catch(() => '')).trim() === String(process.pid))
+      await fs.rm(paths.daemonPid, { force: true })
     if (this.releaseLock) await bestEffort(this.releaseLock(), this.log, 'releasing the singleton lock')
     this.log.info('daemon stopped', { reason })
     this.resolveStopped()

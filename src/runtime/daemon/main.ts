@@ -10,7 +10,10 @@ import { TuttiDaemon } from './daemon.js'
  */
 export async function runDaemon(options: { detached?: boolean } = {}): Promise<TuttiDaemon> {
   const idleSeconds = Number(process.env.TUTTI_DAEMON_IDLE_TIMEOUT_SECONDS ?? 0)
-  const daemon = new TuttiDaemon({ paths: statePaths(), idleTimeoutMs: Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds * 1000 : 0 })
+  const daemon = new TuttiDaemon({
+    paths: statePaths(),
+    idleTimeoutMs: Number.isFinite(idleSeconds) && idleSeconds > 0 ? idleSeconds * 1000 : 0,
+  })
   // detached, stdout and stderr are daemon.log; in the foreground (`daemon run`) they stay the terminal's
   if (options.detached) routeConsoleToLog(daemon.log)
   const exitAfterStop = (reason: string): void => void daemon.stop(reason, { revokeSessions: false })

@@ -27,13 +27,25 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   const daemon = await ensureDaemon(paths)
   const snapshot = await daemon.call<typeof doctorSnapshotMessage>('doctor-snapshot', {})
   const session = `doctor-${randomBytes(6).toString('hex')}`
-  const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', { provider: 'tutti-agent', workspace: DOCTOR_WORKSPACE, session })
-  let modern, legacy
+  const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', {
+    provider: 'tutti-agent',
+    workspace: DOCTOR_WORKSPACE,
+    session,
+  })
+  let modern: Awaited<ReturnType<typeof listToolsInEra>>
+  let legacy: typeof modern
   try {
-    const server = { name: SERVER_NAME as typeof SERVER_NAME, type: 'http' as const, url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } }
+    const server = {
+      name: SERVER_NAME as typeof SERVER_NAME,
+      type: 'http' as const,
+      url: issued.url,
+      headers: { Authorization: `Bearer ${issued.token}` },
+    }
     ;[modern, legacy] = await Promise.all([listToolsInEra(server, 'modern'), listToolsInEra(server, 'legacy')])
   } finally {
-    await daemon.call<typeof sessionRevokeMessage>('session-revoke', { session, workspace: DOCTOR_WORKSPACE }).catch(() => undefined)
+    await daemon
+      .call<typeof sessionRevokeMessage>('session-revoke', { session, workspace: DOCTOR_WORKSPACE })
+      .catch(() => undefined)
   }
   const shims = await observeShims(paths)
   const roots = await observeSkillRoots(snapshot.connectors)
@@ -49,6 +61,12 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   return {
     ok: findings.length === 0,
     findings,
-    checked: { connectors: snapshot.connectors.length, tools: snapshot.tools.length, shims: shims.length, skillRoots: roots.length, eras: [MODERN_REVISION, LEGACY_REVISION] },
+    checked: {
+      connectors: snapshot.connectors.length,
+      tools: snapshot.tools.length,
+      shims: shims.length,
+      skillRoots: roots.length,
+      eras: [MODERN_REVISION, LEGACY_REVISION],
+    },
   }
 }

@@ -28,16 +28,29 @@ export function checkHealth(connectors: readonly DoctorConnector[]): Finding[] {
     if (c.status === 'needs-auth') {
       // the reason names the command that helps (an OAuth sign-in takes no --env)
       const named = c.reason ? /\((tutti connector connect [^)]+)\)/.exec(c.reason)?.[1] : undefined
-      const fix = named ? `run \`${named}\`` : `store its credentials: \`tutti connector connect ${c.key} --env NAME=VALUE\` (or --from-env NAME)`
+      const fix = named
+        ? `run \`${named}\``
+        : `store its credentials: \`tutti connector connect ${c.key} --env NAME=VALUE\` (or --from-env NAME)`
       out.push({ check: 'health', connector: c.key, problem: `needs-auth${reason}`, fix })
     } else if (c.status === 'failed' || (c.status === 'starting' && c.reason && c.reason !== 'starting')) {
-      out.push({ check: 'health', connector: c.key, problem: `${c.status}${reason}`, fix: `fix the cause, then retry with \`tutti connector connect ${c.key}\` (it resolves the command again); details in \`tutti daemon status\` and daemon.log` })
+      out.push({
+        check: 'health',
+        connector: c.key,
+        problem: `${c.status}${reason}`,
+        fix:
+          `fix the cause, then retry with \`tutti connector connect ${c.key}\` (it resolves the command again); ` +
+          `details in \`tutti daemon status\` and daemon.log`,
+      })
     }
   }
   return out
 }
 
-export function checkAvailable(available: AvailableResult, connectors: readonly DoctorConnector[], tools: readonly DoctorTool[]): Finding[] {
+export function checkAvailable(
+  available: AvailableResult,
+  connectors: readonly DoctorConnector[],
+  tools: readonly DoctorTool[],
+): Finding[] {
   const out: Finding[] = []
   const routed = new Set(tools.map((t) => t.connector))
   const byKey = new Map(connectors.map((c) => [c.key, c]))
@@ -45,19 +58,54 @@ export function checkAvailable(available: AvailableResult, connectors: readonly 
   for (const c of available.connectors) {
     const mcp = c.interfaces.find((i) => i.kind === 'mcp')
     const known = byKey.get(c.key)
-    if (!known) out.push({ check: 'available', connector: c.key, problem: 'listed by `connector available` but not tracked by the daemon', fix: RECONCILE_FIX })
-    if (mcp && mcp.toolPrefix !== `${c.key}_`) out.push({ check: 'available', connector: c.key, problem: `toolPrefix is "${mcp.toolPrefix}", not "${c.key}_"`, fix: RECONCILE_FIX })
+    if (!known)
+      out.push({
+        check: 'available',
+        connector: c.key,
+        problem: 'listed by `connector available` but not tracked by the daemon',
+        fix: RECONCILE_FIX,
+      })
+    if (mcp && mcp.toolPrefix !== `${c.key}_`)
+      out.push({
+        check: 'available',
+        connector: c.key,
+        problem: `toolPrefix is "${mcp.toolPrefix}", not "${c.key}_"`,
+        fix: RECONCILE_FIX,
+      })
     if (mcp?.status === 'ready' && known?.active && known.generation === 0) {
-      out.push({ check: 'available', connector: c.key, problem: 'reported ready but no route generation is committed', fix: RECONCILE_FIX })
+      out.push({
+        check: 'available',
+        connector: c.key,
+        problem: 'reported ready but no route generation is committed',
+        fix: RECONCILE_FIX,
+      })
     }
   }
   for (const key of routed) {
-    if (!listed.has(key)) out.push({ check: 'available', connector: key, problem: 'the registry serves its tools but `connector available` does not list it', fix: RECONCILE_FIX })
+    if (!listed.has(key))
+      out.push({
+        check: 'available',
+        connector: key,
+        problem: 'the registry serves its tools but `connector available` does not list it',
+        fix: RECONCILE_FIX,
+      })
     const known = byKey.get(key)
-    if (known && !known.active) out.push({ check: 'available', connector: key, problem: `tools are routed while the connector is ${known.status}`, fix: RECONCILE_FIX })
+    if (known && !known.active)
+      out.push({
+        check: 'available',
+        connector: key,
+        problem: `tools are routed while the connector is ${known.status}`,
+        fix: RECONCILE_FIX,
+      })
   }
   for (const t of tools) {
-    if (!t.localName.startsWith(`${t.connector}_`)) out.push({ check: 'available', connector: t.connector, problem: `tool "${t.localName}" does not carry the prefix ${t.connector}_`, fix: RECONCILE_FIX })
+    if (!t.localName.startsWith(`${t.connector}_`))
+      out.push({
+        check: 'available',
+        connector: t.connector,
+        problem: `tool "${t.localName}" does not carry the prefix ${t.connector}_`,
+        fix: RECONCILE_FIX,
+      })
   }
   return out
 }
@@ -69,18 +117,49 @@ export interface ListedTool {
 }
 
 /** One protocol era's `tools/list` against the registry: the same names, descriptions and schemas. */
-export function checkMcpList(check: Finding['check'], listed: readonly ListedTool[] | { error: string }, tools: readonly DoctorTool[]): Finding[] {
-  if ('error' in listed) return [{ check, problem: `tools/list failed: ${listed.error}`, fix: 'check `tutti daemon status` and daemon.log; restart with `tutti daemon stop && tutti daemon start`' }]
+export function checkMcpList(
+  check: Finding['check'],
+  listed: readonly ListedTool[] | { error: string },
+  tools: readonly DoctorTool[],
+): Finding[] {
+  if ('error' in listed)
+    return [
+      {
+        check,
+        problem: `tools/list failed: ${listed.error}`,
+        fix: 'check `tutti daemon status` and daemon.log; restart with `tutti daemon stop && tutti daemon start`',
+      },
+    ]
   const out: Finding[] = []
   const expected = new Map(tools.map((t) => [t.localName, t]))
   const seen = new Map(listed.map((t) => [t.name, t]))
   for (const t of tools) {
     const got = seen.get(t.localName)
-    if (!got) out.push({ check, connector: t.connector, problem: `tool "${t.localName}" is in the registry but not in tools/list`, fix: RECONCILE_FIX })
-    else if (stable(got.inputSchema) !== stable(t.inputSchema)) out.push({ check, connector: t.connector, problem: `tool "${t.localName}": tools/list schema differs from the registry`, fix: RECONCILE_FIX })
-    else if ((got.description ?? undefined) !== t.description) out.push({ check, connector: t.connector, problem: `tool "${t.localName}": tools/list description differs from the registry`, fix: RECONCILE_FIX })
+    if (!got)
+      out.push({
+        check,
+        connector: t.connector,
+        problem: `tool "${t.localName}" is in the registry but not in tools/list`,
+        fix: RECONCILE_FIX,
+      })
+    else if (stable(got.inputSchema) !== stable(t.inputSchema))
+      out.push({
+        check,
+        connector: t.connector,
+        problem: `tool "${t.localName}": tools/list schema differs from the registry`,
+        fix: RECONCILE_FIX,
+      })
+    else if ((got.description ?? undefined) !== t.description)
+      out.push({
+        check,
+        connector: t.connector,
+        problem: `tool "${t.localName}": tools/list description differs from the registry`,
+        fix: RECONCILE_FIX,
+      })
   }
-  for (const name of seen.keys()) if (!expected.has(name)) out.push({ check, problem: `tools/list has "${name}", which the registry does not route`, fix: RECONCILE_FIX })
+  for (const name of seen.keys())
+    if (!expected.has(name))
+      out.push({ check, problem: `tools/list has "${name}", which the registry does not route`, fix: RECONCILE_FIX })
   return out
 }
 
@@ -99,18 +178,47 @@ export function checkShims(connectors: readonly DoctorConnector[], onDisk: reado
   for (const c of connectors) {
     if (!c.active || !c.hasCli || c.status !== 'ready') continue
     const s = disk.get(c.key)
-    if (!s || !s.files.includes(shimCommand(c.key))) {
-      out.push({ check: 'shims', connector: c.key, problem: `${shimCommand(c.key)} is missing from the bin dir`, fix: RECONCILE_FIX })
+    if (!s?.files.includes(shimCommand(c.key))) {
+      out.push({
+        check: 'shims',
+        connector: c.key,
+        problem: `${shimCommand(c.key)} is missing from the bin dir`,
+        fix: RECONCILE_FIX,
+      })
       continue
     }
     const missing = ['', '.cmd', '.ps1'].filter((suffix) => !s.files.includes(`${shimCommand(c.key)}${suffix}`))
-    if (missing.length) out.push({ check: 'shims', connector: c.key, problem: `${shimCommand(c.key)} lacks ${missing.map((m) => m || '(POSIX)').join(', ')}`, fix: RECONCILE_FIX })
-    if (s.generation !== c.shimGeneration) out.push({ check: 'shims', connector: c.key, problem: `the shim runs generation ${s.generation ?? '?'}, not ${c.shimGeneration}`, fix: RECONCILE_FIX })
-    else if (s.pinnedDigest !== c.digest) out.push({ check: 'shims', connector: c.key, problem: 'the shim pins another release than the installed one', fix: RECONCILE_FIX })
+    if (missing.length)
+      out.push({
+        check: 'shims',
+        connector: c.key,
+        problem: `${shimCommand(c.key)} lacks ${missing.map((m) => m || '(POSIX)').join(', ')}`,
+        fix: RECONCILE_FIX,
+      })
+    if (s.generation !== c.shimGeneration)
+      out.push({
+        check: 'shims',
+        connector: c.key,
+        problem: `the shim runs generation ${s.generation ?? '?'}, not ${c.shimGeneration}`,
+        fix: RECONCILE_FIX,
+      })
+    else if (s.pinnedDigest !== c.digest)
+      out.push({
+        check: 'shims',
+        connector: c.key,
+        problem: 'the shim pins another release than the installed one',
+        fix: RECONCILE_FIX,
+      })
   }
   const active = new Set(connectors.filter((c) => c.active && c.hasCli).map((c) => c.key))
   for (const s of onDisk) {
-    if (!active.has(s.key)) out.push({ check: 'shims', connector: s.key, problem: `stray shim ${s.path}: no active connector "${s.key}" with a CLI`, fix: `${RECONCILE_FIX}, or delete ${s.path}` })
+    if (!active.has(s.key))
+      out.push({
+        check: 'shims',
+        connector: s.key,
+        problem: `stray shim ${s.path}: no active connector "${s.key}" with a CLI`,
+        fix: `${RECONCILE_FIX}, or delete ${s.path}`,
+      })
   }
   return out
 }
@@ -137,7 +245,13 @@ export function checkSkills(connectors: readonly DoctorConnector[], roots: reado
     }
     for (const p of r.problems) out.push({ check: 'skills', connector: c.key, problem: p, fix })
     const missing = c.skills.filter((name) => !r.valid.includes(name))
-    if (missing.length && !r.problems.length) out.push({ check: 'skills', connector: c.key, problem: `Skills ${missing.join(', ')} are no longer in ${r.dir}`, fix })
+    if (missing.length && !r.problems.length)
+      out.push({
+        check: 'skills',
+        connector: c.key,
+        problem: `Skills ${missing.join(', ')} are no longer in ${r.dir}`,
+        fix,
+      })
   }
   return out
 }
@@ -151,7 +265,8 @@ export function checkDeclared(connectors: readonly DoctorConnector[]): Finding[]
     out.push({
       check: 'declared-tools',
       connector: c.key,
-      problem: `the manifest's mcp.tools disagrees with the running upstream: ${detail}; the route follows the upstream`,
+      problem:
+        `the manifest's mcp.tools disagrees with the running upstream: ${detail}; the route follows the ` + `upstream`,
       fix: `update mcp.tools in ${c.key}'s tutti-connector.json to the upstream's tools/list, then reinstall it`,
     })
   }

@@ -6,4 +6,5 @@ export interface Finding {
   fix: string
 }
 
-export const RECONCILE_FIX = 'run `tutti daemon start`: it reconciles every connector (republishing missing shims, removing strays)'
+export const RECONCILE_FIX =
+  'run `tutti daemon start`: it reconciles every connector (republishing missing shims, removing strays)'

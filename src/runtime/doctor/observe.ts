@@ -12,10 +12,20 @@ import type { ListedTool, ShimOnDisk, SkillRootObservation } from './facade-chec
 
 /** What each facade looks like from outside the daemon. */
 
-export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | 'legacy'): Promise<ListedTool[] | { error: string }> {
-  const client = new Client({ name: 'tutti-doctor', version: '1' }, era === 'modern' ? { versionNegotiation: { mode: { pin: MODERN_REVISION } } } : { supportedProtocolVersions: [LEGACY_REVISION] })
+export async function listToolsInEra(
+  server: MCPServerBinding,
+  era: 'modern' | 'legacy',
+): Promise<ListedTool[] | { error: string }> {
+  const client = new Client(
+    { name: 'tutti-doctor', version: '1' },
+    era === 'modern'
+      ? { versionNegotiation: { mode: { pin: MODERN_REVISION } } }
+      : { supportedProtocolVersions: [LEGACY_REVISION] },
+  )
   try {
-    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }))
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: server.headers } }),
+    )
     const { tools } = await client.listTools()
     return tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, description: t.description }))
   } catch (err) {
@@ -29,15 +39,23 @@ export async function listToolsInEra(server: MCPServerBinding, era: 'modern' | '
 export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
   const binDir = paths.binDir
   const files = await fs.readdir(binDir).catch(() => [] as string[])
-  const keys = new Set(files.map((f) => /^tutti-connector-([a-z][a-z0-9-]*?)(\.cmd|\.ps1)?$/.exec(f)?.[1]).filter((k): k is string => !!k))
+  const keys = new Set(
+    files.map((f) => /^tutti-connector-([a-z][a-z0-9-]*?)(\.cmd|\.ps1)?$/.exec(f)?.[1]).filter((k): k is string => !!k),
+  )
   const out: ShimOnDisk[] = []
   for (const key of [...keys].sort()) {
     const shimPath = paths.shimPath(key)
     const gen = await readShimGeneration(shimPath)
-    const shim: ShimOnDisk = { key, path: shimPath, files: files.filter((f) => f === shimCommand(key) || f.startsWith(`${shimCommand(key)}.`)) }
+    const shim: ShimOnDisk = {
+      key,
+      path: shimPath,
+      files: files.filter((f) => f === shimCommand(key) || f.startsWith(`${shimCommand(key)}.`)),
+    }
     if (gen !== undefined) {
       shim.generation = gen
-      const digest = pinnedDigest(await fs.readFile(shimTargetPath(paths, { key, generation: gen }), 'utf8').catch(() => ''))
+      const digest = pinnedDigest(
+        await fs.readFile(shimTargetPath(paths, { key, generation: gen }), 'utf8').catch(() => ''),
+      )
       if (digest) shim.pinnedDigest = digest
     }
     out.push(shim)
@@ -49,11 +67,16 @@ export async function observeSkillRoots(connectors: readonly DoctorConnector[]):
   const out: SkillRootObservation[] = []
   for (const c of connectors) {
     if (!c.active || !c.skillsDir) continue
-    const exists = await fs.stat(c.skillsDir).then((s) => s.isDirectory(), () => false)
+    const exists = await fs.stat(c.skillsDir).then(
+      (s) => s.isDirectory(),
+      () => false,
+    )
     const obs: SkillRootObservation = { connector: c.key, dir: c.skillsDir, exists, valid: [], problems: [] }
     if (exists) {
       try {
-        obs.valid = (await readSkills(path.dirname(c.skillsDir), c.skillsDir, path.basename(c.skillsDir))).map((s) => s.name)
+        obs.valid = (await readSkills(path.dirname(c.skillsDir), c.skillsDir, path.basename(c.skillsDir))).map(
+          (s) => s.name,
+        )
       } catch (err) {
         obs.problems.push((err as Error).message.replace(/^tutti-connector\.json: /, ''))
       }

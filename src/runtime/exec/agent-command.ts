@@ -54,7 +54,10 @@ export function findCommand(name: string, env: NodeJS.ProcessEnv, cwd: string): 
  */
 export function resolveAgentCommand(argv: readonly string[], env: NodeJS.ProcessEnv, cwd: string): AgentCommand {
   const [argv0, ...rest] = argv
-  if (argv0 === undefined || argv0 === '') throw bad('nothing to run after `--`: give the agent command, for example `tutti session exec --provider claude -- claude`')
+  if (argv0 === undefined || argv0 === '')
+    throw bad(
+      'nothing to run after `--`: give the agent command, for example `tutti session exec --provider claude -- claude`',
+    )
   const args = [...rest]
   const place = placeAgent(argv0, args)
   if (place.kind === 'word' && place.via !== undefined && PATH_LOOKUP_WRAPPERS.has(place.via)) {

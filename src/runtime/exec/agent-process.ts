@@ -14,12 +14,22 @@ export function statusOfSignal(signal: NodeJS.Signals): number {
  * passing signals on, until it exits. Resolves with its status as a shell
  * reports it: the exit code, or 128 + n for a signal death.
  */
-export function runAgent(command: AgentCommand, args: readonly string[], env: NodeJS.ProcessEnv, relay: SignalRelay): Promise<number> {
+export function runAgent(
+  command: AgentCommand,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  relay: SignalRelay,
+): Promise<number> {
   return new Promise((resolve, reject) => {
     const child = spawn(command.file, args, { argv0: command.argv0, env, stdio: 'inherit' })
     child.once('error', (err: NodeJS.ErrnoException) => {
       // found and executable a moment ago (agent-command.ts): gone or changed since
-      reject(new TuttiError(ErrorCodes.ARGUMENT_INVALID, `the agent executable ${command.argv0} could not be started: ${err.code ?? err.message}`))
+      reject(
+        new TuttiError(
+          ErrorCodes.ARGUMENT_INVALID,
+          `the agent executable ${command.argv0} could not be started: ${err.code ?? err.message}`,
+        ),
+      )
     })
     child.once('spawn', () => relay.attach(child))
     child.once('exit', (code, signal) => resolve(code ?? (signal ? statusOfSignal(signal) : 1)))

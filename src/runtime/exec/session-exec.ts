@@ -40,7 +40,11 @@ const bad = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, mes
 
 function execProvider(provider: string): ExecProvider {
   if ((EXEC_PROVIDERS as readonly string[]).includes(provider)) return provider as ExecProvider
-  if (provider === 'acp') throw bad('an ACP agent gets the connector server from its client in session/new: use `tutti session prepare --provider acp`')
+  if (provider === 'acp')
+    throw bad(
+      'an ACP agent gets the connector server from its client in session/new: use `tutti session prepare --provider ' +
+        'acp`',
+    )
   throw bad(`unknown provider "${provider}": session exec starts ${EXEC_PROVIDERS.join(', ')}`)
 }
 
@@ -61,7 +65,8 @@ export async function execSession(options: ExecOptions): Promise<number> {
   const workspace = options.workspace ?? fs.realpathSync(cwd)
   const session = options.session ?? randomUUID()
   const ids = sessionPrepareMessage.request.safeParse({ provider, workspace, session })
-  if (!ids.success) throw bad(`--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
+  if (!ids.success)
+    throw bad(`--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
   const command = resolveAgentCommand(options.argv, env, cwd)
 
   const relay = new SignalRelay()
@@ -71,7 +76,9 @@ export async function execSession(options: ExecOptions): Promise<number> {
     try {
       runtime = await prepareRuntime({ provider, workspace, session, stateDir: options.stateDir, env })
     } catch (err) {
-      options.warn(`tutti: starting ${command.argv0} without connectors: the session could not be prepared (${firstLine(err)})`)
+      options.warn(
+        `tutti: starting ${command.argv0} without connectors: the session could not be prepared (${firstLine(err)})`,
+      )
     }
     const early = relay.terminatedEarly
     if (early) return statusOfSignal(early)
@@ -106,7 +113,10 @@ async function release(options: ExecOptions, workspace: string, session: string)
   try {
     await revokeSessions(paths, { workspace, session })
   } catch (err) {
-    options.warn(`tutti: the session could not be revoked (${firstLine(err)}); \`tutti session revoke --session ${session}\` revokes it`)
+    options.warn(
+      `tutti: the session could not be revoked (${firstLine(err)}); \`tutti session revoke ` +
+        `--session ${session}\` revokes it`,
+    )
   }
   await removeSessionDirs(paths, [{ workspace, session }]).catch(() => undefined)
 }

@@ -1,11 +1,16 @@
 import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 
-/** What `session exec` passes on to the agent. SIGTSTP/SIGCONT are left alone: job control stops and resumes both, like a shell job. */
+/**
+ * What `session exec` passes on to the agent. SIGTSTP/SIGCONT are left alone: job control stops and resumes both, like
+ * a shell job.
+ */
 export const RELAYED_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGWINCH', 'SIGUSR1', 'SIGUSR2'] as const
 type Relayed = (typeof RELAYED_SIGNALS)[number]
 
-/** The ones that end an agent that does not handle them: received before the agent started, they mean "do not start it". */
+/**
+ * The ones that end an agent that does not handle them: received before the agent started, they mean "do not start it".
+ */
 const TERMINATING = new Set<string>(['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'])
 
 /**

@@ -15,7 +15,11 @@ export async function ensurePrivateDir(dir: string): Promise<void> {
  * content, never a torn file. The temp file lives beside the target so the
  * rename never crosses a filesystem.
  */
-export async function writeFileAtomic(file: string, data: string | Uint8Array, mode = PRIVATE_FILE_MODE): Promise<void> {
+export async function writeFileAtomic(
+  file: string,
+  data: string | Uint8Array,
+  mode = PRIVATE_FILE_MODE,
+): Promise<void> {
   const dir = path.dirname(file)
   await ensurePrivateDir(dir)
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)

@@ -70,7 +70,11 @@ export async function withLock<T>(target: string, fn: (signal: AbortSignal) => P
   try {
     release = await lockfile.lock(target, { ...LOCK_OPTIONS, onCompromised: (err) => compromised.abort(err) })
   } catch (err) {
-    throw new TuttiError(ErrorCodes.LOCK_TIMEOUT, `could not lock ${path.basename(target)}: ${(err as Error).message}`, { cause: err })
+    throw new TuttiError(
+      ErrorCodes.LOCK_TIMEOUT,
+      `could not lock ${path.basename(target)}: ${(err as Error).message}`,
+      { cause: err },
+    )
   }
   let result: T
   try {
@@ -89,7 +93,11 @@ export function assertLockHeld(signal: AbortSignal, target: string): void {
 }
 
 function lockCompromised(target: string, reason: unknown): TuttiError {
-  return new TuttiError(ErrorCodes.LOCK_COMPROMISED, `the lock on ${path.basename(target)} was taken over while this operation held it (${(reason as Error)?.message ?? 'compromised'}); nothing more was written, try again`)
+  return new TuttiError(
+    ErrorCodes.LOCK_COMPROMISED,
+    `the lock on ${path.basename(target)} was taken over while this operation held ` +
+      `it (${(reason as Error)?.message ?? 'compromised'}); nothing more was written, try again`,
+  )
 }
 
 /**
@@ -105,7 +113,10 @@ export async function holdLock(target: string, onCompromised: (err: Error) => vo
 export type LockHolder =
   | { state: 'free' }
   | { state: 'broken'; holder: ProcessRecord }
-  /** Alive, or not provably gone (no record: an older tutti's lock, or one just being made; a record of another pid namespace). */
+  /**
+   * Alive, or not provably gone (no record: an older tutti's lock, or one just being made; a record of another pid
+   * namespace).
+   */
   | { state: 'held'; why: string }
 
 async function readOwner(lockDir: string): Promise<{ text: string; record: ProcessRecord } | undefined> {
@@ -150,8 +161,12 @@ export async function liveLockHolder(target: string): Promise<ProcessRecord | un
 export async function breakLockOfGoneHolder(target: string): Promise<LockHolder> {
   const lockDir = `${target}.lock`
   const seen = await readOwner(lockDir)
-  if (!seen) return (await fs.stat(lockDir).catch(() => undefined)) ? { state: 'held', why: 'the lock has no owner record' } : { state: 'free' }
-  if (!provenGone(seen.record)) return { state: 'held', why: `pid ${seen.record.pid} holds it, or cannot be proven gone` }
+  if (!seen)
+    return (await fs.stat(lockDir).catch(() => undefined))
+      ? { state: 'held', why: 'the lock has no owner record' }
+      : { state: 'free' }
+  if (!provenGone(seen.record))
+    return { state: 'held', why: `pid ${seen.record.pid} holds it, or cannot be proven gone` }
   const aside = `${lockDir}.gone-${randomBytes(6).toString('hex')}`
   try {
     await fs.rename(lockDir, aside)
@@ -164,7 +179,8 @@ export async function breakLockOfGoneHolder(target: string): Promise<LockHolder>
     await fs.rm(aside, { recursive: true, force: true })
     return { state: 'broken', holder: seen.record }
   }
-  // another process's new lock: back where it was, unless yet another one stands there now (its holder then finds its lock taken over)
+  // another process's new lock: back where it was, unless yet another one stands there now (its holder then finds its
+  // lock taken over)
   await fs.rename(aside, lockDir).catch(() => fs.rm(aside, { recursive: true, force: true }))
   return { state: 'held', why: 'another process took the lock meanwhile' }
 }

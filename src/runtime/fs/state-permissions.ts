@@ -53,7 +53,8 @@ export async function tightenStatePermissions(paths: StatePaths, log: Logger): P
     try {
       names = await fs.readdir(dir)
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') failed.push({ path: rel(dir), error: (err as Error).message })
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        failed.push({ path: rel(dir), error: (err as Error).message })
       return
     }
     for (const name of names) {
@@ -81,8 +82,10 @@ export async function tightenStatePermissions(paths: StatePaths, log: Logger): P
   if (!rootStat) return changed // a fresh state dir is created private
   await tighten(paths.root, rootStat, 0o077)
   await visit(paths.root, [])
-  if (changed.length) log.warn('state directory permissions were too open; tightened', { stateDir: paths.root, changed })
-  if (failed.length) log.warn('state directory permissions could not all be tightened', { stateDir: paths.root, failed })
+  if (changed.length)
+    log.warn('state directory permissions were too open; tightened', { stateDir: paths.root, changed })
+  if (failed.length)
+    log.warn('state directory permissions could not all be tightened', { stateDir: paths.root, failed })
   return changed
 }
 

@@ -11,12 +11,24 @@ export function jsonResponse(status: number, body: unknown, headers: Record<stri
 }
 
 /** A control-API (or routing) error: `{ "error": { "code", "message" } }`. */
-export function errorResponse(status: number, code: ErrorCode, message: string, headers: Record<string, string> = {}): Response {
+export function errorResponse(
+  status: number,
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
   return jsonResponse(status, { error: { code, message } }, headers)
 }
 
 /** A JSON-RPC error as an HTTP response, echoing the request id when there is one. */
-export function jsonRpcError(status: number, code: number, message: string, id: unknown = null, data?: unknown, headers: Record<string, string> = {}): Response {
+export function jsonRpcError(
+  status: number,
+  code: number,
+  message: string,
+  id: unknown = null,
+  data?: unknown,
+  headers: Record<string, string> = {},
+): Response {
   const error: Record<string, unknown> = { code, message }
   if (data !== undefined) error.data = data
   return jsonResponse(status, { jsonrpc: '2.0', id: id ?? null, error }, headers)

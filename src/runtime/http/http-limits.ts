@@ -74,15 +74,18 @@ export function resolveHttpLimits(raw: string | undefined): HttpLimits {
   } catch {
     throw new Error(`${HTTP_LIMITS_ENV} is not JSON`)
   }
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`${HTTP_LIMITS_ENV} must be a JSON object`)
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`${HTTP_LIMITS_ENV} must be a JSON object`)
   const limits: Record<string, number> = { ...DEFAULT_HTTP_LIMITS }
   for (const [key, value] of Object.entries(parsed)) {
     if (!Object.hasOwn(DEFAULT_HTTP_LIMITS, key)) throw new Error(`${HTTP_LIMITS_ENV}: unknown limit "${key}"`)
-    if (!Number.isSafeInteger(value) || (value as number) <= 0) throw new Error(`${HTTP_LIMITS_ENV}: ${key} must be a positive integer`)
+    if (!Number.isSafeInteger(value) || (value as number) <= 0)
+      throw new Error(`${HTTP_LIMITS_ENV}: ${key} must be a positive integer`)
     limits[key] = value as number
   }
   // node refuses a headers timeout longer than the request timeout
-  if (limits.headersTimeoutMs > limits.requestTimeoutMs) throw new Error(`${HTTP_LIMITS_ENV}: headersTimeoutMs must not exceed requestTimeoutMs`)
+  if (limits.headersTimeoutMs > limits.requestTimeoutMs)
+    throw new Error(`${HTTP_LIMITS_ENV}: headersTimeoutMs must not exceed requestTimeoutMs`)
   return limits as HttpLimits
 }
 

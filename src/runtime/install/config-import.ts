@@ -51,12 +51,24 @@ export class ConfigImport {
   async run(config: ClientConfig, options: ConfigImportOptions): Promise<ImportedEntry[]> {
     const selected = select(config, options)
     if (options.key !== undefined && selected.length !== 1) {
-      throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--key names one connector, and ${selected.length} servers are selected; choose one with --only NAME`)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `--key names one connector, and ${selected.length} servers are selected; choose one with --only NAME`,
+      )
     }
-    const out: ImportedEntry[] = config.passed.filter((p) => !options.only || options.only.includes(p.name)).map((p) => ({ ...p, outcome: 'not imported', skipped: [], storedCredentials: [], needs: [] }))
+    const out: ImportedEntry[] = config.passed
+      .filter((p) => !options.only || options.only.includes(p.name))
+      .map((p) => ({ ...p, outcome: 'not imported', skipped: [], storedCredentials: [], needs: [] }))
     const keys = new Map<string, string>()
     for (const entry of selected) {
-      const result: ImportedEntry = { name: entry.name, origin: entry.origin, outcome: 'failed', skipped: [], storedCredentials: [], needs: [] }
+      const result: ImportedEntry = {
+        name: entry.name,
+        origin: entry.origin,
+        outcome: 'failed',
+        skipped: [],
+        storedCredentials: [],
+        needs: [],
+      }
       try {
         await this.one(config.kind, entry, options, result, keys)
       } catch (err) {
@@ -69,15 +81,29 @@ export class ConfigImport {
     return out
   }
 
-  private async one(kind: string, entry: ClientEntry, options: ConfigImportOptions, result: ImportedEntry, keys: Map<string, string>): Promise<void> {
+  private async one(
+    kind: string,
+    entry: ClientEntry,
+    options: ConfigImportOptions,
+    result: ImportedEntry,
+    keys: Map<string, string>,
+  ): Promise<void> {
     let imported: ImportedSource | undefined
     const prepare: PrepareSource = async (o) => {
-      imported = await entrySource(entry, kind, { ...(options.key !== undefined ? { key: options.key } : {}), scratchDir: o.scratchDir })
+      imported = await entrySource(entry, kind, {
+        ...(options.key !== undefined ? { key: options.key } : {}),
+        scratchDir: o.scratchDir,
+      })
       const { generated } = imported
       result.key = String(generated.manifest.key)
       result.skipped = generated.skipped
       const other = keys.get(result.key)
-      if (other !== undefined) throw new TuttiError(ErrorCodes.CONNECTOR_KEY_TAKEN, `its key "${result.key}" is also the key of "${other}" in this import; import it alone with --only ${entry.name} --key OTHER`)
+      if (other !== undefined)
+        throw new TuttiError(
+          ErrorCodes.CONNECTOR_KEY_TAKEN,
+          `its key "${result.key}" is also the key of "${other}" in this import; import it alone with ` +
+            `--only ${entry.name} --key OTHER`,
+        )
       keys.set(result.key, entry.name)
       return { root: generated.root, generated, cleanup: () => fs.rm(generated.root, { recursive: true, force: true }) }
     }
@@ -109,9 +135,14 @@ export class ConfigImport {
   }
 
   /** Dry run: another package under the key would be refused, as the install would. */
-  private async checkClaim(manifest: ConnectorManifest, imported: ImportedSource, options: ConfigImportOptions): Promise<void> {
+  private async checkClaim(
+    manifest: ConnectorManifest,
+    imported: ImportedSource,
+    options: ConfigImportOptions,
+  ): Promise<void> {
     const taken = await installedSource(this.store, this.paths, manifest.key)
-    if (taken && !options.replace && !sameSource(taken.source, imported.generated.source, manifest.name)) throw keyTaken(manifest.key, taken.source, imported.generated.source)
+    if (taken && !options.replace && !sameSource(taken.source, imported.generated.source, manifest.name))
+      throw keyTaken(manifest.key, taken.source, imported.generated.source)
   }
 }
 
@@ -122,7 +153,10 @@ function select(config: ClientConfig, options: ConfigImportOptions): ClientEntry
   const unknown = options.only.filter((n) => !names.has(n))
   if (unknown.length) {
     const have = [...names].join(', ') || 'none'
-    throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--only: no server ${unknown.map((n) => `"${n}"`).join(', ')} in ${config.files.join(', ')}; its servers: ${have}`)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `--only: no server ${unknown.map((n) => `"${n}"`).join(', ')} in ${config.files.join(', ')}; its servers: ${have}`,
+    )
   }
   return config.entries.filter((e) => options.only!.includes(e.name))
 }

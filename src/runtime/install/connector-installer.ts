@@ -43,7 +43,10 @@ export interface InstallOptions {
   headers?: string[]
   /** `--env`, `--from-env`, `--secret`: stored with the install (a generated manifest declares them). */
   keys?: GivenKey[]
-  /** `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what it leaves. */
+  /**
+   * `--replace`: another package under the key is replaced (it leaves nothing to the new one); `--purge` deletes what
+   * it leaves.
+   */
   replace?: boolean
   purge?: boolean
   /** `--allow-scripts`: run the packages' install scripts (native builds), as the manifest's `npm.scripts` does. */
@@ -67,7 +70,10 @@ export interface SourceSummary {
   notes?: string[]
 }
 
-/** `install --dry-run`: the manifest the release would have (as generated, or the release's own), validated, with nothing written. */
+/**
+ * `install --dry-run`: the manifest the release would have (as generated, or the release's own), validated, with
+ * nothing written.
+ */
 export interface DryRunOutcome {
   dryRun: true
   manifest: ConnectorManifest | Record<string, unknown>
@@ -98,8 +104,16 @@ export class ConnectorInstaller {
   }
 
   /** `prepare` makes the release directory of `source` (a name for messages) under the scratch dir it is given. */
-  async installFrom(source: string | undefined, prepare: PrepareSource, options: InstallOptions): Promise<InstallOutcome> {
-    if (options.purge && !options.replace) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, '--purge goes with --replace: it deletes what the replaced connector leaves')
+  async installFrom(
+    source: string | undefined,
+    prepare: PrepareSource,
+    options: InstallOptions,
+  ): Promise<InstallOutcome> {
+    if (options.purge && !options.replace)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        '--purge goes with --replace: it deletes what the replaced connector leaves',
+      )
     // a bad name is refused before anything is fetched
     checkGivenKeys(options.keys ?? [])
     const resolve = (release: LoadedRelease) => this.resolveRuntime(release, options.env)
@@ -111,7 +125,14 @@ export class ConnectorInstaller {
     // tmp/ is made only when a source needs it, and goes again if this made it: a refused install leaves nothing
     let madeTmp = false
     const scratchDir = async () => {
-      if (!madeTmp && !(await fs.stat(this.paths.tmpDir).then(() => true, () => false))) madeTmp = true
+      if (
+        !madeTmp &&
+        !(await fs.stat(this.paths.tmpDir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        madeTmp = true
       await ensurePrivateDir(this.paths.tmpDir)
       return this.paths.tmpDir
     }
@@ -137,7 +158,8 @@ export class ConnectorInstaller {
       const scripts = release.manifest.npm.scripts || !!options.allowScripts
       const ownScripts = scripts ? await ownInstallScripts(release.root) : []
       if (check.missing.length || ownScripts.length) {
-        // npm writes into the tree, so a directory source is copied first (an unpacked archive or a generated release is already ours)
+        // npm writes into the tree, so a directory source is copied first (an unpacked archive or a generated release
+        // is already ours)
         if (root === source) {
           const staged = await this.stage(release, await scratchDir())
           scratch.push(() => removeTree(staged))
@@ -178,7 +200,11 @@ export class ConnectorInstaller {
     return this.dryRunFrom(source, (o) => prepareSource(source, o), options)
   }
 
-  async dryRunFrom(source: string | undefined, prepare: PrepareSource, options: InstallOptions): Promise<DryRunOutcome> {
+  async dryRunFrom(
+    source: string | undefined,
+    prepare: PrepareSource,
+    options: InstallOptions,
+  ): Promise<DryRunOutcome> {
     checkGivenKeys(options.keys ?? [])
     const tmpDir = await fs.mkdtemp(path.join(os.tmpdir(), 'tutti-dry-run-'))
     const scratch: Array<() => Promise<void>> = [() => fs.rm(tmpDir, { recursive: true, force: true })]
@@ -186,7 +212,9 @@ export class ConnectorInstaller {
       const prepared = await prepare({ ...this.sourceOptions(options), scratchDir: async () => tmpDir })
       scratch.push(prepared.cleanup)
       const keys = declareKeys(prepared, options.keys, await previousManifest(this.store, this.paths, prepared))
-      const root = prepared.generated ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir) : prepared.root
+      const root = prepared.generated
+        ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir)
+        : prepared.root
       const release = await loadRelease(root)
       splitGivenKeys(release.manifest, keys)
       const found = await scriptedPackages(root, options.env, tmpDir)
@@ -201,7 +229,11 @@ export class ConnectorInstaller {
   }
 
   /** Whether the key is free or holds the same package; another one is refused unless `--replace`. */
-  private async claimKey(manifest: ConnectorManifest, generated: SourceIdentity | undefined, options: InstallOptions): Promise<RecordRequest> {
+  private async claimKey(
+    manifest: ConnectorManifest,
+    generated: SourceIdentity | undefined,
+    options: InstallOptions,
+  ): Promise<RecordRequest> {
     const source = generated ?? sourceIdentity(RELEASE_KIND, manifest.name)
     const taken = await installedSource(this.store, this.paths, manifest.key)
     const same = !taken || sameSource(taken.source, source, manifest.name)
@@ -235,18 +267,21 @@ export class ConnectorInstaller {
   ): Promise<string> {
     let root = generated.root
     if (source !== undefined && path.resolve(root) === path.resolve(source)) {
-      let entries
+      let entries: Awaited<ReturnType<typeof walkRelease>>
       try {
         entries = await walkRelease(await fs.realpath(root))
       } catch (err) {
-        if (err instanceof ReleaseTreeError) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${source}: ${err.message}`, { cause: err })
+        if (err instanceof ReleaseTreeError)
+          throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${source}: ${err.message}`, { cause: err })
         throw err
       }
       root = path.join(tmpDir, `stage-${String(generated.manifest.key)}-${randomBytes(4).toString('hex')}`)
       await copyEntries(await fs.realpath(generated.root), root, entries)
       scratch.push(() => removeTree(root))
     }
-    await fs.writeFile(path.join(root, MANIFEST_FILE), `${JSON.stringify(generated.manifest, null, 2)}\n`, { mode: 0o644 })
+    await fs.writeFile(path.join(root, MANIFEST_FILE), `${JSON.stringify(generated.manifest, null, 2)}\n`, {
+      mode: 0o644,
+    })
     return root
   }
 

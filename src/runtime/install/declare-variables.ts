@@ -42,7 +42,10 @@ export async function declareAndStore(
   const { key } = current.release.manifest
   const text = await fs.readFile(path.join(current.release.root, MANIFEST_FILE), 'utf8')
   const manifest = declareGivenKeys(JSON.parse(text) as Record<string, unknown>, keys, key)
-  const madeTmp = !(await fs.stat(paths.tmpDir).then(() => true, () => false))
+  const madeTmp = !(await fs.stat(paths.tmpDir).then(
+    () => true,
+    () => false,
+  ))
   await ensurePrivateDir(paths.tmpDir)
   const staged = path.join(paths.tmpDir, `stage-${key}-${randomBytes(4).toString('hex')}`)
   try {
@@ -59,7 +62,12 @@ export async function declareAndStore(
     const runtime = { environment: recordEnvironment(env), ...(command ? { command } : {}) }
     const source = current.installed.source!
     const checked = { digest: current.installed.digest, same: true }
-    return await store.record(stored, runtime, { source, checked, keys: values, restore: () => storeRelease(paths, release) })
+    return await store.record(stored, runtime, {
+      source,
+      checked,
+      keys: values,
+      restore: () => storeRelease(paths, release),
+    })
   } finally {
     await removeTree(staged).catch(() => undefined)
     if (madeTmp) await fs.rmdir(paths.tmpDir).catch(() => undefined)

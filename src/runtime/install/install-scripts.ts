@@ -29,7 +29,11 @@ const readJson = async (file: string): Promise<Record<string, unknown> | undefin
   }
 }
 
-const exists = (file: string) => fs.stat(file).then(() => true, () => false)
+const exists = (file: string) =>
+  fs.stat(file).then(
+    () => true,
+    () => false,
+  )
 
 /** The install-time scripts of the package in `dir` (none when it has no package.json). */
 export async function ownInstallScripts(dir: string): Promise<string[]> {
@@ -46,8 +50,10 @@ export async function ownInstallScripts(dir: string): Promise<string[]> {
 /** The packages a lockfile marks `hasInstallScript` (npm's own record of it). */
 export async function lockedInstallScripts(lockfile: string): Promise<ScriptedPackage[]> {
   const lock = await readJson(lockfile)
-  const packages = (lock?.packages && typeof lock.packages === 'object' ? lock.packages : {}) as
-    Record<string, Record<string, unknown>>
+  const packages = (lock?.packages && typeof lock.packages === 'object' ? lock.packages : {}) as Record<
+    string,
+    Record<string, unknown>
+  >
   const out: ScriptedPackage[] = []
   for (const [at, entry] of Object.entries(packages)) {
     if (at === '' || entry?.hasInstallScript !== true || entry.dev === true) continue
@@ -80,7 +86,7 @@ export async function scriptedPackages(root: string, env: NodeJS.ProcessEnv, scr
     if (await exists(lockfile)) return { packages: [...packages, ...(await lockedInstallScripts(lockfile))] }
   }
   const npm = await which('npm', { path: env.PATH ?? '', nothrow: true })
-  if (!npm) return { packages, unresolved: 'npm is not on this shell\'s PATH' }
+  if (!npm) return { packages, unresolved: "npm is not on this shell's PATH" }
   const dir = await fs.mkdtemp(path.join(scratch, 'lock-'))
   try {
     await fs.copyFile(path.join(root, 'package.json'), path.join(dir, 'package.json'))

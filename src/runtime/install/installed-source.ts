@@ -15,12 +15,19 @@ const NON_PLUGIN_KINDS = ['npm package', 'server.json', RELEASE_KIND]
  * manifest name (the package's own, also in a generated manifest) and,
  * where the files say, its kind (a plugin leaves its plugin manifest).
  */
-export async function installedSource(store: ConnectorStore, paths: StatePaths, key: string): Promise<{ digest: string; source: InstalledSource } | undefined> {
+export async function installedSource(
+  store: ConnectorStore,
+  paths: StatePaths,
+  key: string,
+): Promise<{ digest: string; source: InstalledSource } | undefined> {
   const entry = await store.entry(key)
   if (!entry) return undefined
   if (entry.source) return { digest: entry.digest, source: { recorded: entry.source } }
   const root = paths.releaseDir(key, entry.digest)
-  const readable = await fs.stat(path.join(root, MANIFEST_FILE)).then((s) => s.isFile(), () => false)
+  const readable = await fs.stat(path.join(root, MANIFEST_FILE)).then(
+    (s) => s.isFile(),
+    () => false,
+  )
   // an unreadable release (the fix it is told is a reinstall) has only its recorded name to go by
   if (!readable) return { digest: entry.digest, source: { derived: { manifestName: entry.name } } }
   const plugin = await detectPlugin(root)

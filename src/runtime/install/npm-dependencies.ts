@@ -36,18 +36,30 @@ async function readJson(file: string): Promise<Record<string, unknown> | undefin
 /** Which of the release's dependencies node_modules does not already satisfy. */
 export async function checkDependencies(root: string): Promise<DependencyCheck> {
   const pkg = await readJson(path.join(root, 'package.json'))
-  const deps = (pkg?.dependencies && typeof pkg.dependencies === 'object' ? pkg.dependencies : {}) as Record<string, unknown>
+  const deps = (pkg?.dependencies && typeof pkg.dependencies === 'object' ? pkg.dependencies : {}) as Record<
+    string,
+    unknown
+  >
   const missing: string[] = []
   for (const [name, range] of Object.entries(deps)) {
     const installed = await readJson(path.join(root, 'node_modules', name, 'package.json')).catch(() => undefined)
     const version = typeof installed?.version === 'string' ? installed.version : undefined
     // a range semver cannot read (a git URL, a tarball, an alias) is satisfied by any installed copy
-    const satisfied = version !== undefined && (typeof range !== 'string' || !semver.validRange(range) || semver.satisfies(version, range, { includePrerelease: true }))
+    const satisfied =
+      version !== undefined &&
+      (typeof range !== 'string' ||
+        !semver.validRange(range) ||
+        semver.satisfies(version, range, { includePrerelease: true }))
     if (!satisfied) missing.push(name)
   }
   let lockfile: DependencyCheck['lockfile']
   for (const name of LOCKFILES) {
-    if (await fs.stat(path.join(root, name)).then(() => true, () => false)) {
+    if (
+      await fs.stat(path.join(root, name)).then(
+        () => true,
+        () => false,
+      )
+    ) {
       lockfile = name
       break
     }
@@ -73,7 +85,11 @@ export interface NpmInstallOptions {
  * itself (never its `prepare`, a build step that needs its dev
  * dependencies), native builds against the local node headers.
  */
-export async function installDependencies(dir: string, check: DependencyCheck, options: NpmInstallOptions): Promise<{ ms: number; command: string }> {
+export async function installDependencies(
+  dir: string,
+  check: DependencyCheck,
+  options: NpmInstallOptions,
+): Promise<{ ms: number; command: string }> {
   const npm = await which('npm', { path: options.env.PATH ?? '', nothrow: true })
   const needs = check.missing.length ? `npm dependencies (${check.missing.join(', ')})` : 'install scripts'
   const noNpm = `connector "${options.key}" has ${needs}, but npm is not on this shell's PATH`

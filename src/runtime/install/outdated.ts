@@ -67,7 +67,8 @@ async function compare(key: string, entry: InstalledConnector, how: Comparison, 
   }
   const latest = found.distTags.latest ?? null
   const picked = pickVersion(found, how.spec) ?? null
-  const newer = picked !== null && semver.valid(picked) && semver.valid(how.installed) && semver.gt(picked, how.installed)
+  const newer =
+    picked !== null && semver.valid(picked) && semver.valid(how.installed) && semver.gt(picked, how.installed)
   const wanted = how.newerOnly && !newer ? how.installed : picked
   return { ...row, wanted, latest, outdated: wanted !== null && wanted !== how.installed }
 }

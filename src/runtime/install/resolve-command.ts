@@ -13,21 +13,29 @@ import type { LoadedRelease } from '../manifest/load.js'
  */
 export type LocatedCommand = { kind: 'node' } | { kind: 'release-file'; rel: string } | { kind: 'path'; abs: string }
 
-export const isBareCommand = (command: string): boolean => command !== 'node' && !command.includes('/') && !command.includes('\\')
+export const isBareCommand = (command: string): boolean =>
+  command !== 'node' && !command.includes('/') && !command.includes('\\')
 
-export async function locateCommand(release: LoadedRelease, searchPath: string | undefined): Promise<LocatedCommand | undefined> {
+export async function locateCommand(
+  release: LoadedRelease,
+  searchPath: string | undefined,
+): Promise<LocatedCommand | undefined> {
   const mcp = release.manifest.mcp
   if (mcp?.transport !== 'stdio') return undefined
   if (mcp.command === 'node') return { kind: 'node' }
   if (!isBareCommand(mcp.command)) return { kind: 'release-file', rel: mcp.command }
   const rel = path.posix.join('node_modules', '.bin', mcp.command)
-  const local = await fs.access(path.join(release.root, rel), fs.constants.X_OK).then(() => true, () => false)
+  const local = await fs.access(path.join(release.root, rel), fs.constants.X_OK).then(
+    () => true,
+    () => false,
+  )
   if (local) return { kind: 'release-file', rel }
   const found = await which(mcp.command, { path: searchPath ?? '', nothrow: true })
   if (!found) {
     throw new TuttiError(
       ErrorCodes.COMMAND_NOT_FOUND,
-      `mcp.command: command "${mcp.command}" not found: it is not in the release's node_modules/.bin nor on this shell's PATH; install it (or add it to the connector's package.json dependencies) and try again`,
+      `mcp.command: command "${mcp.command}" not found: it is not in the release's node_modules/.bin nor on this ` +
+        `shell's PATH; install it (or add it to the connector's package.json dependencies) and try again`,
     )
   }
   return { kind: 'path', abs: found }

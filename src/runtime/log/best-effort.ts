@@ -5,7 +5,12 @@ import type { Logger } from './logger.js'
  * already gone, removing a temp file), but whose failure is still worth
  * knowing: it is logged with what was being done, never swallowed.
  */
-export async function bestEffort<T>(work: Promise<T> | (() => Promise<T>), log: Logger | undefined, what: string, fields: Record<string, unknown> = {}): Promise<T | undefined> {
+export async function bestEffort<T>(
+  work: Promise<T> | (() => Promise<T>),
+  log: Logger | undefined,
+  what: string,
+  fields: Record<string, unknown> = {},
+): Promise<T | undefined> {
   try {
     return await (typeof work === 'function' ? work() : work)
   } catch (err) {

@@ -55,11 +55,22 @@ export function memorySink(lines: string[]): Sink {
 }
 
 /** NDJSON logger: one object a line, tagged with the component, secrets redacted. */
-export function createLogger(sink: Sink, redactor = new Redactor(), component = 'daemon', minLevel: LogLevel = 'info'): Logger {
+export function createLogger(
+  sink: Sink,
+  redactor = new Redactor(),
+  component = 'daemon',
+  minLevel: LogLevel = 'info',
+): Logger {
   const order: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40 }
   const emit = (level: LogLevel, msg: string, fields?: Record<string, unknown>): void => {
     if (order[level] < order[minLevel]) return
-    const record = { time: new Date().toISOString(), level, component, msg: redactor.redactString(msg), ...(fields ? (redactor.redact(fields) as object) : {}) }
+    const record = {
+      time: new Date().toISOString(),
+      level,
+      component,
+      msg: redactor.redactString(msg),
+      ...(fields ? (redactor.redact(fields) as object) : {}),
+    }
     sink.write(`${JSON.stringify(record)}\n`, record)
   }
   return {

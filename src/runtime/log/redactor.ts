@@ -49,7 +49,10 @@ export class Redactor {
     if (value && typeof value === 'object') {
       const out: Record<string, unknown> = {}
       for (const [k, v] of Object.entries(value)) {
-        out[k] = SECRET_KEY.test(k) && v !== undefined && v !== null && typeof v !== 'boolean' ? REDACTED : this.redact(v, depth + 1)
+        out[k] =
+          SECRET_KEY.test(k) && v !== undefined && v !== null && typeof v !== 'boolean'
+            ? REDACTED
+            : this.redact(v, depth + 1)
       }
       return out
     }

@@ -54,7 +54,11 @@ export async function loadRelease(dir: string, options: { walk: boolean } = { wa
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read'
     throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} ${why}`)
   }
-  if (!(await fs.stat(root).catch(() => undefined))?.isDirectory()) throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} is not a directory (a connector is a directory, or a .tgz of one)`)
+  if (!(await fs.stat(root).catch(() => undefined))?.isDirectory())
+    throw new TuttiError(
+      ErrorCodes.MANIFEST_NOT_FOUND,
+      `${dir} is not a directory (a connector is a directory, or a .tgz of one)`,
+    )
   const file = path.join(root, MANIFEST_FILE)
   let text: string
   try {
@@ -89,16 +93,25 @@ export async function loadRelease(dir: string, options: { walk: boolean } = { wa
  */
 async function checkStdioPaths(root: string, command: string, args: readonly string[]): Promise<void> {
   if (command.includes('/') || command.includes('\\')) {
-    if (path.isAbsolute(command)) throw new ReleaseTreeError('mcp.command', `mcp.command: "${command}" must be a program name or a relative path inside the release, not an absolute path`)
+    if (path.isAbsolute(command))
+      throw new ReleaseTreeError(
+        'mcp.command',
+        `mcp.command: "${command}" must be a program name or a relative path inside the release, not an absolute path`,
+      )
     await resolveInside(root, command, 'mcp.command', 'file')
   }
   for (const [i, arg] of args.entries()) {
-    if (arg.split(/[\\/]/).includes('..')) throw new ReleaseTreeError(`mcp.args[${i}]`, `mcp.args[${i}]: "${arg}" escapes the release ("..")`)
+    if (arg.split(/[\\/]/).includes('..'))
+      throw new ReleaseTreeError(`mcp.args[${i}]`, `mcp.args[${i}]: "${arg}" escapes the release ("..")`)
     const candidate = path.resolve(root, arg)
-    const exists = await fs.lstat(candidate).then(() => true, () => false)
-    if (!path.isAbsolute(arg) && exists) await resolveInside(root, arg, `mcp.args[${i}]`, 'file').catch(async (err: ReleaseTreeError) => {
-      // a directory argument is fine as long as it is inside
-      if (!(await fs.stat(candidate)).isDirectory() || err.message.includes('outside')) throw err
-    })
+    const exists = await fs.lstat(candidate).then(
+      () => true,
+      () => false,
+    )
+    if (!path.isAbsolute(arg) && exists)
+      await resolveInside(root, arg, `mcp.args[${i}]`, 'file').catch(async (err: ReleaseTreeError) => {
+        // a directory argument is fine as long as it is inside
+        if (!(await fs.stat(candidate)).isDirectory() || err.message.includes('outside')) throw err
+      })
   }
 }

@@ -25,15 +25,22 @@ export { DATA_DIR_VAR, RELEASE_ROOT_VAR } from '../names.js'
 const relativePath = z
   .string()
   .min(1, 'must not be empty')
-  .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(p) && !p.startsWith('\\'), 'must be a relative path inside the release, not an absolute path')
+  .refine(
+    (p) => !p.startsWith('/') && !/^[A-Za-z]:[\\/]/.test(p) && !p.startsWith('\\'),
+    'must be a relative path inside the release, not an absolute path',
+  )
   .refine((p) => !p.split(/[\\/]/).includes('..'), 'must stay inside the release ("..") is not allowed')
 
 const toolDeclaration = z.strictObject({
   name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
   title: z.string().optional(),
   description: z.string().max(8192).optional(),
-  inputSchema: z.looseObject({ type: z.literal('object', { error: 'the root of an inputSchema must be type "object"' }) }),
-  outputSchema: z.looseObject({ type: z.literal('object', { error: 'the root of an outputSchema must be type "object"' }) }).optional(),
+  inputSchema: z.looseObject({
+    type: z.literal('object', { error: 'the root of an inputSchema must be type "object"' }),
+  }),
+  outputSchema: z
+    .looseObject({ type: z.literal('object', { error: 'the root of an outputSchema must be type "object"' }) })
+    .optional(),
   annotations: z.record(z.string(), z.unknown()).optional(),
 })
 export type ToolDeclaration = z.infer<typeof toolDeclaration>
@@ -110,17 +117,25 @@ const oauthResource = z
   .url('must be an absolute URL')
   .refine((u) => /^https?:\/\//i.test(u), 'must use http or https')
 
-const auth = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('none') }),
-  z.strictObject({ kind: z.literal('env'), variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32) }),
-  // OAuth 2.1 sign-in (`connect`) for a remote server: a pre-registered client id comes before CIMD and dynamic registration
-  z.strictObject({
-    kind: z.literal('oauth'),
-    clientId: z.string().min(1, 'must not be empty').max(1024).optional(),
-    scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be one OAuth scope token')).max(64).optional(),
-    resource: oauthResource.optional(),
-  }),
-], { error: 'must be {"kind":"none"}, {"kind":"env","variables":[...]} or {"kind":"oauth"}' })
+const auth = z.discriminatedUnion(
+  'kind',
+  [
+    z.strictObject({ kind: z.literal('none') }),
+    z.strictObject({
+      kind: z.literal('env'),
+      variables: z.array(authVariable).min(1, 'must declare at least one variable').max(32),
+    }),
+    // OAuth 2.1 sign-in (`connect`) for a remote server: a pre-registered client id comes before CIMD and dynamic
+    // registration
+    z.strictObject({
+      kind: z.literal('oauth'),
+      clientId: z.string().min(1, 'must not be empty').max(1024).optional(),
+      scopes: z.array(z.string().regex(SCOPE_TOKEN, 'must be one OAuth scope token')).max(64).optional(),
+      resource: oauthResource.optional(),
+    }),
+  ],
+  { error: 'must be {"kind":"none"}, {"kind":"env","variables":[...]} or {"kind":"oauth"}' },
+)
 
 export const manifestSchema = z
   .strictObject({
@@ -132,46 +147,83 @@ export const manifestSchema = z
     auth: auth.default({ kind: 'none' }),
     config: z.array(setting).max(32).default([]),
     npm: npmOptions.default({ scripts: false }),
-    mcp: z.discriminatedUnion('transport', [stdioServer, httpServer], { error: 'transport must be "stdio" or "http"' }).optional(),
+    mcp: z
+      .discriminatedUnion('transport', [stdioServer, httpServer], { error: 'transport must be "stdio" or "http"' })
+      .optional(),
     cli: z.strictObject({ entrypoint: relativePath }).optional(),
     skills: relativePath.optional(),
   })
   .superRefine((m, ctx) => {
     if (m.mcp && m.mcp.activation === 'lazy' && !m.mcp.tools?.length) {
-      ctx.addIssue({ code: 'custom', path: ['mcp', 'tools'], message: 'lazy activation requires a non-empty tools declaration' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['mcp', 'tools'],
+        message: 'lazy activation requires a non-empty tools declaration',
+      })
     }
     const seen = new Set<string>()
     const checkName = (name: string, path: (string | number)[]): void => {
-      if (name.startsWith(RESERVED_VAR_PREFIX)) ctx.addIssue({ code: 'custom', path, message: 'names starting with TUTTI_ are reserved' })
-      else if (seen.has(name)) ctx.addIssue({ code: 'custom', path, message: `duplicate variable ${name} (auth variables and config settings share one namespace)` })
+      if (name.startsWith(RESERVED_VAR_PREFIX))
+        ctx.addIssue({ code: 'custom', path, message: 'names starting with TUTTI_ are reserved' })
+      else if (seen.has(name))
+        ctx.addIssue({
+          code: 'custom',
+          path,
+          message: `duplicate variable ${name} (auth variables and config settings share one namespace)`,
+        })
       seen.add(name)
     }
     if (m.auth.kind === 'env') m.auth.variables.forEach((v, i) => checkName(v.name, ['auth', 'variables', i, 'name']))
     m.config.forEach((c, i) => {
       checkName(c.name, ['config', i, 'name'])
       for (const match of (c.default ?? '').matchAll(VAR_REF)) {
-        if (match[1] !== DATA_DIR_VAR) ctx.addIssue({ code: 'custom', path: ['config', i, 'default'], message: `only \${${DATA_DIR_VAR}} expands in a default, not \${${match[1]}}` })
+        if (match[1] !== DATA_DIR_VAR)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['config', i, 'default'],
+            message: `only \${${DATA_DIR_VAR}} expands in a default, not \${${match[1]}}`,
+          })
       }
     })
     const names = new Set<string>()
     m.mcp?.tools?.forEach((tool, i) => {
-      if (names.has(tool.name)) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, 'name'], message: `duplicate tool name "${tool.name}"` })
+      if (names.has(tool.name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mcp', 'tools', i, 'name'],
+          message: `duplicate tool name "${tool.name}"`,
+        })
       names.add(tool.name)
       // the registry's limits, checked here so a declaration past them is an install error, not a failed connector
       for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
         if (nestsDeeperThan(tool[field], TOOL_TABLE_LIMITS.maxSchemaDepth)) {
-          ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i, field], message: `nests deeper than ${TOOL_TABLE_LIMITS.maxSchemaDepth} levels` })
+          ctx.addIssue({
+            code: 'custom',
+            path: ['mcp', 'tools', i, field],
+            message: `nests deeper than ${TOOL_TABLE_LIMITS.maxSchemaDepth} levels`,
+          })
           return
         }
       }
       const bytes = JSON.stringify(tool).length
-      if (bytes > TOOL_TABLE_LIMITS.maxToolBytes) ctx.addIssue({ code: 'custom', path: ['mcp', 'tools', i], message: `${bytes} bytes, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}` })
+      if (bytes > TOOL_TABLE_LIMITS.maxToolBytes)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['mcp', 'tools', i],
+          message: `${bytes} bytes, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}`,
+        })
     })
     const declared = new Set([DATA_DIR_VAR, RELEASE_ROOT_VAR, ...seen])
     const checkRefs = (value: string, path: (string | number)[]): void => {
       for (const match of value.matchAll(VAR_REF)) {
         if (!declared.has(match[1]!)) {
-          ctx.addIssue({ code: 'custom', path, message: `\${${match[1]}} is not a declared auth variable or config setting (only those, \${${DATA_DIR_VAR}} and \${${RELEASE_ROOT_VAR}} expand)` })
+          ctx.addIssue({
+            code: 'custom',
+            path,
+            message:
+              `\${${match[1]}} is not a declared auth variable or config setting (only ` +
+              `those, \${${DATA_DIR_VAR}} and \${${RELEASE_ROOT_VAR}} expand)`,
+          })
         }
       }
     }
@@ -181,7 +233,15 @@ export const manifestSchema = z
       m.mcp.args.forEach((a, i) => {
         checkRefs(a, ['mcp', 'args', i])
         for (const match of a.matchAll(VAR_REF)) {
-          if (secrets.has(match[1]!)) ctx.addIssue({ code: 'custom', path: ['mcp', 'args', i], message: `\${${match[1]}} is a secret auth variable and must not be in the server's arguments, which any local user can read in \`ps\`; pass it through mcp.env (a declared variable reaches the server's environment under its own name), or mark it "secret": false if it is not one` })
+          if (secrets.has(match[1]!))
+            ctx.addIssue({
+              code: 'custom',
+              path: ['mcp', 'args', i],
+              message:
+                `\${${match[1]}} is a secret auth variable and must not be in the server's arguments, which ` +
+                `any local user can read in \`ps\`; pass it through mcp.env (a declared variable reaches the ` +
+                `server's environment under its own name), or mark it "secret": false if it is not one`,
+            })
         }
       })
       for (const [k, v] of Object.entries(m.mcp.env)) checkRefs(v, ['mcp', 'env', k])
@@ -190,10 +250,18 @@ export const manifestSchema = z
       for (const [k, v] of Object.entries(m.mcp.headers)) checkRefs(v, ['mcp', 'headers', k])
     }
     if (m.auth.kind === 'oauth' && m.mcp?.transport !== 'http') {
-      ctx.addIssue({ code: 'custom', path: ['auth', 'kind'], message: '"oauth" signs in to a remote server: it needs mcp.transport "http"' })
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth', 'kind'],
+        message: '"oauth" signs in to a remote server: it needs mcp.transport "http"',
+      })
     }
     if (!m.mcp && !m.cli && !m.skills) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'a connector must bring at least one of "mcp", "cli" or "skills"' })
+      ctx.addIssue({
+        code: 'custom',
+        path: [],
+        message: 'a connector must bring at least one of "mcp", "cli" or "skills"',
+      })
     }
   })
 
@@ -202,7 +270,10 @@ export type StdioServerSpec = z.infer<typeof stdioServer>
 export type HttpServerSpec = z.infer<typeof httpServer>
 export type McpServerSpec = StdioServerSpec | HttpServerSpec
 
-/** How an upstream is run: kept running, started by the first call (declared tools), or by the first call with the route from its last tools/list. */
+/**
+ * How an upstream is run: kept running, started by the first call (declared tools), or by the first call with the route
+ * from its last tools/list.
+ */
 export type EffectiveActivation = 'eager' | 'lazy' | 'cached'
 
 export function effectiveActivation(mcp: McpServerSpec): EffectiveActivation {
@@ -256,17 +327,26 @@ export function publicSettings(
  * The value of every declared setting: the stored one, else its default
  * (with `${TUTTI_CONNECTOR_DATA}` expanded), else unset.
  */
-export function resolveSettings(m: ConnectorManifest, stored: Readonly<Record<string, string>> | undefined, dataDir: string): Record<string, string> {
+export function resolveSettings(
+  m: ConnectorManifest,
+  stored: Readonly<Record<string, string>> | undefined,
+  dataDir: string,
+): Record<string, string> {
   const out: Record<string, string> = {}
   for (const c of m.config) {
-    const value = stored?.[c.name] ?? (c.default === undefined ? undefined : expandVariables(c.default, { [DATA_DIR_VAR]: dataDir }))
+    const value =
+      stored?.[c.name] ??
+      (c.default === undefined ? undefined : expandVariables(c.default, { [DATA_DIR_VAR]: dataDir }))
     if (value !== undefined) out[c.name] = value
   }
   return out
 }
 
 /** Required auth variables that have no stored value (an optional one never gates readiness). */
-export function missingCredentials(m: ConnectorManifest, credentials: Readonly<Record<string, string>> | undefined): string[] {
+export function missingCredentials(
+  m: ConnectorManifest,
+  credentials: Readonly<Record<string, string>> | undefined,
+): string[] {
   const required = m.auth.kind === 'env' ? m.auth.variables.filter((v) => v.required !== false).map((v) => v.name) : []
   return required.filter((name) => !(typeof credentials?.[name] === 'string' && credentials[name] !== ''))
 }

@@ -1,4 +1,11 @@
-import { CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, classifyInboundRequest, isJsonContentType, PROTOCOL_VERSION_META_KEY, type InboundClassificationOutcome } from '@modelcontextprotocol/server'
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  isJsonContentType,
+  PROTOCOL_VERSION_META_KEY,
+  type InboundClassificationOutcome,
+} from '@modelcontextprotocol/server'
 import type { HeaderLookup } from '../http/header-lookup.js'
 import { LEGACY_REVISION, MODERN_REVISION } from '../names.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -39,7 +46,8 @@ function plainEnvelope(meta: unknown): boolean {
   const caps = meta[CLIENT_CAPABILITIES_META_KEY]
   if (!isPlainObject(caps) || !Object.values(caps).every(isPlainObject)) return false
   const info = meta[CLIENT_INFO_META_KEY]
-  if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string')) return false
+  if (info !== undefined && !(isPlainObject(info) && typeof info.name === 'string' && typeof info.version === 'string'))
+    return false
   return onlyKeys(meta, [PROTOCOL_VERSION_META_KEY, CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY])
 }
 
@@ -48,7 +56,12 @@ function plainEnvelope(meta: unknown): boolean {
  * fast path's condition. Anything else (a header that needs decoding, extra
  * `_meta`, a cursor, an unusual Accept) is the SDK's to serve.
  */
-function exactlyRight(era: Era, method: string | undefined, body: Record<string, unknown>, headers: HeaderLookup): boolean {
+function exactlyRight(
+  era: Era,
+  method: string | undefined,
+  body: Record<string, unknown>,
+  headers: HeaderLookup,
+): boolean {
   if (method !== 'tools/call' && method !== 'tools/list') return false
   if (body.jsonrpc !== '2.0' || !onlyKeys(body, ['jsonrpc', 'id', 'method', 'params'])) return false
   if (typeof body.id !== 'string' && !(typeof body.id === 'number' && Number.isInteger(body.id))) return false
@@ -61,7 +74,12 @@ function exactlyRight(era: Era, method: string | undefined, body: Record<string,
   if (!isJsonContentType(headers.get('content-type'))) return false
   const accept = headers.get('accept') ?? ''
   if (!accept.includes('application/json')) return false
-  if (era === 'legacy') return params._meta === undefined && headers.get('mcp-protocol-version') === LEGACY_REVISION && accept.includes('text/event-stream')
+  if (era === 'legacy')
+    return (
+      params._meta === undefined &&
+      headers.get('mcp-protocol-version') === LEGACY_REVISION &&
+      accept.includes('text/event-stream')
+    )
   if (!plainEnvelope(params._meta)) return false
   if (headers.get('mcp-protocol-version') !== MODERN_REVISION || headers.get('mcp-method') !== method) return false
   return method !== 'tools/call' || headers.get('mcp-name') === params.name
@@ -77,13 +95,16 @@ function exactlyRight(era: Era, method: string | undefined, body: Record<string,
 export function plainEra(body: Record<string, unknown>, headers: HeaderLookup): Era | undefined {
   const method = typeof body.method === 'string' ? body.method : undefined
   const version = headers.get('mcp-protocol-version')
-  const era: Era | undefined = version === LEGACY_REVISION ? 'legacy' : version === MODERN_REVISION ? 'modern' : undefined
+  const era: Era | undefined =
+    version === LEGACY_REVISION ? 'legacy' : version === MODERN_REVISION ? 'modern' : undefined
   if (!era || !exactlyRight(era, method, body, headers)) return undefined
   if (era === 'legacy') return era
   const meta = (body.params as { _meta: Record<string, unknown> })._meta
   const info = meta[CLIENT_INFO_META_KEY] as Record<string, unknown> | undefined
   if (info !== undefined && !onlyKeys(info, ['name', 'version'])) return undefined
-  return Object.values(meta[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown>).every(isEmptyObject) ? era : undefined
+  return Object.values(meta[CLIENT_CAPABILITIES_META_KEY] as Record<string, unknown>).every(isEmptyObject)
+    ? era
+    : undefined
 }
 
 /**
@@ -93,7 +114,11 @@ export function plainEra(body: Record<string, unknown>, headers: HeaderLookup): 
  * request's era is the one it would decide. `body` is a parsed JSON object
  * (the guard has refused anything else).
  */
-export function classifyMcpRequest(body: Record<string, unknown>, headers: HeaderLookup, registry: ConnectorMCPRegistry): McpRequest {
+export function classifyMcpRequest(
+  body: Record<string, unknown>,
+  headers: HeaderLookup,
+  registry: ConnectorMCPRegistry,
+): McpRequest {
   const method = typeof body.method === 'string' ? body.method : undefined
   const plain = plainEra(body, headers)
   let era = plain

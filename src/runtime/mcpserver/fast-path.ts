@@ -52,7 +52,11 @@ const STAMP = `,"resultType":"complete","_meta":${SERVER_INFO_JSON}}`
 function encodeResult(era: Era, result: ToolCallResult): string {
   if (era === 'legacy') return JSON.stringify(result)
   if (result._meta === undefined) return `${JSON.stringify(result).slice(0, -1)}${STAMP}`
-  return JSON.stringify({ ...result, resultType: 'complete', _meta: { ...(result._meta as Record<string, unknown>), [SERVER_INFO_META_KEY]: SERVER_INFO } })
+  return JSON.stringify({
+    ...result,
+    resultType: 'complete',
+    _meta: { ...(result._meta as Record<string, unknown>), [SERVER_INFO_META_KEY]: SERVER_INFO },
+  })
 }
 
 /** A fast answer (status 200), written as it is: an h3 HTTPResponse, or straight to node's response. */
@@ -64,7 +68,10 @@ export interface FastAnswer {
 }
 
 function modernAnswer(payload: string): FastAnswer {
-  return { headers: { 'content-length': String(Buffer.byteLength(payload)), 'content-type': 'application/json' }, body: payload }
+  return {
+    headers: { 'content-length': String(Buffer.byteLength(payload)), 'content-type': 'application/json' },
+    body: payload,
+  }
 }
 
 function legacyAnswer(payload: string): FastAnswer {
@@ -73,7 +80,12 @@ function legacyAnswer(payload: string): FastAnswer {
 }
 
 function legacyHeaders(length: number): Record<string, string> {
-  return { 'cache-control': 'no-cache, no-transform', 'content-length': String(length), 'content-type': 'text/event-stream', 'x-accel-buffering': 'no' }
+  return {
+    'cache-control': 'no-cache, no-transform',
+    'content-length': String(length),
+    'content-type': 'text/event-stream',
+    'x-accel-buffering': 'no',
+  }
 }
 
 /*
@@ -82,7 +94,10 @@ function legacyHeaders(length: number): Record<string, string> {
  * that saves a syscall and the stream machinery per request.
  */
 const toHttpResponse = (answer: FastAnswer): HTTPResponse =>
-  new HTTPResponse(typeof answer.body === 'string' ? answer.body : Buffer.concat(answer.body), { status: 200, headers: answer.headers })
+  new HTTPResponse(typeof answer.body === 'string' ? answer.body : Buffer.concat(answer.body), {
+    status: 200,
+    headers: answer.headers,
+  })
 
 export class FastPath {
   /** The encoded tools/list of the snapshot it was made from. */
@@ -91,7 +106,13 @@ export class FastPath {
   constructor(private readonly tools: ToolService) {}
 
   /** The h3 path: a response (promise) when this path serves the request, else undefined. */
-  tryHandle(request: McpRequest, body: Record<string, unknown>, req: Request, session: string, sdk: SdkEncoder): Promise<Response | HTTPResponse> | HTTPResponse | undefined {
+  tryHandle(
+    request: McpRequest,
+    body: Record<string, unknown>,
+    req: Request,
+    session: string,
+    sdk: SdkEncoder,
+  ): Promise<Response | HTTPResponse> | HTTPResponse | undefined {
     const { era, method } = request
     if (!era || !request.exact) return undefined
     if (method === 'tools/list') return toHttpResponse(this.list(era, body.id))
@@ -100,14 +121,23 @@ export class FastPath {
     return this.callResponse(era, request, body, session, req.signal, sdk)
   }
 
-  private async callResponse(era: Era, request: McpRequest, body: Record<string, unknown>, session: string, signal: AbortSignal, sdk: SdkEncoder): Promise<Response | HTTPResponse> {
+  private async callResponse(
+    era: Era,
+    request: McpRequest,
+    body: Record<string, unknown>,
+    session: string,
+    signal: AbortSignal,
+    sdk: SdkEncoder,
+  ): Promise<Response | HTTPResponse> {
     const answer = await this.call(era, request, body, session, CallCancel.following(signal))
     return 'body' in answer ? toHttpResponse(answer) : sdk(answer)
   }
 
   /** Whether `serve` takes this request (classified exactly right, and a call names a known tool). */
   takes(request: McpRequest): boolean {
-    return request.era !== undefined && request.exact && (request.method === 'tools/list' || request.binding !== undefined)
+    return (
+      request.era !== undefined && request.exact && (request.method === 'tools/list' || request.binding !== undefined)
+    )
   }
 
   list(era: Era, requestId: unknown): FastAnswer {
@@ -116,14 +146,26 @@ export class FastPath {
     const { head, tail } = this.listAnswer.bytes(era)
     const id = Buffer.from(JSON.stringify(requestId))
     const length = head.length + id.length + tail.length
-    const headers = era === 'legacy' ? legacyHeaders(length) : { 'content-length': String(length), 'content-type': 'application/json' }
+    const headers =
+      era === 'legacy'
+        ? legacyHeaders(length)
+        : { 'content-length': String(length), 'content-type': 'application/json' }
     return { headers, body: [head, id, tail] }
   }
 
   /** The call made; its answer, or (an error, a result the SDK normalizes) the outcome for the SDK to encode. */
-  async call(era: Era, request: McpRequest, body: Record<string, unknown>, session: string, cancel: CallCancel): Promise<FastAnswer | ToolOutcome> {
+  async call(
+    era: Era,
+    request: McpRequest,
+    body: Record<string, unknown>,
+    session: string,
+    cancel: CallCancel,
+  ): Promise<FastAnswer | ToolOutcome> {
     const params = body.params as { name: string; arguments?: Record<string, unknown> }
-    const outcome = await this.tools.call(request.binding, params.name, params.arguments, { cancel, ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}) })
+    const outcome = await this.tools.call(request.binding, params.name, params.arguments, {
+      cancel,
+      ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}),
+    })
     if (!outcome.ok || !plainResult(outcome.result)) return outcome
     let payload: string
     try {

@@ -1,4 +1,4 @@
-import { CallCancel } from '../registry/call-cancel.js'
+import type { CallCancel } from '../registry/call-cancel.js'
 
 /**
  * 2025-era clients cancel a call with a separate `notifications/cancelled`
@@ -9,13 +9,18 @@ import { CallCancel } from '../registry/call-cancel.js'
  * separator are not.
  */
 export class LegacyCancellation {
-  /** By session, then by request id: a Map keeps 1 and "1" apart, as JSON-RPC does, with no key string built per call. */
+  /**
+   * By session, then by request id: a Map keeps 1 and "1" apart, as JSON-RPC does, with no key string built per call.
+   */
   private readonly inFlight = new Map<string, Map<unknown, CallCancel>>()
 
   /** The call's own cancel is what a `notifications/cancelled` ends; `done` forgets it when the call ends. */
   register(session: string, id: unknown, cancel: CallCancel): { done: () => void } {
     let calls = this.inFlight.get(session)
-    if (!calls) this.inFlight.set(session, (calls = new Map()))
+    if (!calls) {
+      calls = new Map()
+      this.inFlight.set(session, calls)
+    }
     calls.set(id, cancel)
     return {
       done: () => {

@@ -17,7 +17,14 @@ import { LegacyCancellation } from './legacy-cancellation.js'
 import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
 import { NodeFront } from './node-front.js'
-import { bearerSession, MAX_MCP_BODY, methodNotAllowed, paramHeaderMismatch, parseMessage, unauthorized } from './request-guard.js'
+import {
+  bearerSession,
+  MAX_MCP_BODY,
+  methodNotAllowed,
+  paramHeaderMismatch,
+  parseMessage,
+  unauthorized,
+} from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
@@ -104,7 +111,10 @@ export class ConnectorMcpEndpoint {
     return this.answer(req, { session, message: parseMessage(await readBodyLimited(req, MAX_MCP_BODY)) })
   }
 
-  private async answer(req: Request, { session, message, request: classified, settled }: Handover): Promise<Response | HTTPResponse> {
+  private async answer(
+    req: Request,
+    { session, message, request: classified, settled }: Handover,
+  ): Promise<Response | HTTPResponse> {
     if (message instanceof Response) return message
     const request = classified ?? classifyMcpRequest(message, req.headers, this.registry)
     const mismatch = paramHeaderMismatch(request, message, req.headers)
@@ -112,7 +122,10 @@ export class ConnectorMcpEndpoint {
     if (request.era === 'legacy') this.legacyPreamble(request, message, session)
 
     const sdk = (outcome?: ToolOutcome): Promise<Response> =>
-      this.handler.fetch(req, { parsedBody: message, authInfo: exchangeAuth({ request, session, ...(outcome ? { settled: outcome } : {}) }) })
+      this.handler.fetch(req, {
+        parsedBody: message,
+        authInfo: exchangeAuth({ request, session, ...(outcome ? { settled: outcome } : {}) }),
+      })
     // the node front made the call; the SDK encodes its answer
     if (settled) return sdk(settled)
     const fast = this.fast ? this.fastPath.tryHandle(request, message, req, session, sdk) : undefined

@@ -58,7 +58,12 @@ export class NodeFront {
   }
 
   /** The answer written, or what the h3 path needs to answer instead. */
-  private async exchange(req: IncomingMessage, res: ServerResponse, headers: HeaderLookup, session: string): Promise<Handover | undefined> {
+  private async exchange(
+    req: IncomingMessage,
+    res: ServerResponse,
+    headers: HeaderLookup,
+    session: string,
+  ): Promise<Handover | undefined> {
     const message = parseMessage(await readNode(req, MAX_MCP_BODY))
     if (message instanceof Response) return { session, message }
     const request = classifyMcpRequest(message, headers, this.registry)

@@ -43,7 +43,11 @@ function matches(decoded: string, value: unknown, type: HeaderParam['type']): bo
   return decoded === value
 }
 
-export function checkParamHeaders(params: readonly HeaderParam[], args: unknown, headers: HeaderLookup): ParamHeaderMismatch | undefined {
+export function checkParamHeaders(
+  params: readonly HeaderParam[],
+  args: unknown,
+  headers: HeaderLookup,
+): ParamHeaderMismatch | undefined {
   for (const p of params) {
     const value = valueAt(args, p.path)
     if (value === undefined || value === null) continue

@@ -7,8 +7,10 @@ import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
 import { answerOrThrow, type ToolService } from './tool-service.js'
 
 const INSTRUCTIONS =
-  'Tools of every connector installed in tutti, named <connector>_<tool>, and their Skills at skill://<connector>/<skill>/SKILL.md. ' +
-  'The lists change while you run as connectors are installed, connected or removed; `tutti connector available` describes each connector.'
+  'Tools of every connector installed in tutti, named <connector>_<tool>, and their Skills at ' +
+  'skill://<connector>/<skill>/SKILL.md. ' +
+  'The lists change while you run as connectors are installed, connected or removed; `tutti connector available` ' +
+  'describes each connector.'
 
 /**
  * The per-request server behind `/mcp/connector`. `createMcpHandler` builds
@@ -27,8 +29,14 @@ export function createServerFactory(tools: ToolService, skills: SkillCatalogue) 
     const server = new Server(
       { name: SERVER_NAME, version: PRODUCT_VERSION },
       {
-        // tools, and the Skills as resources (the extension requires the resources capability); prompts answer with an empty list
-        capabilities: { tools: { listChanged: era === 'modern' }, resources: { listChanged: era === 'modern' }, prompts: {}, ...SKILLS_CAPABILITY },
+        // tools, and the Skills as resources (the extension requires the resources capability); prompts answer with an
+        // empty list
+        capabilities: {
+          tools: { listChanged: era === 'modern' },
+          resources: { listChanged: era === 'modern' },
+          prompts: {},
+          ...SKILLS_CAPABILITY,
+        },
         // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
         // the other 2025 revisions are listed so that a client that keeps sending its own revision in
         // MCP-Protocol-Version after the handshake is still served

@@ -2,7 +2,14 @@ import type { Resource } from '@modelcontextprotocol/server'
 import type { Skill } from '@modelcontextprotocol/server/ext/skills'
 import type { Logger } from '../log/logger.js'
 import type { SkillRootOf } from '../reconcile/connector-snapshot.js'
-import { buildSkill, readServedFile, type ServedSkill, type SkillBuild, type SkillChild, type SkillFile } from '../skills/skill-entries.js'
+import {
+  buildSkill,
+  readServedFile,
+  type ServedSkill,
+  type SkillBuild,
+  type SkillChild,
+  type SkillFile,
+} from '../skills/skill-entries.js'
 import { canonicalSkillUri, MARKDOWN } from '../skills/skill-uris.js'
 
 /** Entries per page of skills/list, resources/list and directory reads. */
@@ -33,7 +40,10 @@ export class SkillCatalogue {
   private readonly files = new Map<string, { skill: ServedSkill; file: SkillFile }>()
   private readonly directories = new Map<string, readonly SkillChild[]>()
   /** By Skill directory: the build of that directory's content. */
-  private readonly builds = new Map<string, { key: string; name: string; result?: SkillBuild; promise: Promise<SkillBuild> }>()
+  private readonly builds = new Map<
+    string,
+    { key: string; name: string; result?: SkillBuild; promise: Promise<SkillBuild> }
+  >()
   private rootsPrint = '[]'
   private listedPrint = '[]'
   private pending: Promise<void> = Promise.resolve()
@@ -60,10 +70,20 @@ export class SkillCatalogue {
     for (const dir of [...this.builds.keys()]) if (!wanted.some((w) => w.dir === dir)) this.builds.delete(dir)
     for (const w of wanted) {
       if (this.builds.has(w.dir)) continue
-      const build = { key: w.key, name: w.name, promise: buildSkill(w.key, w.name, w.dir) } as { key: string; name: string; result?: SkillBuild; promise: Promise<SkillBuild> }
+      const build = { key: w.key, name: w.name, promise: buildSkill(w.key, w.name, w.dir) } as {
+        key: string
+        name: string
+        result?: SkillBuild
+        promise: Promise<SkillBuild>
+      }
       void build.promise.then((result) => {
         build.result = result
-        if (!result.ok) this.log.warn('connector Skill not served over MCP', { connector: w.key, skill: w.name, reason: result.reason })
+        if (!result.ok)
+          this.log.warn('connector Skill not served over MCP', {
+            connector: w.key,
+            skill: w.name,
+            reason: result.reason,
+          })
       })
       this.builds.set(w.dir, build)
     }
@@ -82,7 +102,13 @@ export class SkillCatalogue {
 
   async list(cursor: string | undefined): Promise<Page<Skill>> {
     await this.ready()
-    return page(this.skills, cursor, this.pageSize, (s) => s.entry.uri, (s) => s.entry)
+    return page(
+      this.skills,
+      cursor,
+      this.pageSize,
+      (s) => s.entry.uri,
+      (s) => s.entry,
+    )
   }
 
   async get(uri: string): Promise<Skill | undefined> {
@@ -94,7 +120,13 @@ export class SkillCatalogue {
   /** resources/list: each Skill's SKILL.md, named and described by its front matter. */
   async resources(cursor: string | undefined): Promise<Page<Resource>> {
     await this.ready()
-    return page(this.skills, cursor, this.pageSize, (s) => s.entry.uri, (s) => skillResource(s))
+    return page(
+      this.skills,
+      cursor,
+      this.pageSize,
+      (s) => s.entry.uri,
+      (s) => skillResource(s),
+    )
   }
 
   /** undefined: no file of a served Skill has this URI. */
@@ -105,7 +137,9 @@ export class SkillCatalogue {
     if (!found) return undefined
     const bytes = await readServedFile(found.skill, found.file)
     const { uri: served, mimeType } = found.file
-    return found.file.utf8 ? { uri: served, mimeType, text: bytes.toString('utf8') } : { uri: served, mimeType, blob: bytes.toString('base64') }
+    return found.file.utf8
+      ? { uri: served, mimeType, text: bytes.toString('utf8') }
+      : { uri: served, mimeType, blob: bytes.toString('base64') }
   }
 
   /** undefined: not a directory of a served Skill. */
@@ -113,7 +147,16 @@ export class SkillCatalogue {
     await this.ready()
     const canonical = canonicalSkillUri(uri)
     const children = canonical === undefined ? undefined : this.directories.get(canonical)
-    return children && page(children, cursor, this.pageSize, (c) => c.uri, (c) => c)
+    return (
+      children &&
+      page(
+        children,
+        cursor,
+        this.pageSize,
+        (c) => c.uri,
+        (c) => c,
+      )
+    )
   }
 
   private publish(): void {
@@ -138,7 +181,14 @@ function skillResource(skill: ServedSkill): Resource {
   const { uri, frontmatter } = skill.entry
   const title = typeof frontmatter.title === 'string' ? { title: frontmatter.title } : {}
   const size = skill.files.get(uri)?.size
-  return { uri, name: frontmatter.name, ...title, description: frontmatter.description, mimeType: MARKDOWN, ...(size === undefined ? {} : { size }) }
+  return {
+    uri,
+    name: frontmatter.name,
+    ...title,
+    description: frontmatter.description,
+    mimeType: MARKDOWN,
+    ...(size === undefined ? {} : { size }),
+  }
 }
 
 /**
@@ -146,15 +196,25 @@ function skillResource(skill: ServedSkill): Resource {
  * the page before, so a listing that changes between pages neither
  * repeats nor skips what stayed.
  */
-function page<T, U>(sorted: readonly T[], cursor: string | undefined, size: number, keyOf: (t: T) => string, view: (t: T) => U): Page<U> {
+function page<T, U>(
+  sorted: readonly T[],
+  cursor: string | undefined,
+  size: number,
+  keyOf: (t: T) => string,
+  view: (t: T) => U,
+): Page<U> {
   let start = 0
   if (cursor !== undefined) {
     const after = Buffer.from(cursor, 'base64url').toString('utf8')
-    if (!after || Buffer.from(after, 'utf8').toString('base64url') !== cursor) throw new BadCursorError(`unknown cursor "${cursor.slice(0, 64)}"`)
+    if (!after || Buffer.from(after, 'utf8').toString('base64url') !== cursor)
+      throw new BadCursorError(`unknown cursor "${cursor.slice(0, 64)}"`)
     start = sorted.findIndex((t) => keyOf(t) > after)
     if (start < 0) start = sorted.length
   }
   const items = sorted.slice(start, start + size)
   const more = start + size < sorted.length
-  return { items: items.map(view), ...(more ? { nextCursor: Buffer.from(keyOf(items[items.length - 1]!), 'utf8').toString('base64url') } : {}) }
+  return {
+    items: items.map(view),
+    ...(more ? { nextCursor: Buffer.from(keyOf(items[items.length - 1]!), 'utf8').toString('base64url') } : {}),
+  }
 }

@@ -1,5 +1,10 @@
 import { ProtocolError, ProtocolErrorCode, type Server } from '@modelcontextprotocol/server'
-import { RESOURCES_DIRECTORY_READ_METHOD, SKILLS_EXTENSION_ID, SKILLS_GET_METHOD, SKILLS_LIST_METHOD } from '@modelcontextprotocol/server/ext/skills'
+import {
+  RESOURCES_DIRECTORY_READ_METHOD,
+  SKILLS_EXTENSION_ID,
+  SKILLS_GET_METHOD,
+  SKILLS_LIST_METHOD,
+} from '@modelcontextprotocol/server/ext/skills'
 import { z } from 'zod'
 import type { Era } from './classify.js'
 import { BadCursorError, type Page, type SkillCatalogue } from './skill-catalogue.js'
@@ -27,7 +32,8 @@ const cursorParams = z.looseObject({ cursor: z.string().optional() }).optional()
 const uriParams = z.looseObject({ uri: z.string() })
 const directoryParams = z.looseObject({ uri: z.string(), cursor: z.string().optional() })
 
-const invalid = (message: string, data?: unknown): ProtocolError => new ProtocolError(ProtocolErrorCode.InvalidParams, message, data)
+const invalid = (message: string, data?: unknown): ProtocolError =>
+  new ProtocolError(ProtocolErrorCode.InvalidParams, message, data)
 
 /** A cursor this server never handed out is the client's error. */
 async function paged<R>(work: () => Promise<R>): Promise<R> {
@@ -39,7 +45,8 @@ async function paged<R>(work: () => Promise<R>): Promise<R> {
   }
 }
 
-const cursorOf = (page: Page<unknown>): { nextCursor?: string } => (page.nextCursor ? { nextCursor: page.nextCursor } : {})
+const cursorOf = (page: Page<unknown>): { nextCursor?: string } =>
+  page.nextCursor ? { nextCursor: page.nextCursor } : {}
 
 export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era | undefined): void {
   // the extension defines them from 2026-07-28; the SDK fills them in for the base methods itself
@@ -71,7 +78,9 @@ export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era 
   server.setRequestHandler('resources/read', async (req) => {
     const { uri } = req.params
     const content = await catalogue.read(uri).catch((err: unknown) => {
-      throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, { uri })
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, {
+        uri,
+      })
     })
     if (!content) throw invalid(`resource not found: ${uri}`, { uri })
     return { contents: [content] }

@@ -28,8 +28,16 @@ export class ToolListAnswer {
       const tools = `[${this.snapshot.map((t) => t.json).join(',')}]`
       bytes =
         era === 'legacy'
-          ? { head: Buffer.from(`event: message\ndata: {"result":{"tools":${tools}},"jsonrpc":"2.0","id":`), tail: Buffer.from('}\n\n') }
-          : { head: Buffer.from(`{"result":{"tools":${tools},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${this.serverInfoJson}},"jsonrpc":"2.0","id":`), tail: Buffer.from('}') }
+          ? {
+              head: Buffer.from(`event: message\ndata: {"result":{"tools":${tools}},"jsonrpc":"2.0","id":`),
+              tail: Buffer.from('}\n\n'),
+            }
+          : {
+              head: Buffer.from(
+                `{"result":{"tools":${tools},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${this.serverInfoJson}},"jsonrpc":"2.0","id":`,
+              ),
+              tail: Buffer.from('}'),
+            }
       this.byEra.set(era, bytes)
     }
     return bytes

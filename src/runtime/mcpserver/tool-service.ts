@@ -1,4 +1,9 @@
-import { ProtocolError, ProtocolErrorCode, SERVER_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server'
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  SERVER_INFO_META_KEY,
+  type CallToolResult,
+} from '@modelcontextprotocol/server'
 import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -41,10 +46,18 @@ export class ToolService {
   }
 
   /** Never throws: every failure is the JSON-RPC error the client gets. */
-  async call(binding: MCPToolBinding | undefined, name: string, args: Record<string, unknown> | undefined, options: CallOptions): Promise<ToolOutcome> {
-    if (!binding) return { ok: false, error: new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`) }
+  async call(
+    binding: MCPToolBinding | undefined,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: CallOptions,
+  ): Promise<ToolOutcome> {
+    if (!binding)
+      return { ok: false, error: new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown tool "${name}"`) }
     const cancel = options.cancel ?? (options.signal ? CallCancel.following(options.signal) : new CallCancel())
-    const legacy = options.legacy ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel) : undefined
+    const legacy = options.legacy
+      ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel)
+      : undefined
     try {
       // a removal after the request resolved the binding fences it; a swap to a newer generation does not
       this.registry.assertDispatchable(binding)
@@ -118,9 +131,15 @@ export function answerOrThrow(outcome: ToolOutcome): CallToolResult {
  */
 export function asProtocolError(err: unknown, connector: string): ProtocolError {
   if (err instanceof ProtocolError) return err
-  if (err instanceof RangeError) return new ProtocolError(ProtocolErrorCode.InternalError, `connector "${connector}": the tool result could not be serialized (${err.message})`, { connector })
+  if (err instanceof RangeError)
+    return new ProtocolError(
+      ProtocolErrorCode.InternalError,
+      `connector "${connector}": the tool result could not be serialized (${err.message})`,
+      { connector },
+    )
   const e = err as { code?: unknown; message?: string; data?: unknown }
-  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0) return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
+  if (typeof e.code === 'number' && Number.isInteger(e.code) && e.code < 0)
+    return new ProtocolError(e.code, e.message ?? 'upstream error', e.data)
   const message = isTuttiError(err) ? err.message : `connector "${connector}": ${e.message ?? String(err)}`
   return new ProtocolError(ProtocolErrorCode.InternalError, message, { connector })
 }

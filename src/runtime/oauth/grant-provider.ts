@@ -28,7 +28,10 @@ export interface GrantTarget {
   scopes?: string[]
   /** Manifest `auth.resource` (Codex's `oauth_resource`): the RFC 8707 resource tokens are for, not the server URL. */
   resource?: string
-  /** A sign-in: the client `--client-id`/`--client-secret-from-env` named; stored with the tokens, it beats `clientId` from then on. */
+  /**
+   * A sign-in: the client `--client-id`/`--client-secret-from-env` named; stored with the tokens, it beats `clientId`
+   * from then on.
+   */
   preRegistered?: PreRegisteredClient
 }
 
@@ -111,14 +114,19 @@ export class GrantProvider implements OAuthClientProvider {
     return this.mode.kind === 'sign-in' ? this.mode.state : randomBytes(16).toString('base64url')
   }
 
-  /** The client, first come first: connect's flags, the pre-registered client stored with them, the manifest's clientId, the stored registration (CIMD or dynamic). */
+  /**
+   * The client, first come first: connect's flags, the pre-registered client stored with them, the manifest's clientId,
+   * the stored registration (CIMD or dynamic).
+   */
   async clientInformation(): Promise<StoredOAuthClientInformation | undefined> {
     const grant = await this.store.get(this.target.key)
     const pre = this.preRegistered(grant)
-    // with a secret, the SDK authenticates at the token endpoint with client_secret_basic or _post, as the metadata offers
+    // with a secret, the SDK authenticates at the token endpoint with client_secret_basic or _post, as the metadata
+    // offers
     if (pre) return { ...pre, ...(this.preRegisteredIssuer ? { issuer: this.preRegisteredIssuer } : {}) }
     const stored = grant?.client as StoredOAuthClientInformation | undefined
-    if (this.target.clientId) return stored?.client_id === this.target.clientId ? stored : { client_id: this.target.clientId }
+    if (this.target.clientId)
+      return stored?.client_id === this.target.clientId ? stored : { client_id: this.target.clientId }
     return stored
   }
 
@@ -132,7 +140,10 @@ export class GrantProvider implements OAuthClientProvider {
     await this.store.update(this.target.key, (g) => ({ ...(g ?? { serverUrl: this.target.serverUrl }), client }))
   }
 
-  /** With `ctx` the SDK's own read; without, the transport's read for a request, where an expiring token is refreshed first. */
+  /**
+   * With `ctx` the SDK's own read; without, the transport's read for a request, where an expiring token is refreshed
+   * first.
+   */
   async tokens(ctx?: { issuer: string }): Promise<StoredOAuthTokens | undefined> {
     if (this.mode.kind === 'sign-in') return undefined
     let grant = await this.store.get(this.target.key)
@@ -149,7 +160,10 @@ export class GrantProvider implements OAuthClientProvider {
     await this.refuseOversized(tokens)
     const { serverUrl } = this.target
     // a sign-in pins the authorization server it found; the daemon keeps the pin it refreshed against
-    const pinned = this.mode.kind === 'sign-in' && this.discovery ? pinAuthorizationServer(this.target.key, this.discovery) : undefined
+    const pinned =
+      this.mode.kind === 'sign-in' && this.discovery
+        ? pinAuthorizationServer(this.target.key, this.discovery)
+        : undefined
     await this.store.update(this.target.key, (g) => {
       // the pre-registered client (and its secret) is kept only once a sign-in with it succeeded
       const preRegistered = (this.mode.kind === 'sign-in' ? this.target.preRegistered : undefined) ?? g?.preRegistered
@@ -172,12 +186,28 @@ export class GrantProvider implements OAuthClientProvider {
     const grant = await this.store.get(this.target.key)
     const scope = url.searchParams.get('scope') ?? undefined
     let needs: { reason: string; scope?: string }
-    if (this.clientRefused && this.preRegistered(grant)?.client_secret) needs = { reason: "the authorization server refused the client's credentials (invalid_client): sign in with its current secret (--client-secret-from-env)" }
-    else if (this.refused) needs = { reason: 'the authorization server refused the stored grant (it expired or was revoked)' }
+    if (this.clientRefused && this.preRegistered(grant)?.client_secret)
+      needs = {
+        reason:
+          "the authorization server refused the client's credentials (invalid_client): sign in with its current " +
+          'secret (--client-secret-from-env)',
+      }
+    else if (this.refused)
+      needs = { reason: 'the authorization server refused the stored grant (it expired or was revoked)' }
     else if (!grant?.tokens) needs = { reason: 'not signed in' }
-    else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined)) needs = { reason: `the server asks for scope that was not granted: ${missingScopes(scope, grant.tokens.scope)}`, scope }
-    else if (!grant.tokens.refresh_token) needs = { reason: 'the access token expired and the authorization server issued no refresh token' }
-    else throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not answer as expected); the next call tries again`)
+    else if (scope && isStrictScopeSuperset(scope, grant.tokens.scope as string | undefined))
+      needs = {
+        reason: `the server asks for scope that was not granted: ${missingScopes(scope, grant.tokens.scope)}`,
+        scope,
+      }
+    else if (!grant.tokens.refresh_token)
+      needs = { reason: 'the access token expired and the authorization server issued no refresh token' }
+    else
+      throw new TuttiError(
+        ErrorCodes.UPSTREAM_FAILED,
+        `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not ` +
+          `answer as expected); the next call tries again`,
+      )
     return this.needsSignIn(needs.reason, needs.scope)
   }
 
@@ -186,7 +216,8 @@ export class GrantProvider implements OAuthClientProvider {
   }
 
   codeVerifier(): string {
-    if (!this.verifier) throw new TuttiError(ErrorCodes.INTERNAL, 'no PKCE code verifier: the sign-in was not started by this process')
+    if (!this.verifier)
+      throw new TuttiError(ErrorCodes.INTERNAL, 'no PKCE code verifier: the sign-in was not started by this process')
     return this.verifier
   }
 
@@ -200,7 +231,9 @@ export class GrantProvider implements OAuthClientProvider {
       if (!state.authorizationServerMetadata) {
         throw new TuttiError(
           ErrorCodes.OAUTH_SIGN_IN_FAILED,
-          `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata (no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID metadata), so there is nothing to sign in to`,
+          `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata ` +
+            `(no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID ` +
+            `metadata), so there is nothing to sign in to`,
         )
       }
       pinAuthorizationServer(this.target.key, state)
@@ -212,7 +245,9 @@ export class GrantProvider implements OAuthClientProvider {
     const found = state.authorizationServerMetadata?.issuer ?? state.authorizationServerUrl
     const issued = grant.tokens.issuer as string | undefined
     if (issued !== undefined && !sameIssuer(issued, found)) {
-      await this.needsSignIn(`the server now names the authorization server ${found}, not ${issued}, which issued its tokens`)
+      await this.needsSignIn(
+        `the server now names the authorization server ${found}, not ${issued}, which issued its tokens`,
+      )
     }
     const authorizationServer = pinAuthorizationServer(this.target.key, state)
     if (authorizationServer) await this.store.update(this.target.key, (g) => (g ? { ...g, authorizationServer } : g))
@@ -257,7 +292,10 @@ export class GrantProvider implements OAuthClientProvider {
     const why = oversizedToken(tokens)
     if (!why) return
     if (this.mode.kind === 'sign-in') {
-      throw new TuttiError(ErrorCodes.OAUTH_SIGN_IN_FAILED, `connector "${this.target.key}": ${why}; nothing was stored`)
+      throw new TuttiError(
+        ErrorCodes.OAUTH_SIGN_IN_FAILED,
+        `connector "${this.target.key}": ${why}; nothing was stored`,
+      )
     }
     await this.needsSignIn(why)
   }
@@ -265,9 +303,15 @@ export class GrantProvider implements OAuthClientProvider {
   /** The daemon's grant can only be restored by the user: marked, the reconciler told, the caller refused. */
   private async needsSignIn(reason: string, scope?: string): Promise<never> {
     const needs = { reason, ...(scope ? { scope } : {}) }
-    await this.store.update(this.target.key, (g) => (g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs }))
+    await this.store.update(this.target.key, (g) =>
+      g ? { ...g, needsAuth: needs } : { serverUrl: this.target.serverUrl, needsAuth: needs },
+    )
     if (this.mode.kind === 'daemon') this.mode.needsAuth()
-    throw new TuttiError(ErrorCodes.OAUTH_NEEDS_AUTH, `connector "${this.target.key}" needs a new sign-in: ${reason}; run \`tutti connector connect ${this.target.key}\``)
+    throw new TuttiError(
+      ErrorCodes.OAUTH_NEEDS_AUTH,
+      `connector "${this.target.key}" needs a new sign-in: ${reason}; run \`tutti connector ` +
+        `connect ${this.target.key}\``,
+    )
   }
 
   /** connect's flags (a sign-in) beat what the last successful one stored. */
@@ -275,7 +319,10 @@ export class GrantProvider implements OAuthClientProvider {
     return this.target.preRegistered ?? grant?.preRegistered
   }
 
-  /** One refresh at a time, through the SDK's auth(); a refusal the user must fix propagates, anything else leaves the 401 path to retry. */
+  /**
+   * One refresh at a time, through the SDK's auth(); a refusal the user must fix propagates, anything else leaves the
+   * 401 path to retry.
+   */
   private refreshOnce(): Promise<void> {
     this.refreshing ??= auth(this, { serverUrl: this.target.serverUrl, fetchFn: this.fetch })
       .then(

@@ -18,7 +18,10 @@ const grantSchema = z.object({
   /** The MCP server URL signed in to: a release with another URL needs a new sign-in. */
   serverUrl: z.string(),
   client: z.looseObject({ client_id: z.string() }).optional(),
-  /** The pre-registered client `connect --client-id/--client-secret-from-env` named (its secret, if confidential): beats the manifest's clientId until `disconnect`. */
+  /**
+   * The pre-registered client `connect --client-id/--client-secret-from-env` named (its secret, if confidential): beats
+   * the manifest's clientId until `disconnect`.
+   */
   preRegistered: z.object({ client_id: z.string(), client_secret: z.string().optional() }).optional(),
   tokens: z.looseObject({ access_token: z.string(), token_type: z.string() }).optional(),
   /** ms since the epoch: `expires_in` counts from here. */
@@ -32,7 +35,11 @@ const grantSchema = z.object({
     .object({
       issuer: z.string(),
       url: z.string(),
-      metadata: z.looseObject({ issuer: z.string(), token_endpoint: z.string(), revocation_endpoint: z.string().optional() }),
+      metadata: z.looseObject({
+        issuer: z.string(),
+        token_endpoint: z.string(),
+        revocation_endpoint: z.string().optional(),
+      }),
       resourceMetadataUrl: z.string().optional(),
       resourceMetadata: z.looseObject({ resource: z.string() }).optional(),
     })
@@ -58,12 +65,19 @@ export class OAuthGrantStore {
   }
 
   /** Read-modify-write of one connector's grant under the state lock; `fn` returning undefined forgets it. */
-  async update(key: string, fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined): Promise<OAuthGrant | undefined> {
+  async update(
+    key: string,
+    fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined,
+  ): Promise<OAuthGrant | undefined> {
     return withLock(this.paths.stateLockTarget, (held) => this.updateHeld(held, key, fn))
   }
 
   /** `update` for a caller that already holds the state lock (`held`: its signal), such as an install. */
-  async updateHeld(held: AbortSignal, key: string, fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined): Promise<OAuthGrant | undefined> {
+  async updateHeld(
+    held: AbortSignal,
+    key: string,
+    fn: (grant: OAuthGrant | undefined) => OAuthGrant | undefined,
+  ): Promise<OAuthGrant | undefined> {
     const doc = await this.read()
     const next = fn(doc.connectors[key])
     if (next === doc.connectors[key]) return next
@@ -81,34 +95,56 @@ export class OAuthGrantStore {
       raw = await readJsonIfExists(file)
     } catch {
       // the parser quotes the text around the error, and this text holds tokens: say where, not what
-      throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} is not valid JSON; fix or remove it (the OAuth connectors then sign in again)`)
+      throw new TuttiError(
+        ErrorCodes.STATE_CORRUPT,
+        `${file} is not valid JSON; fix or remove it (the OAuth connectors then sign in again)`,
+      )
     }
     if (raw === undefined) return { schemaVersion: 1, connectors: Object.create(null) as Record<string, OAuthGrant> }
     const parsed = grantsDoc.safeParse(raw)
-    if (!parsed.success) throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} does not match the expected format; fix or remove it (the OAuth connectors then sign in again)`)
+    if (!parsed.success)
+      throw new TuttiError(
+        ErrorCodes.STATE_CORRUPT,
+        `${file} does not match the expected format; fix or remove it (the OAuth connectors then sign in again)`,
+      )
     const connectors = Object.create(null) as Record<string, OAuthGrant>
     for (const [key, grant] of Object.entries(parsed.data.connectors)) connectors[key] = grant
     return { schemaVersion: 1, connectors }
   }
 }
 
-/** The names under which a grant (or a token response) holds a secret: redacted by value wherever they could be echoed. */
+/**
+ * The names under which a grant (or a token response) holds a secret: redacted by value wherever they could be echoed.
+ */
 export const GRANT_SECRET_FIELDS = ['access_token', 'refresh_token', 'id_token', 'client_secret'] as const
 
 /** Every secret value a grant holds: its tokens, its client's secret, the pre-registered client's secret. */
-export function grantSecrets(grant: Partial<Pick<OAuthGrant, 'tokens' | 'client' | 'preRegistered'>> | undefined): string[] {
+export function grantSecrets(
+  grant: Partial<Pick<OAuthGrant, 'tokens' | 'client' | 'preRegistered'>> | undefined,
+): string[] {
   const values: string[] = []
-  for (const part of [grant?.tokens, grant?.client, grant?.preRegistered] as Array<Record<string, unknown> | undefined>) {
+  for (const part of [grant?.tokens, grant?.client, grant?.preRegistered] as Array<
+    Record<string, unknown> | undefined
+  >) {
     for (const field of GRANT_SECRET_FIELDS) if (typeof part?.[field] === 'string') values.push(part[field] as string)
   }
   return values
 }
 
 /** Whether the daemon can use a grant for `serverUrl`: a token is held and nothing asked for the user since. */
-export function grantReadiness(grant: OAuthGrant | undefined, serverUrl: string, key: string): { ready: true } | { ready: false; reason: string } {
+export function grantReadiness(
+  grant: OAuthGrant | undefined,
+  serverUrl: string,
+  key: string,
+): { ready: true } | { ready: false; reason: string } {
   const connect = `tutti connector connect ${key}`
-  if (!grant?.tokens) return { ready: false, reason: grant?.needsAuth ? `${grant.needsAuth.reason} (${connect})` : `not signed in (${connect})` }
-  if (grant.serverUrl !== serverUrl) return { ready: false, reason: `signed in to ${grant.serverUrl}, but the server is now ${serverUrl} (${connect})` }
+  if (!grant?.tokens)
+    return {
+      ready: false,
+      reason: grant?.needsAuth ? `${grant.needsAuth.reason} (${connect})` : `not signed in (${connect})`,
+    }
+  if (grant.serverUrl !== serverUrl)
+    return { ready: false, reason: `signed in to ${grant.serverUrl}, but the server is now ${serverUrl} (${connect})` }
   if (grant.needsAuth) return { ready: false, reason: `${grant.needsAuth.reason} (${connect})` }
   return { ready: true }
 }

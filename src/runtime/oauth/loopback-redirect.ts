@@ -3,12 +3,17 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 
 /** The page the browser shows once the redirect arrived; it carries nothing of the response. */
-const DONE_PAGE = '<!doctype html><meta charset="utf-8"><title>tutti</title><p>Signed in to tutti: you can close this tab and return to the terminal.</p>\n'
+const DONE_PAGE =
+  '<!doctype html><meta charset="utf-8"><title>tutti</title><p>Signed in to tutti: you can close this tab and ' +
+  'return to the terminal.</p>\n'
 
 /** What a request at the path without this sign-in's `state` is told: it is ignored, the real response still counts. */
 const NOT_OURS = 'this is not the response to the sign-in tutti is waiting for (its state does not match); ignored\n'
 
-/** The redirect URI's path: fixed, since an authorization server matches the registered URI (RFC 8252 §7.3 lets only the port vary). */
+/**
+ * The redirect URI's path: fixed, since an authorization server matches the registered URI (RFC 8252 §7.3 lets only the
+ * port vary).
+ */
 export const REDIRECT_PATH = '/oauth/callback'
 
 /**
@@ -48,7 +53,13 @@ export class LoopbackRedirect {
         return
       }
       used = true
-      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', connection: 'close' }).end(DONE_PAGE)
+      res
+        .writeHead(200, {
+          'content-type': 'text/html; charset=utf-8',
+          'cache-control': 'no-store',
+          connection: 'close',
+        })
+        .end(DONE_PAGE)
       deliver(url.searchParams)
     })
     const listen = (port: number) =>
@@ -75,7 +86,10 @@ export class LoopbackRedirect {
   async wait(timeoutMs: number): Promise<URLSearchParams | undefined> {
     let timer: NodeJS.Timeout | undefined
     try {
-      return await Promise.race([this.received, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs)))])
+      return await Promise.race([
+        this.received,
+        new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), timeoutMs))),
+      ])
     } finally {
       clearTimeout(timer)
     }

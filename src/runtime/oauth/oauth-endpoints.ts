@@ -23,7 +23,8 @@ export function unsafeOAuthUrl(value: string): string | undefined {
     return 'it is not a URL'
   }
   if (url.protocol === 'https:') return undefined
-  if (url.protocol === 'http:') return isLoopbackHost(url.hostname) ? undefined : 'it is plain http: and not on a loopback address'
+  if (url.protocol === 'http:')
+    return isLoopbackHost(url.hostname) ? undefined : 'it is plain http: and not on a loopback address'
   return `its scheme ${url.protocol} is neither https: nor http: on a loopback address`
 }
 
@@ -40,7 +41,12 @@ export function assertOAuthUrl(key: string, what: string, value: string): URL {
 }
 
 /** The authorization server's endpoints a sign-in may use or pin, by their RFC 8414 field names. */
-const ENDPOINT_FIELDS = ['authorization_endpoint', 'token_endpoint', 'registration_endpoint', 'revocation_endpoint'] as const
+const ENDPOINT_FIELDS = [
+  'authorization_endpoint',
+  'token_endpoint',
+  'registration_endpoint',
+  'revocation_endpoint',
+] as const
 
 /**
  * The authorization server a sign-in found, as it is pinned with the grant:
@@ -73,7 +79,9 @@ export function pinAuthorizationServer(key: string, state: OAuthDiscoveryState):
     url: String(state.authorizationServerUrl),
     metadata,
     ...(state.resourceMetadataUrl ? { resourceMetadataUrl: state.resourceMetadataUrl } : {}),
-    ...(state.resourceMetadata ? { resourceMetadata: state.resourceMetadata as PinnedAuthorizationServer['resourceMetadata'] } : {}),
+    ...(state.resourceMetadata
+      ? { resourceMetadata: state.resourceMetadata as PinnedAuthorizationServer['resourceMetadata'] }
+      : {}),
   }
 }
 
@@ -83,7 +91,9 @@ export function pinnedDiscoveryState(pinned: PinnedAuthorizationServer): OAuthDi
     authorizationServerUrl: pinned.url,
     authorizationServerMetadata: pinned.metadata as OAuthDiscoveryState['authorizationServerMetadata'],
     ...(pinned.resourceMetadataUrl ? { resourceMetadataUrl: pinned.resourceMetadataUrl } : {}),
-    ...(pinned.resourceMetadata ? { resourceMetadata: pinned.resourceMetadata as OAuthDiscoveryState['resourceMetadata'] } : {}),
+    ...(pinned.resourceMetadata
+      ? { resourceMetadata: pinned.resourceMetadata as OAuthDiscoveryState['resourceMetadata'] }
+      : {}),
   }
 }
 

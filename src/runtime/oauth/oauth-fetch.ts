@@ -32,11 +32,16 @@ const sameEndpoint = (a: URL, b: URL): boolean => a.origin === b.origin && a.pat
  * headers (they are the MCP server's credentials), a timeout, a cap on the
  * body, and, when it posts credentials, no redirects.
  */
-export function oauthFetch(resource: string | URL, resourceHeaders: Record<string, string> = {}, base: FetchLike = fetch): FetchLike {
+export function oauthFetch(
+  resource: string | URL,
+  resourceHeaders: Record<string, string> = {},
+  base: FetchLike = fetch,
+): FetchLike {
   const mcp = new URL(resource)
   return async (input, init) => {
     const url = new URL(input instanceof Request ? input.url : input)
-    if (sameEndpoint(url, mcp)) return base(input, { ...init, headers: withResourceHeaders(init?.headers, resourceHeaders) })
+    if (sameEndpoint(url, mcp))
+      return base(input, { ...init, headers: withResourceHeaders(init?.headers, resourceHeaders) })
     return boundedRequest(base, url, init)
   }
 }
@@ -58,7 +63,9 @@ async function boundedRequest(base: FetchLike, url: URL, init: RequestInit | und
     const res = await base(url, { ...init, signal, redirect })
     if (posts && res.status >= 300 && res.status < 400) {
       await res.body?.cancel().catch(() => undefined)
-      throw new OAuthHttpError(`${where(url)} answered with a redirect (${res.status}); a request that carries credentials is not sent on`)
+      throw new OAuthHttpError(
+        `${where(url)} answered with a redirect (${res.status}); a request that carries credentials is not sent on`,
+      )
     }
     return await capped(res, url)
   } catch (err) {
@@ -72,7 +79,8 @@ async function boundedRequest(base: FetchLike, url: URL, init: RequestInit | und
 /** The response with its body read, up to the cap; over it, an error and the rest is not read. */
 async function capped(res: Response, url: URL): Promise<Response> {
   const declared = Number(res.headers.get('content-length') ?? Number.NaN)
-  const tooLarge = () => new OAuthHttpError(`${where(url)} answered with more than ${OAUTH_BODY_LIMIT_BYTES / 1024} KiB`)
+  const tooLarge = () =>
+    new OAuthHttpError(`${where(url)} answered with more than ${OAUTH_BODY_LIMIT_BYTES / 1024} KiB`)
   if (declared > OAUTH_BODY_LIMIT_BYTES) {
     await res.body?.cancel().catch(() => undefined)
     throw tooLarge()
@@ -93,5 +101,9 @@ async function capped(res: Response, url: URL): Promise<Response> {
     }
   }
   const noBody = res.status === 204 || res.status === 205 || res.status === 304
-  return new Response(noBody ? null : Buffer.concat(chunks), { status: res.status, statusText: res.statusText, headers: res.headers })
+  return new Response(noBody ? null : Buffer.concat(chunks), {
+    status: res.status,
+    statusText: res.statusText,
+    headers: res.headers,
+  })
 }

@@ -28,14 +28,23 @@ const MAX_CLIENT_ID = 1024
  * neither flag was given (the manifest and the stored grant decide). Bad
  * input is refused before anything is stored.
  */
-export function preRegisteredClient(key: string, auth: ConnectorManifest['auth'], flags: ClientFlags | undefined): PreRegisteredClient | undefined {
+export function preRegisteredClient(
+  key: string,
+  auth: ConnectorManifest['auth'],
+  flags: ClientFlags | undefined,
+): PreRegisteredClient | undefined {
   if (flags?.clientId === undefined && flags?.clientSecret === undefined) return undefined
   const given = flags.clientId !== undefined ? '--client-id' : '--client-secret-from-env'
-  if (auth.kind !== 'oauth') throw invalid(`${given}: connector "${key}" does not sign in with OAuth (its auth.kind is "${auth.kind}")`)
-  if (flags.clientId !== undefined && (!flags.clientId || flags.clientId.length > MAX_CLIENT_ID)) throw invalid(`--client-id must be 1 to ${MAX_CLIENT_ID} characters`)
+  if (auth.kind !== 'oauth')
+    throw invalid(`${given}: connector "${key}" does not sign in with OAuth (its auth.kind is "${auth.kind}")`)
+  if (flags.clientId !== undefined && (!flags.clientId || flags.clientId.length > MAX_CLIENT_ID))
+    throw invalid(`--client-id must be 1 to ${MAX_CLIENT_ID} characters`)
   const clientId = flags.clientId ?? auth.clientId
   if (flags.clientSecret !== undefined && !clientId) {
-    throw invalid(`--client-secret-from-env: a client secret belongs to a pre-registered client, and connector "${key}" names none: give its id with --client-id (or auth.clientId in the manifest)`)
+    throw invalid(
+      `--client-secret-from-env: a client secret belongs to a pre-registered client, and ` +
+        `connector "${key}" names none: give its id with --client-id (or auth.clientId in the manifest)`,
+    )
   }
   if (flags.clientSecret === '') throw invalid('--client-secret-from-env: the variable is empty')
   return { client_id: clientId!, ...(flags.clientSecret !== undefined ? { client_secret: flags.clientSecret } : {}) }

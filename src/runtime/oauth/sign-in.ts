@@ -1,4 +1,12 @@
-import { auth, Client, computeScopeUnion, isStrictScopeSuperset, IssuerMismatchError, OAuthError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
+import {
+  auth,
+  Client,
+  computeScopeUnion,
+  isStrictScopeSuperset,
+  IssuerMismatchError,
+  OAuthError,
+  StreamableHTTPClientTransport,
+} from '@modelcontextprotocol/client'
 import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { UPSTREAM_CLIENT_INFO } from '../names.js'
@@ -12,7 +20,10 @@ import { oauthFetch, OAuthHttpError } from './oauth-fetch.js'
 
 export { SIGN_IN_WAIT_MS } from './sign-in-timeout.js'
 
-/** A Client ID Metadata Document URL for tutti (CIMD), where one is published; without it, dynamic registration follows a pre-registered id. */
+/**
+ * A Client ID Metadata Document URL for tutti (CIMD), where one is published; without it, dynamic registration follows
+ * a pre-registered id.
+ */
 export const CLIENT_METADATA_URL_VAR = 'TUTTI_OAUTH_CLIENT_METADATA_URL'
 
 export interface SignInRequest {
@@ -56,7 +67,11 @@ export class OAuthSignIn {
     const serverUrl = new URL(this.target.serverUrl)
     // the manifest's headers go to the MCP server only, never to its authorization server
     const fetch = oauthFetch(serverUrl, this.target.headers)
-    const transport = new StreamableHTTPClientTransport(serverUrl, { authProvider: provider, fetch, redirectPolicy: 'same-origin' })
+    const transport = new StreamableHTTPClientTransport(serverUrl, {
+      authProvider: provider,
+      fetch,
+      redirectPolicy: 'same-origin',
+    })
     try {
       try {
         // no token is sent: the server's 401 (with its WWW-Authenticate challenge) starts the authorization
@@ -66,7 +81,11 @@ export class OAuthSignIn {
       } catch (err) {
         if (!authorizationUrl) throw this.failure(err)
       }
-      if (!authorizationUrl) throw this.refused('the server at mcp.url answered without asking for authorization, so it needs no OAuth sign-in (auth.kind "oauth")')
+      if (!authorizationUrl)
+        throw this.refused(
+          'the server at mcp.url answered without asking for authorization, so it needs no OAuth sign-in (auth.kind ' +
+            '"oauth")',
+        )
       // a step-up the daemon could not complete needs more scope than this challenge names: ask for both
       const asked = authorizationUrl.searchParams.get('scope') ?? undefined
       const wanted = computeScopeUnion(asked, previous?.needsAuth?.scope)
@@ -75,10 +94,13 @@ export class OAuthSignIn {
         // what this sign-in's discovery found: the wider second request goes to the same resource metadata
         const metadataUrl = provider.discovered?.resourceMetadataUrl
         const wider = { serverUrl, scope: wanted!, forceReauthorization: true, fetchFn: provider.fetch }
-        await auth(provider, { ...wider, ...(metadataUrl ? { resourceMetadataUrl: new URL(metadataUrl) } : {}) }).catch((err: unknown) => {
-          throw this.failure(err)
-        })
-        if (!authorizationUrl) throw this.refused('the authorization server did not start an authorization for the wider scope')
+        await auth(provider, { ...wider, ...(metadataUrl ? { resourceMetadataUrl: new URL(metadataUrl) } : {}) }).catch(
+          (err: unknown) => {
+            throw this.failure(err)
+          },
+        )
+        if (!authorizationUrl)
+          throw this.refused('the authorization server did not start an authorization for the wider scope')
       }
       // handed to the OS opener: a file:, smb: or vscode: URL would run whatever is registered for it
       const url = assertOAuthUrl(this.target.key, 'the authorization URL', (authorizationUrl as URL).href).href
@@ -107,14 +129,25 @@ export class OAuthSignIn {
     return new TuttiError(ErrorCodes.OAUTH_SIGN_IN_FAILED, `connector "${this.target.key}": ${why}`)
   }
 
-  /** What the SDK threw, as a person reads it: which check refused, and what the authorization server said (never a token). */
+  /**
+   * What the SDK threw, as a person reads it: which check refused, and what the authorization server said (never a
+   * token).
+   */
   private failure(err: unknown): TuttiError {
     if (err instanceof TuttiError) return err
-    if (err instanceof IssuerMismatchError) return this.refused(`the issuer check failed (RFC 9207 / RFC 8414): ${err.message}; nothing was stored`)
-    if (err instanceof OAuthHttpError) return this.refused(`the authorization server's answer was refused: ${err.message}; nothing was stored`)
-    if (err instanceof OAuthError) return this.refused(`the authorization server refused (${err.code}): ${err.message}; nothing was stored`)
+    if (err instanceof IssuerMismatchError)
+      return this.refused(`the issuer check failed (RFC 9207 / RFC 8414): ${err.message}; nothing was stored`)
+    if (err instanceof OAuthHttpError)
+      return this.refused(`the authorization server's answer was refused: ${err.message}; nothing was stored`)
+    if (err instanceof OAuthError)
+      return this.refused(`the authorization server refused (${err.code}): ${err.message}; nothing was stored`)
     const message = (err as Error).message ?? String(err)
-    if (err instanceof TypeError) return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.target.key}": could not reach ${this.target.serverUrl} or its authorization server: ${(err.cause as Error | undefined)?.message ?? message}`)
+    if (err instanceof TypeError)
+      return new TuttiError(
+        ErrorCodes.UPSTREAM_FAILED,
+        `connector "${this.target.key}": could not reach ${this.target.serverUrl} or its authorization ` +
+          `server: ${(err.cause as Error | undefined)?.message ?? message}`,
+      )
     return this.refused(`the sign-in failed: ${message}`)
   }
 }

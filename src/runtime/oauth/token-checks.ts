@@ -1,4 +1,6 @@
-/** A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones). */
+/**
+ * A token this close to its expiry is refreshed before it is sent (at most half its lifetime, for short-lived ones).
+ */
 export const REFRESH_BEFORE_EXPIRY_MS = 60_000
 
 /**
@@ -27,8 +29,14 @@ export function expiresSoon(expiresIn: number | undefined, obtainedAt: number | 
   return Date.now() >= obtainedAt + lifetime - Math.min(REFRESH_BEFORE_EXPIRY_MS, lifetime / 2)
 }
 
-/** The scope tokens asked for beyond the granted ones, comma-separated (a space-separated list reads like "Basic <token>" to the log redactor). */
+/**
+ * The scope tokens asked for beyond the granted ones, comma-separated (a space-separated list reads like "Basic
+ * <token>" to the log redactor).
+ */
 export function missingScopes(asked: string, granted: unknown): string {
   const held = new Set(typeof granted === 'string' ? granted.split(' ') : [])
-  return asked.split(' ').filter((s) => s && !held.has(s)).join(', ')
+  return asked
+    .split(' ')
+    .filter((s) => s && !held.has(s))
+    .join(', ')
 }

@@ -28,5 +28,9 @@ export function upstreamGrantProvider(key: string, url: string, oauth: UpstreamO
     ...(oauth.scopes ? { scopes: oauth.scopes } : {}),
     ...(oauth.resource ? { resource: oauth.resource } : {}),
   }
-  return new GrantProvider(new OAuthGrantStore(statePaths(oauth.stateRoot)), target, { kind: 'daemon', needsAuth: oauth.needsAuth, learned: oauth.learned })
+  return new GrantProvider(new OAuthGrantStore(statePaths(oauth.stateRoot)), target, {
+    kind: 'daemon',
+    needsAuth: oauth.needsAuth,
+    learned: oauth.learned,
+  })
 }

@@ -25,7 +25,11 @@ export class GroupRecords {
   add(pgid: number): void {
     try {
       fs.mkdirSync(this.dir, { recursive: true, mode: 0o700 })
-      fs.writeFileSync(path.join(this.dir, `${pgid}.json`), JSON.stringify({ pgid, marker: this.marker } satisfies GroupRecord), { mode: 0o600 })
+      fs.writeFileSync(
+        path.join(this.dir, `${pgid}.json`),
+        JSON.stringify({ pgid, marker: this.marker } satisfies GroupRecord),
+        { mode: 0o600 },
+      )
     } catch {
       // without a record the group is still stopped normally; only a kill -9 would leak it
     }

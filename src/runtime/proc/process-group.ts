@@ -45,8 +45,17 @@ const pdeathsig = process.platform === 'linux' && fs.existsSync(SETPRIV)
 export function spawnInGroup(command: string, args: readonly string[], options: GroupSpawnOptions): ChildProcess {
   installExitHook()
   const env = records ? { ...options.env, [UPSTREAM_MARKER_VAR]: records.marker } : options.env
-  const [file, argv] = pdeathsig && path.isAbsolute(command) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]] : [command, [...args]]
-  const child = spawn(file, argv, { cwd: options.cwd, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true })
+  const [file, argv] =
+    pdeathsig && path.isAbsolute(command)
+      ? [SETPRIV, ['--pdeathsig', 'KILL', '--', command, ...args]]
+      : [command, [...args]]
+  const child = spawn(file, argv, {
+    cwd: options.cwd,
+    env,
+    detached: true,
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  })
   const pid = child.pid
   if (pid !== undefined) {
     liveGroups.add(pid)

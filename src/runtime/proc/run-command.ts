@@ -16,13 +16,25 @@ export interface CommandOutcome {
  * Run a tool of the user's (npm) to completion, no shell, stdin closed:
  * the outcome, never a throw, so the caller words the failure.
  */
-export function runCommand(command: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; captureStdout?: boolean }): Promise<CommandOutcome> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env: NodeJS.ProcessEnv; captureStdout?: boolean },
+): Promise<CommandOutcome> {
   return new Promise((resolve) => {
-    const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', options.captureStdout ? 'pipe' : 'ignore', 'pipe'] })
+    const child = spawn(command, args, {
+      cwd: options.cwd,
+      env: options.env,
+      stdio: ['ignore', options.captureStdout ? 'pipe' : 'ignore', 'pipe'],
+    })
     let stdout = ''
     let stderr = ''
-    child.stdout?.on('data', (chunk: Buffer) => void (stdout += chunk.toString('utf8')))
-    child.stderr!.on('data', (chunk: Buffer) => void (stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)))
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8')
+    })
+    child.stderr!.on('data', (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES)
+    })
     child.once('error', (err) => resolve({ code: 127, stdout, stderr: err.message }))
     child.once('close', (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), stdout, stderr }))
   })

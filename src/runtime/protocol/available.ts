@@ -11,8 +11,18 @@ import { defineMessage } from './message.js'
 const skillSummary = z.strictObject({ name: z.string(), title: z.string().optional(), description: z.string() })
 /** Why an interface is not ready: short, with credentials and state-dir paths removed. */
 const reason = z.string().max(500).optional()
-/** What the interface costs the model's context: its tools, and the bytes of their definitions (never the definitions). */
-const mcpInterface = z.strictObject({ kind: z.literal('mcp'), serverName: z.literal(SERVER_NAME), toolPrefix: z.string(), status: interfaceStatus, reason, tools: z.number().int().nonnegative().optional(), schemaBytes: z.number().int().nonnegative().optional() })
+/**
+ * What the interface costs the model's context: its tools, and the bytes of their definitions (never the definitions).
+ */
+const mcpInterface = z.strictObject({
+  kind: z.literal('mcp'),
+  serverName: z.literal(SERVER_NAME),
+  toolPrefix: z.string(),
+  status: interfaceStatus,
+  reason,
+  tools: z.number().int().nonnegative().optional(),
+  schemaBytes: z.number().int().nonnegative().optional(),
+})
 const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus, reason })
 
 export const availableConnector = z.strictObject({

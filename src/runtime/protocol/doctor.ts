@@ -29,7 +29,13 @@ export const doctorConnector = z.object({
 })
 export type DoctorConnector = z.infer<typeof doctorConnector>
 
-export const doctorTool = z.object({ localName: z.string(), connector: z.string(), generation: z.number().int(), inputSchema: z.record(z.string(), z.unknown()), description: z.string().optional() })
+export const doctorTool = z.object({
+  localName: z.string(),
+  connector: z.string(),
+  generation: z.number().int(),
+  inputSchema: z.record(z.string(), z.unknown()),
+  description: z.string().optional(),
+})
 export type DoctorTool = z.infer<typeof doctorTool>
 
 export const doctorSnapshotMessage = defineMessage(

@@ -11,10 +11,16 @@ export interface ControlMessage<Req, Res, Name extends string = string> {
   readonly response: z.ZodType<Res>
 }
 
-export function defineMessage<Req, Res, Name extends string>(name: Name, request: z.ZodType<Req>, response: z.ZodType<Res>): ControlMessage<Req, Res, Name> {
+export function defineMessage<Req, Res, Name extends string>(
+  name: Name,
+  request: z.ZodType<Req>,
+  response: z.ZodType<Res>,
+): ControlMessage<Req, Res, Name> {
   return { name, request, response }
 }
 
+// biome-ignore-start lint/suspicious/noExplicitAny: `any` is what lets `infer` match any message's other parameters
 export type RequestOf<M> = M extends ControlMessage<infer Req, any, any> ? Req : never
 export type ResponseOf<M> = M extends ControlMessage<any, infer Res, any> ? Res : never
 export type NameOf<M> = M extends ControlMessage<any, any, infer N> ? N : never
+// biome-ignore-end lint/suspicious/noExplicitAny: -

@@ -12,6 +12,11 @@ import { defineMessage } from './message.js'
  */
 export const reconcileMessage = defineMessage(
   'reconcile',
-  z.object({ keys: z.array(z.string().regex(CONNECTOR_KEY, CONNECTOR_KEY_RULE)).max(10_000).optional(), waitMs: z.number().int().min(0).max(3_600_000).optional() }).strict(),
+  z
+    .object({
+      keys: z.array(z.string().regex(CONNECTOR_KEY, CONNECTOR_KEY_RULE)).max(10_000).optional(),
+      waitMs: z.number().int().min(0).max(3_600_000).optional(),
+    })
+    .strict(),
   z.object({ connectors: z.array(connectorState) }),
 )

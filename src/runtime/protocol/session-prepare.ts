@@ -3,10 +3,16 @@ import { defineMessage } from './message.js'
 
 export const PROVIDERS = ['codex', 'claude', 'acp', 'tutti-agent'] as const
 export type Provider = (typeof PROVIDERS)[number]
-/** Who a session token is for: an agent of a provider, or `tutti session bridge` (a stdio client's connector server). */
+/**
+ * Who a session token is for: an agent of a provider, or `tutti session bridge` (a stdio client's connector server).
+ */
 export const SESSION_CLIENTS = [...PROVIDERS, 'bridge'] as const
 
-const id = z.string().min(1, 'must not be empty').max(256, 'must be at most 256 characters').regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters')
+const id = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters')
 
 /** Issue (or re-issue) the session token of one agent session and say where the connector server is. */
 export const sessionPrepareMessage = defineMessage(

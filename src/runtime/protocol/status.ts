@@ -14,7 +14,15 @@ export const statusMessage = defineMessage(
     uptimeMs: z.number(),
     sessions: z.number().int(),
     /** Each live session, and how many MCP requests arrived with its token since the daemon started. */
-    sessionActivity: z.array(z.object({ workspace: z.string(), session: z.string(), provider: z.string(), requests: z.number().int(), lastSeenAt: z.string().optional() })),
+    sessionActivity: z.array(
+      z.object({
+        workspace: z.string(),
+        session: z.string(),
+        provider: z.string(),
+        requests: z.number().int(),
+        lastSeenAt: z.string().optional(),
+      }),
+    ),
     connectors: z.array(connectorState),
   }),
 )

@@ -8,7 +8,12 @@ import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js
 import { compareToolTables, type ToolDifference } from '../registry/declared-tools.js'
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
-import { openUpstreamConnection, UpstreamSupervisor, type Activation, type OpenUpstream } from '../upstream/upstream-supervisor.js'
+import {
+  openUpstreamConnection,
+  UpstreamSupervisor,
+  type Activation,
+  type OpenUpstream,
+} from '../upstream/upstream-supervisor.js'
 import type { ConnectorSnapshot } from './connector-snapshot.js'
 import { changeOf, NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
 import { ConnectorStatus } from './connector-status.js'
@@ -77,26 +82,37 @@ export class ConnectorRuntime {
     this.declaredCheck = undefined
     const previousPending = this.pending
     this.pending = undefined
-    if (previousPending) void bestEffort(previousPending.dispose(0), this.log, 'closing an upstream that was still starting', { connector: this.key })
+    if (previousPending)
+      void bestEffort(previousPending.dispose(0), this.log, 'closing an upstream that was still starting', {
+        connector: this.key,
+      })
     const mcp = desired.release.manifest.mcp
     if (!desired.spec || !mcp) {
       await this.commit([], NO_UPSTREAM, 'reconcile')
       return
     }
     const mode = effectiveActivation(mcp)
-    const activation: Activation = mode === 'eager' ? { kind: 'eager' } : { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 }
+    const activation: Activation =
+      mode === 'eager'
+        ? { kind: 'eager' }
+        : { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 }
     const supervisor = this.supervise(desired.spec, activation, mode)
     this.wantedBy.set(supervisor, desired)
     this.pending = supervisor
     if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
-      await this.commit(mcp.tools as UpstreamTool[], supervisor, 'reconcile (declared tools; upstream starts on first call)')
+      await this.commit(
+        mcp.tools as UpstreamTool[],
+        supervisor,
+        'reconcile (declared tools; upstream starts on first call)',
+      )
       return
     }
     const cached = mode === 'cached' ? await this.cache?.get(this.key, hash) : undefined
     // lazy by cache: the last tools/list publishes the route, the first call starts the upstream;
     // a cached table that no longer builds (a damaged file) is a miss, and the upstream lists again
-    if (cached && (await this.commit(cached, supervisor, 'reconcile (cached tools; upstream starts on first call)'))) return
+    if (cached && (await this.commit(cached, supervisor, 'reconcile (cached tools; upstream starts on first call)')))
+      return
     this.setStatus('starting', 'starting the MCP server')
     try {
       const tools = await supervisor.start()
@@ -117,14 +133,15 @@ export class ConnectorRuntime {
     const desired = this.desired
     if (!desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
-    let route
+    let route: ReturnType<typeof buildRoute>
     try {
       route = buildRoute(this.key, generation, client, tools)
     } catch (err) {
       this.fail(err, reason, client)
       return false
     }
-    for (const d of route.dropped) this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
+    for (const d of route.dropped)
+      this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
     const { changed } = this.registry.commit(route)
     this.generation = generation
     this.toolCount = route.tools.length
@@ -135,51 +152,87 @@ export class ConnectorRuntime {
       const retired = this.serving
       this.serving = next
       if (next && this.pending === next) this.pending = undefined
-      if (retired) void bestEffort(retired.dispose(next ? RETIRE_DRAIN_MS : DEACTIVATE_DRAIN_MS), this.log, 'retiring the previous upstream', { connector: this.key })
+      if (retired)
+        void bestEffort(
+          retired.dispose(next ? RETIRE_DRAIN_MS : DEACTIVATE_DRAIN_MS),
+          this.log,
+          'retiring the previous upstream',
+          { connector: this.key },
+        )
     }
     this.setStatus('ready')
-    this.log.info('route committed', { connector: this.key, generation, tools: route.tools.length, reason, visibleChange: changed, pid: this.serving?.pid })
+    this.log.info('route committed', {
+      connector: this.key,
+      generation,
+      tools: route.tools.length,
+      reason,
+      visibleChange: changed,
+      pid: this.serving?.pid,
+    })
     await this.shims.ensure(this.key, desired, generation)
     return true
   }
 
   /** A table the upstream itself listed: committed, and remembered for the next lazy-by-cache start. */
-  private async commitListed(tools: readonly UpstreamTool[], client: UpstreamSupervisor, reason: string): Promise<void> {
+  private async commitListed(
+    tools: readonly UpstreamTool[],
+    client: UpstreamSupervisor,
+    reason: string,
+  ): Promise<void> {
     if (!(await this.commit(tools, client, reason))) return
     if (this.hash && this.registry.route(this.key)?.client === client) await this.cache?.put(this.key, this.hash, tools)
   }
 
   private supervise(spec: UpstreamSpec, activation: Activation, mode: EffectiveActivation): UpstreamSupervisor {
-    const supervisor: UpstreamSupervisor = new UpstreamSupervisor(spec, activation, {
-      toolsListed: (tools, why) => {
-        void this.enqueue(async () => {
-          if (supervisor !== this.serving && supervisor !== this.pending) return
-          const table = this.checkDeclaration(tools)
-          const serving = this.registry.route(this.key)
-          // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
-          if (why === 'started' && mode !== 'eager' && supervisor === this.serving && serving && sameTable(serving.tools, table, this.key)) {
-            this.setStatus('ready')
-            return
+    const supervisor: UpstreamSupervisor = new UpstreamSupervisor(
+      spec,
+      activation,
+      {
+        toolsListed: (tools, why) => {
+          void this.enqueue(async () => {
+            if (supervisor !== this.serving && supervisor !== this.pending) return
+            const table = this.checkDeclaration(tools)
+            const serving = this.registry.route(this.key)
+            // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
+            if (
+              why === 'started' &&
+              mode !== 'eager' &&
+              supervisor === this.serving &&
+              serving &&
+              sameTable(serving.tools, table, this.key)
+            ) {
+              this.setStatus('ready')
+              return
+            }
+            const reason =
+              why === 'changed'
+                ? 'upstream tools changed'
+                : mode === 'eager'
+                  ? 'restart'
+                  : `${mode} start: the upstream's table differs from the published one`
+            if (mode === 'lazy') await this.commit(table, supervisor, reason)
+            else await this.commitListed(table, supervisor, reason)
+          })
+        },
+        failed: (reason, failures, retryAt) => {
+          if (supervisor === this.pending && supervisor !== this.serving) return this.changeFailed(reason)
+          if (supervisor !== this.serving) return
+          if (mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
+          else this.setStatus('failed', reason)
+          if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
+            this.withdraw('upstream keeps failing; its tools are withdrawn until a restart succeeds', false, {
+              failures,
+            })
           }
-          const reason = why === 'changed' ? 'upstream tools changed' : mode === 'eager' ? 'restart' : `${mode} start: the upstream's table differs from the published one`
-          if (mode === 'lazy') await this.commit(table, supervisor, reason)
-          else await this.commitListed(table, supervisor, reason)
-        })
+        },
+        stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
+        signInRequired: (reason) => {
+          if (supervisor === this.serving || supervisor === this.pending) this.needsSignIn(reason)
+        },
       },
-      failed: (reason, failures, retryAt) => {
-        if (supervisor === this.pending && supervisor !== this.serving) return this.changeFailed(reason)
-        if (supervisor !== this.serving) return
-        if (mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
-        else this.setStatus('failed', reason)
-        if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
-          this.withdraw('upstream keeps failing; its tools are withdrawn until a restart succeeds', false, { failures })
-        }
-      },
-      stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
-      signInRequired: (reason) => {
-        if (supervisor === this.serving || supervisor === this.pending) this.needsSignIn(reason)
-      },
-    }, this.log, this.openUpstream)
+      this.log,
+      this.openUpstream,
+    )
     return supervisor
   }
 
@@ -189,14 +242,20 @@ export class ConnectorRuntime {
     if (!declared) return tools
     const differences = compareToolTables(declared, tools)
     this.declaredCheck = { checkedAt: new Date().toISOString(), differences }
-    if (differences.length) this.log.warn('declared tools differ from the upstream', { connector: this.key, differences })
+    if (differences.length)
+      this.log.warn('declared tools differ from the upstream', { connector: this.key, differences })
     return tools
   }
 
   /** A table that does not build: refused whole; the status says whether a previous generation serves on. */
   private fail(err: unknown, reason: string, client: RouteClient): void {
     const error = this.log.redactor.redactString((err as Error).message)
-    this.log.error('route build failed; the previous generation keeps serving', { connector: this.key, reason, error, generation: this.generation })
+    this.log.error('route build failed; the previous generation keeps serving', {
+      connector: this.key,
+      reason,
+      error,
+      generation: this.generation,
+    })
     if (client === this.pending && client !== this.serving) return this.changeFailed(error)
     if (!this.registry.route(this.key)) return this.setStatus('failed', error)
     this.setStatus('ready', `a new tool table was refused (${error}); the previous one serves`)
@@ -267,7 +326,9 @@ export class ConnectorRuntime {
     const all = [this.serving, this.pending].filter((s): s is UpstreamSupervisor => !!s)
     this.serving = undefined
     this.pending = undefined
-    await Promise.all(all.map((s) => bestEffort(s.dispose(drainMs), this.log, 'closing an upstream', { connector: this.key })))
+    await Promise.all(
+      all.map((s) => bestEffort(s.dispose(drainMs), this.log, 'closing an upstream', { connector: this.key })),
+    )
   }
 
   private setStatus(status: InterfaceStatus, reason?: string, failedChange?: FailedChange): void {
@@ -291,9 +352,18 @@ export class ConnectorRuntime {
     const { generation, toolCount: tools, toolBytes, declaredCheck } = this
     const { status, reason, failedChange, lastChange } = this.state
     return runtimeSnapshot({
-      key: this.key, desired, generation, tools, toolBytes, status, lastChange,
-      ...(reason ? { reason } : {}), ...(failedChange ? { failedChange } : {}), ...(upstream ? { upstream } : {}),
-      ...(cli ? { cli } : {}), ...(declaredCheck ? { declaredCheck } : {}),
+      key: this.key,
+      desired,
+      generation,
+      tools,
+      toolBytes,
+      status,
+      lastChange,
+      ...(reason ? { reason } : {}),
+      ...(failedChange ? { failedChange } : {}),
+      ...(upstream ? { upstream } : {}),
+      ...(cli ? { cli } : {}),
+      ...(declaredCheck ? { declaredCheck } : {}),
     })
   }
 }

@@ -79,7 +79,12 @@ export interface SkillRootOf {
 export function skillRootsOf(snapshots: readonly ConnectorSnapshot[]): SkillRootOf[] {
   return snapshots
     .filter((s) => s.active && s.releaseRoot && s.skillsDir && s.skills.length)
-    .map((s) => ({ connector: s.key, dir: s.skillsDir!, releaseRoot: s.releaseRoot!, skills: s.skills.map((k) => ({ name: k.name, dir: path.join(s.skillsDir!, k.dir) })) }))
+    .map((s) => ({
+      connector: s.key,
+      dir: s.skillsDir!,
+      releaseRoot: s.releaseRoot!,
+      skills: s.skills.map((k) => ({ name: k.name, dir: path.join(s.skillsDir!, k.dir) })),
+    }))
 }
 
 export function freeze(s: ConnectorSnapshot): ConnectorSnapshot {

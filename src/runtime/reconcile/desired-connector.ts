@@ -22,16 +22,23 @@ export const NO_UPSTREAM: RouteClient = {
   },
 }
 
-/** One hash for everything that makes a desired state different (release, command, environment, credentials, settings). */
+/**
+ * One hash for everything that makes a desired state different (release, command, environment, credentials, settings).
+ */
 export function specHash(desired: DesiredConnector): string {
-  return createHash('sha256').update(desired.digest).update(JSON.stringify(desired.spec ?? null)).digest('hex')
+  return createHash('sha256')
+    .update(desired.digest)
+    .update(JSON.stringify(desired.spec ?? null))
+    .digest('hex')
 }
 
 /** The digest of the user's values, never the values: a change of them is told from an upgrade by it. */
 type Values = Readonly<Record<string, string>>
 export function valuesDigest(credentials: Values, settings: Values | undefined): string {
   const sorted = (r: Readonly<Record<string, string>>) => Object.entries(r).sort(([a], [b]) => a.localeCompare(b))
-  return createHash('sha256').update(JSON.stringify([sorted(credentials), sorted(settings ?? {})])).digest('hex')
+  return createHash('sha256')
+    .update(JSON.stringify([sorted(credentials), sorted(settings ?? {})]))
+    .digest('hex')
 }
 
 /** What a new desired state changes, as the connector's log tells it ("credentials or settings changed", …). */

@@ -5,7 +5,12 @@ import type { ListedConnector } from '../store/connector-store.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
 
 /** An installed connector that is not active: every interface it has shares the status and the reason. */
-export function inactiveSnapshot(entry: ListedConnector, status: InterfaceStatus, reason: string, generation: number): ConnectorSnapshot {
+export function inactiveSnapshot(
+  entry: ListedConnector,
+  status: InterfaceStatus,
+  reason: string,
+  generation: number,
+): ConnectorSnapshot {
   const release = entry.release
   const m = release?.manifest
   return freeze({
@@ -21,7 +26,9 @@ export function inactiveSnapshot(entry: ListedConnector, status: InterfaceStatus
     generation,
     tools: 0,
     toolBytes: 0,
-    ...(m?.mcp || !release ? { mcp: { status, reason, activation: m?.mcp ? effectiveActivation(m.mcp) : 'eager' } } : {}),
+    ...(m?.mcp || !release
+      ? { mcp: { status, reason, activation: m?.mcp ? effectiveActivation(m.mcp) : 'eager' } }
+      : {}),
     ...(m?.cli ? { cli: { status, reason, shimGeneration: 0 } } : {}),
     lastChange: new Date().toISOString(),
   })

@@ -76,13 +76,28 @@ export class Reconciler {
     const listed = await this.store.list()
     const installed = new Map(listed.map((c) => [c.installed.key, c]))
     // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
-    const onDisk = keys ? [] : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) => CONNECTOR_KEY.test(name))
-    const targets = keys ? [...new Set(keys)] : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
+    const onDisk = keys
+      ? []
+      : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) =>
+          CONNECTOR_KEY.test(name),
+        )
+    const targets = keys
+      ? [...new Set(keys)]
+      : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]
     const grants = await this.grants.all()
     for (const key of targets) this.supersedeStale(key, installed.get(key), grants[key])
-    await Promise.all(targets.map((key) => this.queue.enqueue(key, () => this.reconcileOne(key, installed.get(key), grants[key])).finally(() => this.reconciled())))
+    await Promise.all(
+      targets.map((key) =>
+        this.queue
+          .enqueue(key, () => this.reconcileOne(key, installed.get(key), grants[key]))
+          .finally(() => this.reconciled()),
+      ),
+    )
     if (!keys) await this.removeStrayShims()
-    return targets.map((k) => this.snapshotOf(k)).filter((s): s is ConnectorSnapshot => !!s).map(toConnectorState)
+    return targets
+      .map((k) => this.snapshotOf(k))
+      .filter((s): s is ConnectorSnapshot => !!s)
+      .map(toConnectorState)
   }
 
   /** Resolves once none of `keys` is `starting` (a build or restart has an outcome). */
@@ -109,14 +124,20 @@ export class Reconciler {
   snapshotOf(key: string): ConnectorSnapshot | undefined {
     const snapshot = this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key)
     const signIn = this.needsSignIn.get(key)
-    return signIn && snapshot?.mcp ? freeze({ ...snapshot, mcp: { ...snapshot.mcp, status: 'needs-auth', reason: signIn } }) : snapshot
+    return signIn && snapshot?.mcp
+      ? freeze({ ...snapshot, mcp: { ...snapshot.mcp, status: 'needs-auth', reason: signIn } })
+      : snapshot
   }
 
   async closeAll(): Promise<void> {
     await Promise.all([...this.runtimes.values()].map((rt) => rt.dispose()))
   }
 
-  private async reconcileOne(key: string, entry: ListedConnector | undefined, grant: OAuthGrant | undefined): Promise<void> {
+  private async reconcileOne(
+    key: string,
+    entry: ListedConnector | undefined,
+    grant: OAuthGrant | undefined,
+  ): Promise<void> {
     this.needsSignIn.delete(key)
     if (!entry) {
       // a shim left by a daemon that died before removing it (the launcher refuses to run it anyway)
@@ -139,7 +160,8 @@ export class Reconciler {
     }
     this.connectorLogs?.track(key)
     // every stored credential is a known secret, also of a connector that is not active yet
-    for (const value of [...Object.values(entry.credentials), ...grantSecrets(grant)]) this.log.redactor.addSecret(value)
+    for (const value of [...Object.values(entry.credentials), ...grantSecrets(grant)])
+      this.log.redactor.addSecret(value)
     const desired = this.desiredOf(key, entry, grant)
     if ('needsSignIn' in desired && desired.needsSignIn) this.needsSignIn.set(key, desired.needsSignIn)
     if ('inactive' in desired) {
@@ -162,12 +184,31 @@ export class Reconciler {
   }
 
   /** What the state on disk asks of one installed connector: a desired runtime, or why it is inactive. */
-  private desiredOf(key: string, entry: ListedConnector, grant: OAuthGrant | undefined): (DesiredConnector & { needsSignIn?: string }) | { inactive: ConnectorSnapshot } {
+  private desiredOf(
+    key: string,
+    entry: ListedConnector,
+    grant: OAuthGrant | undefined,
+  ): (DesiredConnector & { needsSignIn?: string }) | { inactive: ConnectorSnapshot } {
     const { digest } = entry.installed
-    if (!entry.release) return { inactive: inactiveSnapshot(entry, 'failed', `the installed release cannot be read (reinstall it): ${entry.loadError}`, this.registry.fence(key)) }
+    if (!entry.release)
+      return {
+        inactive: inactiveSnapshot(
+          entry,
+          'failed',
+          `the installed release cannot be read (reinstall it): ${entry.loadError}`,
+          this.registry.fence(key),
+        ),
+      }
     const missing = missingCredentials(entry.release.manifest, entry.credentials)
     if (missing.length) {
-      return { inactive: inactiveSnapshot(entry, 'needs-auth', `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`, this.registry.fence(key)) }
+      return {
+        inactive: inactiveSnapshot(
+          entry,
+          'needs-auth',
+          `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`,
+          this.registry.fence(key),
+        ),
+      }
     }
     const dataDir = this.paths.dataDir(key)
     const { command, environment, settings } = entry.installed
@@ -193,7 +234,11 @@ export class Reconciler {
       return { ...desired, spec: undefined, needsSignIn: reason }
     }
     const { clientId, scopes, resource } = auth.kind === 'oauth' ? auth : {}
-    const asked = { ...(clientId ? { clientId } : {}), ...(scopes ? { scopes } : {}), ...(resource ? { resource } : {}) }
+    const asked = {
+      ...(clientId ? { clientId } : {}),
+      ...(scopes ? { scopes } : {}),
+      ...(resource ? { resource } : {}),
+    }
     const learned = (secrets: string[]) => secrets.forEach((v) => this.log.redactor.addSecret(v))
     spec.oauth = { stateRoot: this.paths.root, ...asked, needsAuth: () => this.signInNeeded(key), learned }
     return desired
@@ -206,9 +251,14 @@ export class Reconciler {
     return (spec, signal) => this.openUpstream(spec, signal, (line) => logs.stderr(key, line))
   }
 
-  /** The daemon's auth provider found the grant unusable (and marked it): the connector loses its upstream until `connect`. */
+  /**
+   * The daemon's auth provider found the grant unusable (and marked it): the connector loses its upstream until
+   * `connect`.
+   */
   private signInNeeded(key: string): void {
-    this.reconcile([key]).catch((err: Error) => this.log.error('reconcile after an OAuth grant needed the user failed', { connector: key, error: err.message }))
+    this.reconcile([key]).catch((err: Error) =>
+      this.log.error('reconcile after an OAuth grant needed the user failed', { connector: key, error: err.message }),
+    )
   }
 
   /** A connector without auth in its manifest met a server that wants an OAuth sign-in: it is one from now on. */
@@ -260,5 +310,4 @@ export class Reconciler {
     const removed = await pruneReleases(this.paths, key, new Set(next))
     if (removed.length) this.log.info('old releases pruned', { connector: key, removed: removed.length })
   }
-
 }

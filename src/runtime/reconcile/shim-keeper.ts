@@ -35,7 +35,12 @@ export class ShimKeeper {
     if (current?.hash === hash && (await this.publisher.publishedGeneration(key)) === current.generation) return
     const gen = generation || current?.generation || fallback
     try {
-      await this.publisher.publish({ key, generation: gen, digest: desired.digest, entrypoint: path.resolve(desired.release.root, cli.entrypoint) })
+      await this.publisher.publish({
+        key,
+        generation: gen,
+        digest: desired.digest,
+        entrypoint: path.resolve(desired.release.root, cli.entrypoint),
+      })
       this.published.set(key, { generation: gen, hash })
       this.errors.delete(key)
     } catch (err) {
@@ -53,7 +58,9 @@ export class ShimKeeper {
     const current = this.published.get(key)
     if (current && current.hash === hash) return { status: 'ready', shimGeneration: current.generation }
     const error = this.errors.get(key)
-    return error ? { status: 'failed', reason: error, shimGeneration: current?.generation ?? 0 } : { status: 'starting', reason: 'publishing the command', shimGeneration: current?.generation ?? 0 }
+    return error
+      ? { status: 'failed', reason: error, shimGeneration: current?.generation ?? 0 }
+      : { status: 'starting', reason: 'publishing the command', shimGeneration: current?.generation ?? 0 }
   }
 
   async withdraw(key: string): Promise<void> {

@@ -54,6 +54,7 @@ export function toDoctorConnector(s: ConnectorSnapshot): DoctorConnector {
   if (s.digest && s.active) view.digest = s.digest
   if (s.mcp && s.active) view.activation = s.mcp.activation
   if (s.skillsDir && s.active) view.skillsDir = s.skillsDir
-  if (s.declaredCheck) view.declaredCheck = { checkedAt: s.declaredCheck.checkedAt, differences: [...s.declaredCheck.differences] }
+  if (s.declaredCheck)
+    view.declaredCheck = { checkedAt: s.declaredCheck.checkedAt, differences: [...s.declaredCheck.differences] }
   return view
 }

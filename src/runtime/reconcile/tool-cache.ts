@@ -5,7 +5,10 @@ import type { StatePaths } from '../paths.js'
 import type { UpstreamTool } from '../registry/route.js'
 
 interface CacheEntry {
-  /** The desired state the table was listed for: release digest, command, environment, credentials and settings (hashed). */
+  /**
+   * The desired state the table was listed for: release digest, command, environment, credentials and settings
+   * (hashed).
+   */
   spec: string
   listedAt: string
   tools: readonly UpstreamTool[]
@@ -28,16 +31,26 @@ export class ToolCache {
       const entry = (await readJsonIfExists(this.paths.toolCacheFile(key))) as CacheEntry | undefined
       return entry?.spec === spec && Array.isArray(entry.tools) ? entry.tools : undefined
     } catch (err) {
-      this.log.warn('tool cache unreadable; the upstream will be started to list its tools', { connector: key, error: err })
+      this.log.warn('tool cache unreadable; the upstream will be started to list its tools', {
+        connector: key,
+        error: err,
+      })
       return undefined
     }
   }
 
   async put(key: string, spec: string, tools: readonly UpstreamTool[]): Promise<void> {
     try {
-      await writeJsonAtomic(this.paths.toolCacheFile(key), { spec, listedAt: new Date().toISOString(), tools } satisfies CacheEntry)
+      await writeJsonAtomic(this.paths.toolCacheFile(key), {
+        spec,
+        listedAt: new Date().toISOString(),
+        tools,
+      } satisfies CacheEntry)
     } catch (err) {
-      this.log.warn('could not write the tool cache; the next start lists the tools again', { connector: key, error: err })
+      this.log.warn('could not write the tool cache; the next start lists the tools again', {
+        connector: key,
+        error: err,
+      })
     }
   }
 

@@ -36,10 +36,13 @@ export function headerParams(schema: Record<string, unknown>): HeaderParam[] | s
     if (!isObject(node)) return undefined
     if ('x-mcp-header' in node) {
       const where = path.join('.') || '(root)'
-      if (!reachable || path.length === 0) return `x-mcp-header on "${where}" is not reachable from the root through "properties" alone`
+      if (!reachable || path.length === 0)
+        return `x-mcp-header on "${where}" is not reachable from the root through "properties" alone`
       const header = node['x-mcp-header']
-      if (typeof header !== 'string' || !HEADER_TOKEN.test(header)) return `x-mcp-header on "${where}" is not a valid header name token`
-      if (typeof node.type !== 'string' || !HEADER_TYPES.has(node.type)) return `x-mcp-header on "${where}" needs a string, integer or boolean property`
+      if (typeof header !== 'string' || !HEADER_TOKEN.test(header))
+        return `x-mcp-header on "${where}" is not a valid header name token`
+      if (typeof node.type !== 'string' || !HEADER_TYPES.has(node.type))
+        return `x-mcp-header on "${where}" needs a string, integer or boolean property`
       if (seen.has(header.toLowerCase())) return `x-mcp-header "${header}" is declared twice`
       seen.add(header.toLowerCase())
       out.push({ path, header, type: node.type as HeaderParam['type'] })
@@ -72,13 +75,22 @@ export interface DroppedTool {
  * one. A tool with an invalid `x-mcp-header` is dropped, as conforming HTTP
  * clients must drop it anyway, and reported in `dropped`.
  */
-export function buildRoute(key: string, generation: number, client: RouteClient, upstream: readonly UpstreamTool[]): ConnectorMCPRoute & { dropped: DroppedTool[] } {
+export function buildRoute(
+  key: string,
+  generation: number,
+  client: RouteClient,
+  upstream: readonly UpstreamTool[],
+): ConnectorMCPRoute & { dropped: DroppedTool[] } {
   const byLocal = new Map<string, string>()
   const tools: ConnectorMCPTool[] = []
   const dropped: DroppedTool[] = []
-  if (upstream.length > TOOL_TABLE_LIMITS.maxTools) throw invalid(key, `${upstream.length} tools, more than the limit of ${TOOL_TABLE_LIMITS.maxTools}`)
+  if (upstream.length > TOOL_TABLE_LIMITS.maxTools)
+    throw invalid(key, `${upstream.length} tools, more than the limit of ${TOOL_TABLE_LIMITS.maxTools}`)
   let tableBytes = 0
-  const published = publishedToolNames(key, upstream.flatMap((t) => (typeof t.name === 'string' ? [t.name] : [])))
+  const published = publishedToolNames(
+    key,
+    upstream.flatMap((t) => (typeof t.name === 'string' ? [t.name] : [])),
+  )
   for (const t of upstream) {
     if (typeof t.name !== 'string' || t.name === '') throw invalid(key, 'a tool has no name')
     // checked before anything recursive (the x-mcp-header scan, serialization) touches the schema
@@ -101,24 +113,38 @@ export function buildRoute(key: string, generation: number, client: RouteClient,
       dropped.push({ name: t.name, reason: params })
       continue
     }
-    const tool: Omit<ConnectorMCPTool, 'json'> = { localName, upstreamName: t.name, inputSchema: t.inputSchema, headerParams: params }
+    const tool: Omit<ConnectorMCPTool, 'json'> = {
+      localName,
+      upstreamName: t.name,
+      inputSchema: t.inputSchema,
+      headerParams: params,
+    }
     if (t.title !== undefined) tool.title = t.title
     if (t.description !== undefined) tool.description = t.description
     if (isObject(t.outputSchema)) tool.outputSchema = t.outputSchema
     if (isObject(t.annotations)) tool.annotations = t.annotations
     const json = JSON.stringify(toMcpTool(tool))
-    if (json.length > TOOL_TABLE_LIMITS.maxToolBytes) throw invalid(key, `tool "${t.name}": ${json.length} bytes as served, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}`)
+    if (json.length > TOOL_TABLE_LIMITS.maxToolBytes)
+      throw invalid(
+        key,
+        `tool "${t.name}": ${json.length} bytes as served, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}`,
+      )
     tableBytes += json.length
-    if (tableBytes > TOOL_TABLE_LIMITS.maxTableBytes) throw invalid(key, `the tool table is more than ${TOOL_TABLE_LIMITS.maxTableBytes} bytes as served`)
+    if (tableBytes > TOOL_TABLE_LIMITS.maxTableBytes)
+      throw invalid(key, `the tool table is more than ${TOOL_TABLE_LIMITS.maxTableBytes} bytes as served`)
     tools.push({ ...tool, json })
   }
   tools.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0))
-  const fingerprint = createHash('sha256').update(tools.map((t) => t.json).join('\n')).digest('hex')
+  const fingerprint = createHash('sha256')
+    .update(tools.map((t) => t.json).join('\n'))
+    .digest('hex')
   return { connectorKey: key, generation, client, tools, fingerprint, dropped }
 }
 
 /** Why a tool's data breaks a limit before it can even be serialized, or undefined. */
-export function toolLimitProblem(t: Pick<UpstreamTool, 'inputSchema' | 'outputSchema' | 'annotations'>): string | undefined {
+export function toolLimitProblem(
+  t: Pick<UpstreamTool, 'inputSchema' | 'outputSchema' | 'annotations'>,
+): string | undefined {
   const max = TOOL_TABLE_LIMITS.maxSchemaDepth
   for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
     if (nestsDeeperThan(t[field], max)) return `${field} nests deeper than ${max} levels`

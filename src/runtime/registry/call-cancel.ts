@@ -46,7 +46,8 @@ export class CallCancel {
       listener(this.why)
       return () => {}
     }
-    ;(this.listeners ??= []).push(listener)
+    this.listeners ??= []
+    this.listeners.push(listener)
     return () => {
       const at = this.listeners?.indexOf(listener) ?? -1
       if (at >= 0) this.listeners!.splice(at, 1)

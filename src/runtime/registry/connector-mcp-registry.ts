@@ -50,10 +50,16 @@ export class ConnectorMCPRegistry {
     const key = route.connectorKey
     const fence = this.fence(key)
     if (route.generation <= fence) {
-      throw new TuttiError(ErrorCodes.STALE_GENERATION, `connector "${key}": generation ${route.generation} is at or below the fence ${fence}`)
+      throw new TuttiError(
+        ErrorCodes.STALE_GENERATION,
+        `connector "${key}": generation ${route.generation} is at or below the fence ${fence}`,
+      )
     }
     // buildRoute validated, serialized and fingerprinted the table: nothing below can throw half-way
-    const frozen: ConnectorMCPRoute = Object.freeze({ ...route, tools: Object.freeze([...route.tools].sort(byName)) as ConnectorMCPTool[] })
+    const frozen: ConnectorMCPRoute = Object.freeze({
+      ...route,
+      tools: Object.freeze([...route.tools].sort(byName)) as ConnectorMCPTool[],
+    })
     this.fences.set(key, route.generation)
     this.routes.set(key, frozen)
     return { changed: this.changed(key, frozen.fingerprint) }
@@ -90,7 +96,8 @@ export class ConnectorMCPRegistry {
     if (binding.generation <= removedThrough) {
       throw new TuttiError(
         ErrorCodes.STALE_GENERATION,
-        `tool "${binding.tool.localName}" is no longer available: connector "${binding.connectorKey}" was removed (generation ${binding.generation} fenced)`,
+        `tool "${binding.tool.localName}" is no longer available: connector "${binding.connectorKey}" was removed ` +
+          `(generation ${binding.generation} fenced)`,
       )
     }
   }
@@ -117,7 +124,10 @@ export class ConnectorMCPRegistry {
     const all: ConnectorMCPTool[] = []
     for (const route of this.routes.values()) {
       for (const tool of route.tools) {
-        bindings.set(tool.localName, Object.freeze({ connectorKey: route.connectorKey, generation: route.generation, client: route.client, tool }))
+        bindings.set(
+          tool.localName,
+          Object.freeze({ connectorKey: route.connectorKey, generation: route.generation, client: route.client, tool }),
+        )
         all.push(tool)
       }
     }

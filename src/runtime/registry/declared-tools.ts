@@ -26,7 +26,10 @@ function canonical(value: unknown): string {
   return JSON.stringify(value) ?? 'undefined'
 }
 
-export function compareToolTables(declared: readonly UpstreamTool[], upstream: readonly UpstreamTool[]): ToolDifference[] {
+export function compareToolTables(
+  declared: readonly UpstreamTool[],
+  upstream: readonly UpstreamTool[],
+): ToolDifference[] {
   const out: ToolDifference[] = []
   const up = new Map(upstream.map((t) => [t.name, t]))
   const decl = new Map(declared.map((t) => [t.name, t]))
@@ -39,7 +42,8 @@ export function compareToolTables(declared: readonly UpstreamTool[], upstream: r
     const fields = COMPARED.filter((f) => canonical(d[f]) !== canonical(u[f]))
     if (fields.length) out.push({ tool: d.name, problem: 'fields differ', fields: [...fields] })
   }
-  for (const u of upstream) if (!decl.has(u.name)) out.push({ tool: u.name, problem: 'listed by the upstream but not declared' })
+  for (const u of upstream)
+    if (!decl.has(u.name)) out.push({ tool: u.name, problem: 'listed by the upstream but not declared' })
   return out.sort((a, b) => a.tool.localeCompare(b.tool))
 }
 

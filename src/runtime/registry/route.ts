@@ -23,7 +23,11 @@ export interface RouteCallOptions {
 }
 
 export interface RouteClient {
-  callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: RouteCallOptions): Promise<ToolCallResult>
+  callTool(
+    upstreamName: string,
+    args: Record<string, unknown> | undefined,
+    options: RouteCallOptions,
+  ): Promise<ToolCallResult>
 }
 
 /** A schema property that must also travel as an `Mcp-Param-<header>` request header. */

@@ -21,7 +21,10 @@ export const RELEASE_LIMITS = { maxFiles: 20_000, maxBytes: 256 * 1024 * 1024, m
 const SKIP = new Set(['.git'])
 
 export class ReleaseTreeError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -36,14 +39,16 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
   const entries: ReleaseEntry[] = []
   let bytes = 0
   const visit = async (dirRel: string, depth: number): Promise<void> => {
-    if (depth > RELEASE_LIMITS.maxDepth) throw new ReleaseTreeError('(release)', `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
+    if (depth > RELEASE_LIMITS.maxDepth)
+      throw new ReleaseTreeError('(release)', `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
     const names = (await fs.readdir(path.join(realRoot, dirRel))).sort()
     for (const name of names) {
       if (SKIP.has(name) && dirRel === '') continue
       const rel = dirRel ? `${dirRel}/${name}` : name
       const abs = path.join(realRoot, rel)
       const st = await fs.lstat(abs)
-      if (entries.length >= RELEASE_LIMITS.maxFiles) throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
+      if (entries.length >= RELEASE_LIMITS.maxFiles)
+        throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
       if (st.isSymbolicLink()) {
         const target = await fs.readlink(abs)
         await checkLink(realRoot, rel, abs, target)
@@ -53,7 +58,8 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
         await visit(rel, depth + 1)
       } else if (st.isFile()) {
         bytes += st.size
-        if (bytes > RELEASE_LIMITS.maxBytes) throw new ReleaseTreeError('(release)', `release larger than ${RELEASE_LIMITS.maxBytes} bytes`)
+        if (bytes > RELEASE_LIMITS.maxBytes)
+          throw new ReleaseTreeError('(release)', `release larger than ${RELEASE_LIMITS.maxBytes} bytes`)
         entries.push({ rel, type: 'file', executable: (st.mode & 0o111) !== 0, size: st.size })
       } else {
         throw new ReleaseTreeError(rel, `${rel} is not a regular file, directory or symlink`)
@@ -81,10 +87,19 @@ async function checkLink(realRoot: string, rel: string, abs: string, target: str
     real = await fs.realpath(abs)
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code
-    const why = code === 'ENOENT' || code === 'ENOTDIR' ? 'is dangling (its target does not exist)' : code === 'ELOOP' ? 'is a symlink loop' : `cannot be resolved (${code ?? (err as Error).message})`
-    throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} ${why}, so it cannot be proven to stay inside the release`)
+    const why =
+      code === 'ENOENT' || code === 'ENOTDIR'
+        ? 'is dangling (its target does not exist)'
+        : code === 'ELOOP'
+          ? 'is a symlink loop'
+          : `cannot be resolved (${code ?? (err as Error).message})`
+    throw new ReleaseTreeError(
+      rel,
+      `symlink ${rel} -> ${target} ${why}, so it cannot be proven to stay inside the release`,
+    )
   }
-  if (!isInside(realRoot, real)) throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} resolves outside the release (through other symlinks)`)
+  if (!isInside(realRoot, real))
+    throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} resolves outside the release (through other symlinks)`)
 }
 
 /**
@@ -101,7 +116,8 @@ export async function resolveInside(root: string, rel: string, field: string, wa
   } catch {
     throw new ReleaseTreeError(field, `${field}: "${rel}" does not exist in the release`)
   }
-  if (!isInside(realRoot, real)) throw new ReleaseTreeError(field, `${field}: "${rel}" resolves outside the release (symlink escape)`)
+  if (!isInside(realRoot, real))
+    throw new ReleaseTreeError(field, `${field}: "${rel}" resolves outside the release (symlink escape)`)
   const st = await fs.stat(real)
   if (want === 'file' && !st.isFile()) throw new ReleaseTreeError(field, `${field}: "${rel}" is not a file`)
   if (want === 'dir' && !st.isDirectory()) throw new ReleaseTreeError(field, `${field}: "${rel}" is not a directory`)

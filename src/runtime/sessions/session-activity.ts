@@ -50,7 +50,12 @@ export class SessionActivity {
     const out: SessionActivityView[] = []
     for (const [hash, record] of records) {
       const seen = this.byHash.get(hash)
-      const base = { workspace: record.workspace, session: record.session, provider: record.provider, requests: seen?.requests ?? 0 }
+      const base = {
+        workspace: record.workspace,
+        session: record.session,
+        provider: record.provider,
+        requests: seen?.requests ?? 0,
+      }
       out.push(seen ? { ...base, lastSeenAt: new Date(seen.lastSeenMs).toISOString() } : base)
     }
     return out

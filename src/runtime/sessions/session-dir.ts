@@ -26,8 +26,12 @@ export async function freshSessionDir(paths: StatePaths, workspace: string, sess
 }
 
 /** A revoked session's projections go with its token. */
-export async function removeSessionDirs(paths: StatePaths, sessions: ReadonlyArray<{ workspace: string; session: string }>): Promise<void> {
-  for (const s of sessions) await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
+export async function removeSessionDirs(
+  paths: StatePaths,
+  sessions: ReadonlyArray<{ workspace: string; session: string }>,
+): Promise<void> {
+  for (const s of sessions)
+    await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
 }
 
 /** Beside a Skill root: the mirrors of releases whose Skills carry a tool-name note (not a Skill root itself). */

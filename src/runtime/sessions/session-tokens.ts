@@ -20,7 +20,12 @@ export interface SessionRecord {
   issuedAt: string
 }
 
-const recordSchema = z.object({ workspace: z.string(), session: z.string(), provider: z.string(), issuedAt: z.string() })
+const recordSchema = z.object({
+  workspace: z.string(),
+  session: z.string(),
+  provider: z.string(),
+  issuedAt: z.string(),
+})
 const fileSchema = z.object({ schemaVersion: z.literal(1), sessions: z.record(z.string(), recordSchema) })
 
 const TOKEN_PREFIX = 'tutti_'
@@ -85,14 +90,21 @@ export class SessionTokens {
     }
     if (raw === undefined) return // no session was ever issued here
     const parsed = fileSchema.safeParse(raw)
-    if (!parsed.success) return this.setAside(`not a schemaVersion 1 session file (${parsed.error.issues[0]?.path.join('.') || 'root'}: ${parsed.error.issues[0]?.message})`)
+    if (!parsed.success)
+      return this.setAside(
+        `not a schemaVersion 1 session file (${parsed.error.issues[0]?.path.join('.') || 'root'}: ${parsed.error.issues[0]?.message})`,
+      )
     for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
   }
 
   private async setAside(why: string, error?: unknown): Promise<void> {
     const aside = `${this.file}.unreadable-${Date.now()}`
     await fs.rename(this.file, aside).catch(() => undefined)
-    this.log.warn('sessions.json unreadable; moved aside, starting with no sessions', { why, movedTo: aside, ...(error ? { error } : {}) })
+    this.log.warn('sessions.json unreadable; moved aside, starting with no sessions', {
+      why,
+      movedTo: aside,
+      ...(error ? { error } : {}),
+    })
   }
 
   get size(): number {
@@ -139,7 +151,12 @@ export class SessionTokens {
   }
 
   async revoke(filter: { session?: string; workspace?: string; all?: boolean }): Promise<number> {
-    const hashes = this.matching((r) => !!filter.all || ((filter.session === undefined || r.session === filter.session) && (filter.workspace === undefined || r.workspace === filter.workspace)))
+    const hashes = this.matching(
+      (r) =>
+        !!filter.all ||
+        ((filter.session === undefined || r.session === filter.session) &&
+          (filter.workspace === undefined || r.workspace === filter.workspace)),
+    )
     if (!filter.all && filter.session === undefined && filter.workspace === undefined) return 0
     const revoked = this.take(hashes)
     if (revoked.length) {
@@ -179,7 +196,9 @@ export class SessionTokens {
 
   private persist(): Promise<void> {
     // serialize writes; each writes the latest state, whatever became of the one before
-    const write = this.persisting.catch(() => undefined).then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
+    const write = this.persisting
+      .catch(() => undefined)
+      .then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
     this.persisting = write
     return write
   }

@@ -37,6 +37,7 @@ function refuse(config: LaunchConfig, message: string): never {
   process.exit(126)
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: the launcher reads its own files and checks each field it uses
 function readJson(file: string): any {
   try {
     return JSON.parse(fs.readFileSync(file, 'utf8'))
@@ -50,19 +51,35 @@ export function launch(config: LaunchConfig): void {
   const connectors = readJson(config.installedJson)?.connectors
   // own properties only: a key never names something of Object's prototype
   const installed = connectors && Object.hasOwn(connectors, key) ? connectors[key] : undefined
-  if (!installed) refuse(config, `the connector "${key}" is not installed; this command is left over and will not run the old release`)
-  if (installed.digest !== digest) refuse(config, `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run it again)`)
+  if (!installed)
+    refuse(
+      config,
+      `the connector "${key}" is not installed; this command is left over and will not run the old release`,
+    )
+  if (installed.digest !== digest)
+    refuse(
+      config,
+      `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run ` +
+        `it again)`,
+    )
   const manifest = readJson(config.manifest)
-  const variables: Array<{ name: string; required?: boolean }> = manifest?.auth?.kind === 'env' ? manifest.auth.variables : []
+  const variables: Array<{ name: string; required?: boolean }> =
+    manifest?.auth?.kind === 'env' ? manifest.auth.variables : []
   const storedCredentials = readJson(config.credentialsJson)?.connectors
-  const credentials: Record<string, string> = storedCredentials && Object.hasOwn(storedCredentials, key) ? storedCredentials[key] : {}
+  const credentials: Record<string, string> =
+    storedCredentials && Object.hasOwn(storedCredentials, key) ? storedCredentials[key] : {}
   const has = (name: string) => Object.hasOwn(credentials, name) && !!credentials[name]
   // an optional variable ("required": false) never keeps the CLI from running
   const missing = variables.filter((v) => v.required !== false && !has(v.name)).map((v) => v.name)
-  if (missing.length) refuse(config, `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`)
+  if (missing.length)
+    refuse(
+      config,
+      `the connector "${key}" is not connected (missing ${missing.join(', ')}); it will not run until it is`,
+    )
   // the session token is the agent's connection capability, not the connector's
   delete process.env[config.tokenVar]
-  // settings as the MCP server gets them: the stored value, else the default (only ${TUTTI_CONNECTOR_DATA} expands in it)
+  // settings as the MCP server gets them: the stored value, else the default (only ${TUTTI_CONNECTOR_DATA} expands in
+  // it)
   const stored: Record<string, string> = installed.settings ?? {}
   for (const setting of (manifest?.config ?? []) as Array<{ name: string; default?: string }>) {
     const value = stored[setting.name] ?? setting.default?.split(`\${${config.dataDirVar}}`).join(dataDir)

@@ -21,5 +21,10 @@ export function shebangCanName(node: string, platform: NodeJS.Platform = process
 export const shellQuote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`
 
 export function posixShimSource(command: string, generation: number, node: string, target: string): string {
-  return ['#!/bin/sh', `# ${command}, generation ${generation}: written by the tutti daemon, do not edit`, `exec ${shellQuote(node)} ${shellQuote(target)} "$@"`, ''].join('\n')
+  return [
+    '#!/bin/sh',
+    `# ${command}, generation ${generation}: written by the tutti daemon, do not edit`,
+    `exec ${shellQuote(node)} ${shellQuote(target)} "$@"`,
+    '',
+  ].join('\n')
 }

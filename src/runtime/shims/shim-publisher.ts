@@ -57,7 +57,8 @@ export class ShimPublisher {
           await fs.chmod(posix, 0o755)
         }
         assertLockHeld(held, this.paths.shimLockTarget)
-        for (const suffix of SHIM_SUFFIXES) await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
+        for (const suffix of SHIM_SUFFIXES)
+          await fs.rename(path.join(staging, name + suffix), this.paths.shimPath(pin.key) + suffix)
       } finally {
         await fs.rm(staging, { recursive: true, force: true })
       }
@@ -65,7 +66,12 @@ export class ShimPublisher {
       return pin.generation
     })
     if (outcome === pin.generation) this.log.info('shim published', { connector: pin.key, generation: pin.generation })
-    else this.log.info('shim kept: a newer generation is published', { connector: pin.key, generation: pin.generation, published: outcome })
+    else
+      this.log.info('shim kept: a newer generation is published', {
+        connector: pin.key,
+        generation: pin.generation,
+        published: outcome,
+      })
   }
 
   /** The generation the shim on disk runs, if any. */
@@ -97,7 +103,13 @@ export class ShimPublisher {
     const removed = await withLock(this.paths.shimLockTarget, async () => {
       if ((await this.publishedGeneration(key)) !== undefined) return false
       const dir = this.paths.shimTargetsDir(key)
-      if (!(await fs.stat(dir).then(() => true, () => false))) return false
+      if (
+        !(await fs.stat(dir).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return false
       await fs.rm(dir, { recursive: true, force: true })
       return true
     })
@@ -123,6 +135,8 @@ export class ShimPublisher {
   /** Every shim on disk, by connector key (for doctor and tests). */
   async list(): Promise<string[]> {
     const names = await fs.readdir(this.paths.binDir).catch(() => [] as string[])
-    return names.filter((n) => n.startsWith(SHIM_PREFIX) && CONNECTOR_KEY.test(n.slice(SHIM_PREFIX.length))).map((n) => n.slice(SHIM_PREFIX.length))
+    return names
+      .filter((n) => n.startsWith(SHIM_PREFIX) && CONNECTOR_KEY.test(n.slice(SHIM_PREFIX.length)))
+      .map((n) => n.slice(SHIM_PREFIX.length))
   }
 }

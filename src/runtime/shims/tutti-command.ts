@@ -23,7 +23,9 @@ export function tuttiCommandSource(paths: StatePaths): { posix: string; cmd: str
     `exec ${shellQuote(process.execPath)} ${shellQuote(TUTTI_BIN)} "$@"`,
     '',
   ].join('\n')
-  const cmd = ['@ECHO off', `SET "TUTTI_STATE_DIR=${paths.root}"`, `"${process.execPath}" "${TUTTI_BIN}" %*`, ''].join('\r\n')
+  const cmd = ['@ECHO off', `SET "TUTTI_STATE_DIR=${paths.root}"`, `"${process.execPath}" "${TUTTI_BIN}" %*`, ''].join(
+    '\r\n',
+  )
   return { posix, cmd }
 }
 

@@ -69,14 +69,25 @@ export async function buildSkill(key: string, name: string, dir: string): Promis
     if (typeof frontmatter === 'string') return { ok: false, reason: frontmatter }
     const files = new Map<string, SkillFile>()
     for (const f of walked.files) {
-      const { digest, size, utf8 } = f === manifest ? new ContentDigest().update(bytes).finish() : await hashFile(f.path)
+      const { digest, size, utf8 } =
+        f === manifest ? new ContentDigest().update(bytes).finish() : await hashFile(f.path)
       const uri = skillUri(key, name, f.rel)
-      files.set(uri, { uri, path: f.path, digest, size, utf8, mimeType: f === manifest ? MARKDOWN : mimeTypeOf(f.rel, utf8) })
+      files.set(uri, {
+        uri,
+        path: f.path,
+        digest,
+        size,
+        utf8,
+        mimeType: f === manifest ? MARKDOWN : mimeTypeOf(f.rel, utf8),
+      })
     }
     const total = [...files.values()].reduce((n, f) => n + f.size, 0)
-    if (total > EXTENSION_LIMITS.bytes) return { ok: false, reason: `its files are ${total} bytes, more than the extension's ${EXTENSION_LIMITS.bytes}` }
+    if (total > EXTENSION_LIMITS.bytes)
+      return { ok: false, reason: `its files are ${total} bytes, more than the extension's ${EXTENSION_LIMITS.bytes}` }
     const uri = skillUri(key, name, SKILL_FILE)
-    const resources = [...files.values()].sort((a, b) => compare(a.uri, b.uri)).map((f) => ({ uri: f.uri, digest: f.digest, size: f.size }))
+    const resources = [...files.values()]
+      .sort((a, b) => compare(a.uri, b.uri))
+      .map((f) => ({ uri: f.uri, digest: f.digest, size: f.size }))
     const entry: Skill = { uri, frontmatter, resources }
     return { ok: true, skill: { key, entry, realRoot, files, directories: childrenOf(key, name, walked, files) } }
   } catch (err) {
@@ -89,7 +100,8 @@ export async function readServedFile(skill: ServedSkill, file: SkillFile): Promi
   const real = await fs.realpath(file.path)
   if (!isInside(skill.realRoot, real)) throw new Error(`${file.uri} now resolves outside its Skill`)
   const bytes = await fs.readFile(real)
-  if (bytes.length !== file.size || new ContentDigest().update(bytes).finish().digest !== file.digest) throw new Error(`${file.uri} changed since it was listed`)
+  if (bytes.length !== file.size || new ContentDigest().update(bytes).finish().digest !== file.digest)
+    throw new Error(`${file.uri} changed since it was listed`)
   return bytes
 }
 
@@ -119,8 +131,10 @@ async function walk(realRoot: string): Promise<Walked | string> {
       } else if (st.isFile()) {
         out.files.push({ rel: childRel, path: real })
         out.bytes += st.size
-        if (out.files.length > EXTENSION_LIMITS.files) return `more than the extension's ${EXTENSION_LIMITS.files} files`
-        if (out.bytes > EXTENSION_LIMITS.bytes) return `its files are more than the extension's ${EXTENSION_LIMITS.bytes} bytes`
+        if (out.files.length > EXTENSION_LIMITS.files)
+          return `more than the extension's ${EXTENSION_LIMITS.files} files`
+        if (out.bytes > EXTENSION_LIMITS.bytes)
+          return `its files are more than the extension's ${EXTENSION_LIMITS.bytes} bytes`
       }
     }
     return undefined
@@ -144,7 +158,8 @@ function frontMatterOf(bytes: Buffer, name: string): Skill['frontmatter'] | stri
   const carried = JSON.parse(JSON.stringify(data)) as Record<string, unknown>
   if (!isDeepStrictEqual(carried, data)) return 'its front matter has values JSON cannot carry unchanged'
   if (carried.name !== name) return `its front matter names "${String(carried.name)}", not "${name}"`
-  if (!AGENT_SKILL_NAME.test(name)) return `"${name}" breaks the Agent Skills naming rules (no leading, trailing or doubled "-")`
+  if (!AGENT_SKILL_NAME.test(name))
+    return `"${name}" breaks the Agent Skills naming rules (no leading, trailing or doubled "-")`
   if (typeof carried.description !== 'string' || !carried.description) return 'its front matter has no description'
   return carried as Skill['frontmatter']
 }
@@ -193,19 +208,29 @@ async function hashFile(file: string): Promise<{ digest: string; size: number; u
   return digest.finish()
 }
 
-function childrenOf(key: string, name: string, walked: Walked, files: ReadonlyMap<string, SkillFile>): Map<string, SkillChild[]> {
+function childrenOf(
+  key: string,
+  name: string,
+  walked: Walked,
+  files: ReadonlyMap<string, SkillFile>,
+): Map<string, SkillChild[]> {
   const directories = new Map<string, SkillChild[]>([['', []]])
   for (const d of walked.dirs) directories.set(d, [])
   const add = (rel: string, child: SkillChild): void => {
     const parent = rel.includes('/') ? rel.slice(0, rel.lastIndexOf('/')) : ''
     directories.get(parent)?.push(child)
   }
-  for (const d of walked.dirs) add(d, { uri: skillUri(key, name, d), name: path.posix.basename(d), mimeType: DIRECTORY })
+  for (const d of walked.dirs)
+    add(d, { uri: skillUri(key, name, d), name: path.posix.basename(d), mimeType: DIRECTORY })
   for (const f of walked.files) {
     const file = files.get(skillUri(key, name, f.rel))!
     add(f.rel, { uri: file.uri, name: path.posix.basename(f.rel), mimeType: file.mimeType, size: file.size })
   }
   const byUri = new Map<string, SkillChild[]>()
-  for (const [rel, children] of directories) byUri.set(skillUri(key, name, rel), children.sort((a, b) => compare(a.uri, b.uri)))
+  for (const [rel, children] of directories)
+    byUri.set(
+      skillUri(key, name, rel),
+      children.sort((a, b) => compare(a.uri, b.uri)),
+    )
   return byUri
 }

@@ -35,11 +35,19 @@ export function parseSkillFile(text: string, where: string): Omit<SkillSummary, 
   try {
     data = parseYaml(match[1]!)
   } catch (err) {
-    throw new ReleaseTreeError(where, `${where}: front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`)
+    throw new ReleaseTreeError(
+      where,
+      `${where}: front matter is not valid YAML: ${(err as Error).message.split('\n')[0]}`,
+    )
   }
   const parsed = frontMatterSchema.safeParse(data ?? {})
   if (!parsed.success) {
-    throw new ReleaseTreeError(where, formatIssues(parsed.error.issues).map((line) => `${where}: ${line}`).join('\n'))
+    throw new ReleaseTreeError(
+      where,
+      formatIssues(parsed.error.issues)
+        .map((line) => `${where}: ${line}`)
+        .join('\n'),
+    )
   }
   const { name, description, title } = parsed.data
   return title ? { name, title, description } : { name, description }
@@ -47,8 +55,11 @@ export function parseSkillFile(text: string, where: string): Omit<SkillSummary, 
 
 /** Read and validate every Skill under a release's skills root. */
 export async function readSkills(releaseRoot: string, skillsRoot: string, field = 'skills'): Promise<SkillSummary[]> {
-  const names = (await fs.readdir(skillsRoot, { withFileTypes: true })).filter((d) => !d.name.startsWith('.')).sort((a, b) => a.name.localeCompare(b.name))
-  if (names.length > SKILL_LIMITS.maxSkills) throw new ReleaseTreeError(field, `${field}: more than ${SKILL_LIMITS.maxSkills} skills`)
+  const names = (await fs.readdir(skillsRoot, { withFileTypes: true }))
+    .filter((d) => !d.name.startsWith('.'))
+    .sort((a, b) => a.name.localeCompare(b.name))
+  if (names.length > SKILL_LIMITS.maxSkills)
+    throw new ReleaseTreeError(field, `${field}: more than ${SKILL_LIMITS.maxSkills} skills`)
   const skills: SkillSummary[] = []
   const seen = new Map<string, string>()
   for (const entry of names) {
@@ -57,23 +68,32 @@ export async function readSkills(releaseRoot: string, skillsRoot: string, field 
     const st = await fs.lstat(dir)
     if (st.isSymbolicLink()) {
       const real = await fs.realpath(dir)
-      if (!isInside(releaseRoot, real)) throw new ReleaseTreeError(where, `${field}/${entry.name}: symlink points outside the release`)
+      if (!isInside(releaseRoot, real))
+        throw new ReleaseTreeError(where, `${field}/${entry.name}: symlink points outside the release`)
     }
     if (!(await fs.stat(dir)).isDirectory()) continue
     const file = path.join(dir, 'SKILL.md')
-    let fst
+    let fst: Awaited<ReturnType<typeof fs.lstat>>
     try {
       fst = await fs.lstat(file)
     } catch {
-      throw new ReleaseTreeError(where, `${where}: missing (every folder under "${field}" is a Skill and needs a SKILL.md)`)
+      throw new ReleaseTreeError(
+        where,
+        `${where}: missing (every folder under "${field}" is a Skill and needs a SKILL.md)`,
+      )
     }
     if (fst.isSymbolicLink() && !isInside(releaseRoot, await fs.realpath(file))) {
       throw new ReleaseTreeError(where, `${where}: symlink points outside the release`)
     }
-    if (fst.size > SKILL_LIMITS.maxSkillFileBytes) throw new ReleaseTreeError(where, `${where}: larger than ${SKILL_LIMITS.maxSkillFileBytes} bytes`)
+    if (fst.size > SKILL_LIMITS.maxSkillFileBytes)
+      throw new ReleaseTreeError(where, `${where}: larger than ${SKILL_LIMITS.maxSkillFileBytes} bytes`)
     const summary = parseSkillFile(await fs.readFile(file, 'utf8'), where)
     const previous = seen.get(summary.name)
-    if (previous) throw new ReleaseTreeError(where, `${where}: duplicate skill name "${summary.name}" (also in ${field}/${previous})`)
+    if (previous)
+      throw new ReleaseTreeError(
+        where,
+        `${where}: duplicate skill name "${summary.name}" (also in ${field}/${previous})`,
+      )
     seen.set(summary.name, entry.name)
     skills.push({ ...summary, dir: entry.name })
   }

@@ -14,7 +14,13 @@ import { deriveKey } from './source-key.js'
 
 /** Runners whose first operand is the package they run: `npx -y @scope/server-slack` is "slack". */
 const PACKAGE_RUNNERS: Record<string, string[]> = {
-  npx: [], bunx: [], uvx: [], pnpx: [], pnpm: ['dlx'], yarn: ['dlx'], bun: ['x'],
+  npx: [],
+  bunx: [],
+  uvx: [],
+  pnpx: [],
+  pnpm: ['dlx'],
+  yarn: ['dlx'],
+  bun: ['x'],
 }
 /** Interpreters whose first operand is the server's script. */
 const INTERPRETERS = new Set(['node', 'deno', 'bun', 'python', 'python3', 'uv', 'tsx'])
@@ -53,7 +59,13 @@ async function absoluteArgs(words: readonly string[]): Promise<string[]> {
     const relative = w.startsWith('./') || w.startsWith('../')
     const script = !scriptSeen && !w.startsWith('-')
     if (script) scriptSeen = true
-    const exists = (relative || script) && !path.isAbsolute(w) && (await fs.stat(w).then(() => true, () => false))
+    const exists =
+      (relative || script) &&
+      !path.isAbsolute(w) &&
+      (await fs.stat(w).then(
+        () => true,
+        () => false,
+      ))
     out.push(exists ? path.resolve(w) : w)
   }
   return out

@@ -43,13 +43,20 @@ export interface SourceOptions {
 }
 
 /** A choice among several servers: `--server` names it, or the error lists them all. */
-export function chooseServer<T>(what: string, choices: ReadonlyMap<string, T>, wanted: string | undefined, inputError: (message: string) => Error): [string, T] {
+export function chooseServer<T>(
+  what: string,
+  choices: ReadonlyMap<string, T>,
+  wanted: string | undefined,
+  inputError: (message: string) => Error,
+): [string, T] {
   const names = [...choices.keys()]
   if (wanted !== undefined) {
     const chosen = choices.get(wanted)
-    if (chosen === undefined) throw inputError(`${what} has no MCP server "${wanted}"; its servers: ${names.join(', ')}`)
+    if (chosen === undefined)
+      throw inputError(`${what} has no MCP server "${wanted}"; its servers: ${names.join(', ')}`)
     return [wanted, chosen]
   }
-  if (names.length > 1) throw inputError(`${what} has ${names.length} MCP servers (${names.join(', ')}); choose one with --server NAME`)
+  if (names.length > 1)
+    throw inputError(`${what} has ${names.length} MCP servers (${names.join(', ')}); choose one with --server NAME`)
   return [names[0]!, choices.get(names[0]!)!]
 }

@@ -28,7 +28,11 @@ export interface PreparedSource {
 
 export const NPM_PREFIX = 'npm:'
 
-const isFile = (p: string) => fs.stat(p).then((s) => s.isFile(), () => false)
+const isFile = (p: string) =>
+  fs.stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  )
 
 /** `source` undefined: the command form, `options.command`. */
 export async function prepareSource(source: string | undefined, options: SourceOptions): Promise<PreparedSource> {
@@ -65,8 +69,17 @@ export async function prepareSource(source: string | undefined, options: SourceO
     const generated = await describe(root, options)
     if (!generated) {
       // these shape a generated manifest; a release that brings its own would silently ignore them
-      if (options.key !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--key: this release names its key in ${MANIFEST_FILE}; --key is for packages without one`)
-      if (options.server !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--server: this release declares its one MCP server in ${MANIFEST_FILE}; --server is for plugins and server.json documents with several`)
+      if (options.key !== undefined)
+        throw new TuttiError(
+          ErrorCodes.ARGUMENT_INVALID,
+          `--key: this release names its key in ${MANIFEST_FILE}; --key is for packages without one`,
+        )
+      if (options.server !== undefined)
+        throw new TuttiError(
+          ErrorCodes.ARGUMENT_INVALID,
+          `--server: this release declares its one MCP server in ${MANIFEST_FILE}; --server is for plugins and ` +
+            `server.json documents with several`,
+        )
     }
     return { root, ...(generated ? { generated } : {}), cleanup }
   } catch (err) {
@@ -80,12 +93,20 @@ async function describe(root: string, options: SourceOptions): Promise<Generated
   const st = await fs.stat(root).catch(() => undefined)
   if (!st?.isDirectory()) return undefined // the release loader says what is wrong with it
   if (await isFile(path.join(root, MANIFEST_FILE))) {
-    if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for packages without a ${MANIFEST_FILE}; this release declares its own`)
+    if (options.args?.length)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `arguments after "--" are for packages without a ${MANIFEST_FILE}; this release declares its own`,
+      )
     return undefined
   }
   const plugin = await detectPlugin(root)
   if (plugin) return pluginSource(root, plugin, options)
   const pkg = await readPackageJson(root)
   if (pkg) return npmPackageSource(root, pkg, options)
-  throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${root}: no ${MANIFEST_FILE}, no plugin manifest (.claude-plugin/plugin.json, .codex-plugin/plugin.json, plugin.json) and no package.json: nothing here says how to run it`)
+  throw new TuttiError(
+    ErrorCodes.MANIFEST_NOT_FOUND,
+    `${root}: no ${MANIFEST_FILE}, no plugin manifest (.claude-plugin/plugin.json, .codex-plugin/plugin.json, ` +
+      `plugin.json) and no package.json: nothing here says how to run it`,
+  )
 }

@@ -28,33 +28,56 @@ export function binsOf(pkg: NpmPackageJson): Map<string, string> {
   const name = typeof pkg.name === 'string' ? pkg.name.split('/').pop()! : 'bin'
   if (typeof pkg.bin === 'string') return new Map([[name, pkg.bin]])
   const bins = new Map<string, string>()
-  if (pkg.bin && typeof pkg.bin === 'object') for (const [k, v] of Object.entries(pkg.bin)) if (typeof v === 'string') bins.set(k, v)
+  if (pkg.bin && typeof pkg.bin === 'object')
+    for (const [k, v] of Object.entries(pkg.bin)) if (typeof v === 'string') bins.set(k, v)
   return bins
 }
 
 /** How to run a file of the release: JavaScript under node (npm's bin shims do the same), anything else as itself. */
 export async function runBin(root: string, bin: string): Promise<{ command: string; args: string[] }> {
   const rel = path.posix.normalize(bin.replace(/\\/g, '/')).replace(/^\.\//, '')
-  const head = await fs.readFile(path.join(root, rel), 'utf8').then((t) => t.slice(0, 128), () => {
-    throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `package.json: bin "${bin}" does not exist in the package`)
-  })
+  const head = await fs.readFile(path.join(root, rel), 'utf8').then(
+    (t) => t.slice(0, 128),
+    () => {
+      throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `package.json: bin "${bin}" does not exist in the package`)
+    },
+  )
   const javascript = /\.[cm]?js$/.test(rel) || /^#!.*\bnode\b/.test(head) || !head.startsWith('#!')
   return javascript ? { command: 'node', args: [rel] } : { command: rel, args: [] }
 }
 
-export async function npmPackageSource(root: string, pkg: NpmPackageJson, options: SourceOptions & { packageArgs?: string[]; nodeArgs?: string[]; manifestExtra?: Record<string, unknown> }): Promise<GeneratedSource> {
+export async function npmPackageSource(
+  root: string,
+  pkg: NpmPackageJson,
+  options: SourceOptions & { packageArgs?: string[]; nodeArgs?: string[]; manifestExtra?: Record<string, unknown> },
+): Promise<GeneratedSource> {
   const name = typeof pkg.name === 'string' ? pkg.name : path.basename(root)
   const bins = binsOf(pkg)
-  if (bins.size === 0) throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${name} has no tutti-connector.json, no plugin manifest and no "bin" in package.json: it is not an MCP server tutti can run`)
+  if (bins.size === 0)
+    throw new TuttiError(
+      ErrorCodes.MANIFEST_NOT_FOUND,
+      `${name} has no tutti-connector.json, no plugin manifest and no "bin" in package.json: it is not an MCP ` +
+        `server tutti can run`,
+    )
   let bin: string
   if (bins.size === 1) bin = [...bins.values()][0]!
   else if (options.server !== undefined && bins.has(options.server)) bin = bins.get(options.server)!
   else {
     const names = [...bins.keys()].join(', ')
-    throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, options.server !== undefined ? `${name} has no bin "${options.server}"; its bins: ${names}` : `${name} has ${bins.size} bins (${names}); choose the MCP server with --server NAME`)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      options.server !== undefined
+        ? `${name} has no bin "${options.server}"; its bins: ${names}`
+        : `${name} has ${bins.size} bins (${names}); choose the MCP server with --server NAME`,
+    )
   }
   const run = await runBin(root, bin)
-  const args = [...(run.command === 'node' ? (options.nodeArgs ?? []) : []), ...run.args, ...(options.packageArgs ?? []), ...(options.args ?? [])]
+  const args = [
+    ...(run.command === 'node' ? (options.nodeArgs ?? []) : []),
+    ...run.args,
+    ...(options.packageArgs ?? []),
+    ...(options.args ?? []),
+  ]
   const manifest: Record<string, unknown> = {
     schemaVersion: 1,
     key: deriveKey(name, options.key),

@@ -76,8 +76,21 @@ export interface MappedServer {
 
 /** Fields that are mapped, or whose skipping has a reason of its own below. */
 const KNOWN = new Set([
-  'type', 'command', 'args', 'env', 'env_vars', 'cwd', 'url', 'headers', 'http_headers', 'env_http_headers',
-  'bearer_token_env_var', 'oauth_resource', 'scopes', 'oauth', ...Object.keys(common),
+  'type',
+  'command',
+  'args',
+  'env',
+  'env_vars',
+  'cwd',
+  'url',
+  'headers',
+  'http_headers',
+  'env_http_headers',
+  'bearer_token_env_var',
+  'oauth_resource',
+  'scopes',
+  'oauth',
+  ...Object.keys(common),
 ])
 
 const NO_TOOL_FILTERS = 'tutti publishes every tool of the server until tool filters exist'
@@ -95,7 +108,8 @@ export class PluginServerMapper {
   /** A command under the plugin root is a path inside the release; anything else is looked up on PATH. */
   private command(command: string): string {
     for (const name of ROOT_NAMES) {
-      for (const prefix of [`\${${name}}/`, `$${name}/`]) if (command.startsWith(prefix)) return command.slice(prefix.length)
+      for (const prefix of [`\${${name}}/`, `$${name}/`])
+        if (command.startsWith(prefix)) return command.slice(prefix.length)
     }
     return command
   }

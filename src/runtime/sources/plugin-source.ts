@@ -38,7 +38,11 @@ const UNCARRIED: Array<{ what: string; field: string; file: string }> = [
   { what: 'apps', field: 'apps', file: '.app.json' },
 ]
 
-const exists = (p: string) => fs.stat(p).then((s) => s, () => undefined)
+const exists = (p: string) =>
+  fs.stat(p).then(
+    (s) => s,
+    () => undefined,
+  )
 
 function invalid(file: string, message: string): TuttiError {
   return new TuttiError(ErrorCodes.MANIFEST_INVALID, `${file}: ${message}`)
@@ -59,13 +63,20 @@ export async function detectPlugin(root: string): Promise<(typeof PLUGIN_KINDS)[
   return undefined
 }
 
-/** A relative path from a plugin manifest ("./skills/") as a release path ("skills"), or undefined if it leaves the plugin. */
+/**
+ * A relative path from a plugin manifest ("./skills/") as a release path ("skills"), or undefined if it leaves the
+ * plugin.
+ */
 function releasePath(p: string): string | undefined {
   const normal = path.posix.normalize(p.replace(/\\/g, '/')).replace(/\/$/, '')
   return normal.startsWith('..') || path.posix.isAbsolute(normal) ? undefined : normal
 }
 
-async function servers(root: string, kind: (typeof PLUGIN_KINDS)[number], declared: string | Record<string, unknown> | undefined): Promise<{ file: string; servers: Record<string, unknown> } | undefined> {
+async function servers(
+  root: string,
+  kind: (typeof PLUGIN_KINDS)[number],
+  declared: string | Record<string, unknown> | undefined,
+): Promise<{ file: string; servers: Record<string, unknown> } | undefined> {
   if (declared && typeof declared === 'object') return { file: kind.manifest, servers: declared }
   const file = typeof declared === 'string' ? releasePath(declared) : kind.mcpFile
   if (!file) throw invalid(kind.manifest, `mcpServers: "${declared}" is outside the plugin`)
@@ -87,24 +98,52 @@ async function singleExecutable(root: string, skipped: string[]): Promise<string
     const st = await fs.stat(path.join(dir, name))
     if (st.isFile() && st.mode & 0o111) executables.push(name)
   }
-  if (executables.length > 1) skipped.push(`bin/ holds ${executables.length} executables (${executables.join(', ')}); a connector has one CLI, so none is published`)
+  if (executables.length > 1)
+    skipped.push(
+      `bin/ holds ${executables.length} executables (${executables.join(', ')}); a connector has one CLI, so none ` +
+        `is published`,
+    )
   return executables.length === 1 ? `bin/${executables[0]}` : undefined
 }
 
-export async function pluginSource(root: string, kind: (typeof PLUGIN_KINDS)[number], options: SourceOptions): Promise<GeneratedSource> {
+export async function pluginSource(
+  root: string,
+  kind: (typeof PLUGIN_KINDS)[number],
+  options: SourceOptions,
+): Promise<GeneratedSource> {
   const plugin = parse(pluginJson, await readJson(root, kind.manifest), kind.manifest)
   const skipped: string[] = []
   const notes: string[] = []
   for (const part of UNCARRIED) {
-    const where = part.field in plugin ? `"${part.field}" in ${kind.manifest}` : (await exists(path.join(root, part.file))) ? part.file : undefined
+    const where =
+      part.field in plugin
+        ? `"${part.field}" in ${kind.manifest}`
+        : (await exists(path.join(root, part.file)))
+          ? part.file
+          : undefined
     if (where) skipped.push(`${part.what} (${where}): tutti does not carry them`)
   }
-  const manifest: Record<string, unknown> = { schemaVersion: 1, key: deriveKey(plugin.name, options.key), name: plugin.name.slice(0, 80), version: plugin.version ?? '0.0.0', description: (plugin.description ?? '').slice(0, 1024) }
+  const manifest: Record<string, unknown> = {
+    schemaVersion: 1,
+    key: deriveKey(plugin.name, options.key),
+    name: plugin.name.slice(0, 80),
+    version: plugin.version ?? '0.0.0',
+    description: (plugin.description ?? '').slice(0, 1024),
+  }
   const config = await servers(root, kind, plugin.mcpServers)
   if (config && Object.keys(config.servers).length) {
-    const [name, raw] = chooseServer(`${config.file}`, new Map(Object.entries(config.servers)), options.server, (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m))
+    const [name, raw] = chooseServer(
+      `${config.file}`,
+      new Map(Object.entries(config.servers)),
+      options.server,
+      (m) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, m),
+    )
     const server = parse(pluginServerSchema, raw, `${config.file}: mcpServers.${name}`)
-    if ('url' in server && server.type === 'sse') throw invalid(config.file, `mcpServers.${name}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
+    if ('url' in server && server.type === 'sse')
+      throw invalid(
+        config.file,
+        `mcpServers.${name}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`,
+      )
     const mapped = new PluginServerMapper().toTutti(server, options.args ?? [])
     manifest.mcp = mapped.mcp
     if (mapped.auth) manifest.auth = mapped.auth
@@ -112,7 +151,11 @@ export async function pluginSource(root: string, kind: (typeof PLUGIN_KINDS)[num
     if (mapped.config.length) manifest.config = mapped.config
     skipped.push(...mapped.skipped.map((s) => `mcpServers.${name}.${s}`))
     notes.push(...mapped.notes)
-  } else if (options.server !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--server ${options.server}: this ${kind.kind} has no MCP servers`)
+  } else if (options.server !== undefined)
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `--server ${options.server}: this ${kind.kind} has no MCP servers`,
+    )
   const skillsDir = typeof plugin.skills === 'string' ? releasePath(plugin.skills) : 'skills'
   if (Array.isArray(plugin.skills)) skipped.push('a list of Skill directories (tutti reads one: skills/)')
   if (skillsDir && (await exists(path.join(root, skillsDir)))?.isDirectory()) manifest.skills = skillsDir

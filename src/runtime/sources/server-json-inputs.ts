@@ -19,7 +19,11 @@ export class ServerJsonInputs {
 
   /** An environment variable name for an input label: `target_dir` → TARGET_DIR, `X-API-Key` → X_API_KEY. */
   static envName(label: string): string {
-    const name = label.replace(/^-+/, '').replace(/[^A-Za-z0-9]+/g, '_').replace(/^_+|_+$/g, '').toUpperCase()
+    const name = label
+      .replace(/^-+/, '')
+      .replace(/[^A-Za-z0-9]+/g, '_')
+      .replace(/^_+|_+$/g, '')
+      .toUpperCase()
     const safe = /^[A-Z_]/.test(name) ? name : `ARG_${name}`
     return safe.startsWith('TUTTI_') ? `SERVER_${safe}` : safe || 'VALUE'
   }
@@ -55,7 +59,10 @@ export class ServerJsonInputs {
     })
   }
 
-  /** Command-line arguments: positional as their value, named as `--flag value`. An optional one with nothing to pass is left out. */
+  /**
+   * Command-line arguments: positional as their value, named as `--flag value`. An optional one with nothing to pass is
+   * left out.
+   */
   arguments(args: readonly ServerJsonArgument[] | undefined): string[] {
     const out: string[] = []
     for (const arg of args ?? []) {
@@ -68,7 +75,10 @@ export class ServerJsonInputs {
     return out
   }
 
-  /** Environment variables: one with a fixed value goes to mcp.env; an input reaches the server under its own name anyway. */
+  /**
+   * Environment variables: one with a fixed value goes to mcp.env; an input reaches the server under its own name
+   * anyway.
+   */
   environment(vars: readonly ServerJsonKeyValue[] | undefined): Record<string, string> {
     const env: Record<string, string> = {}
     for (const v of vars ?? []) {

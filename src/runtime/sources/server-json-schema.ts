@@ -17,16 +17,32 @@ export type ServerJsonInput = z.infer<typeof inputSchema>
 
 const withVariables = inputSchema.extend({ variables: z.record(z.string(), inputSchema).optional() })
 
-export const argumentSchema = z.discriminatedUnion('type', [
-  withVariables.extend({ type: z.literal('positional'), valueHint: z.string().optional(), isRepeated: z.boolean().optional() }),
-  withVariables.extend({ type: z.literal('named'), name: z.string().min(1, 'must not be empty'), isRepeated: z.boolean().optional() }),
-], { error: 'must have "type": "positional" or "named"' })
+export const argumentSchema = z.discriminatedUnion(
+  'type',
+  [
+    withVariables.extend({
+      type: z.literal('positional'),
+      valueHint: z.string().optional(),
+      isRepeated: z.boolean().optional(),
+    }),
+    withVariables.extend({
+      type: z.literal('named'),
+      name: z.string().min(1, 'must not be empty'),
+      isRepeated: z.boolean().optional(),
+    }),
+  ],
+  { error: 'must have "type": "positional" or "named"' },
+)
 export type ServerJsonArgument = z.infer<typeof argumentSchema>
 
 export const keyValueSchema = withVariables.extend({ name: z.string().min(1, 'must not be empty') })
 export type ServerJsonKeyValue = z.infer<typeof keyValueSchema>
 
-const transportSchema = z.looseObject({ type: z.enum(['stdio', 'streamable-http', 'sse'], { error: 'must be "stdio", "streamable-http" or "sse"' }), url: z.string().optional(), headers: z.array(keyValueSchema).optional() })
+const transportSchema = z.looseObject({
+  type: z.enum(['stdio', 'streamable-http', 'sse'], { error: 'must be "stdio", "streamable-http" or "sse"' }),
+  url: z.string().optional(),
+  headers: z.array(keyValueSchema).optional(),
+})
 
 export const packageSchema = z.looseObject({
   registryType: z.string().min(1, 'must not be empty'),
@@ -57,5 +73,7 @@ export const serverJsonSchema = z
     packages: z.array(packageSchema).optional(),
     remotes: z.array(remoteSchema).optional(),
   })
-  .refine((s) => (s.packages?.length ?? 0) + (s.remotes?.length ?? 0) > 0, { message: 'names no packages and no remotes: there is no server to run' })
+  .refine((s) => (s.packages?.length ?? 0) + (s.remotes?.length ?? 0) > 0, {
+    message: 'names no packages and no remotes: there is no server to run',
+  })
 export type ServerJson = z.infer<typeof serverJsonSchema>

@@ -7,7 +7,12 @@ import { chooseServer, type GeneratedSource, type SourceOptions } from './genera
 import { npmPackageSource, readPackageJson } from './npm-package-source.js'
 import { ServerJsonInputs } from './server-json-inputs.js'
 import { readSourceJson } from './source-json.js'
-import { serverJsonSchema, type ServerJson, type ServerJsonPackage, type ServerJsonRemote } from './server-json-schema.js'
+import {
+  serverJsonSchema,
+  type ServerJson,
+  type ServerJsonPackage,
+  type ServerJsonRemote,
+} from './server-json-schema.js'
 import { deriveKey } from './source-key.js'
 
 /**
@@ -16,7 +21,9 @@ import { deriveKey } from './source-key.js'
  * runtime (uvx, docker, dnx) when it is on the installing PATH, and a
  * Streamable HTTP remote becomes an http connector.
  */
-type Entry = { kind: 'packages'; at: string; entry: ServerJsonPackage } | { kind: 'remotes'; at: string; entry: ServerJsonRemote }
+type Entry =
+  | { kind: 'packages'; at: string; entry: ServerJsonPackage }
+  | { kind: 'remotes'; at: string; entry: ServerJsonRemote }
 
 /**
  * The runtimes each registry's packages run with, the default first. A
@@ -36,8 +43,14 @@ const CONTAINER_RUNTIMES = new Set(['docker', 'podman'])
 /** The fields of an entry tutti reads; any other is listed under skipped, with REASONS' reason where it has one. */
 const KNOWN_FIELDS = {
   packages: [
-    'registryType', 'identifier', 'version', 'runtimeHint',
-    'runtimeArguments', 'packageArguments', 'environmentVariables', 'transport',
+    'registryType',
+    'identifier',
+    'version',
+    'runtimeHint',
+    'runtimeArguments',
+    'packageArguments',
+    'environmentVariables',
+    'transport',
   ],
   remotes: ['type', 'url', 'headers', 'variables'],
 }
@@ -64,7 +77,10 @@ export async function readServerJson(file: string): Promise<ServerJson> {
   return result.data
 }
 
-/** Every server the document offers, by a short name for `--server`: its registry type, or a remote's transport type (numbered when repeated). */
+/**
+ * Every server the document offers, by a short name for `--server`: its registry type, or a remote's transport type
+ * (numbered when repeated).
+ */
 function entries(doc: ServerJson): Map<string, Entry> {
   const out = new Map<string, Entry>()
   const add = (base: string, e: Entry) => {
@@ -98,7 +114,11 @@ export async function serverJsonNpmPackage(
 }
 
 /** `fetchNpm` gives the unpacked package directory of an npm spec. */
-export async function serverJsonSource(file: string, options: SourceOptions, fetchNpm: (spec: string) => Promise<string>): Promise<GeneratedSource> {
+export async function serverJsonSource(
+  file: string,
+  options: SourceOptions,
+  fetchNpm: (spec: string) => Promise<string>,
+): Promise<GeneratedSource> {
   const doc = await readServerJson(file)
   const chosen = chooseEntry(doc, options.server)
   const inputs = new ServerJsonInputs()
@@ -106,16 +126,26 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
   const update = chosen.kind === 'packages' && chosen.entry.registryType === 'npm' ? options.packageVersion : undefined
   const version = (update ?? doc.version).slice(0, 64)
   const base = {
-    schemaVersion: 1, key: deriveKey(doc.name, options.key), name: (doc.title ?? doc.name).slice(0, 80),
-    version, description: doc.description.slice(0, 1024),
+    schemaVersion: 1,
+    key: deriveKey(doc.name, options.key),
+    name: (doc.title ?? doc.name).slice(0, 80),
+    version,
+    description: doc.description.slice(0, 1024),
   }
   const skipped: string[] = unknownFields(chosen.entry, chosen.kind, chosen.at)
   // the document's name is the server's identity, whichever of its entries runs
   const source = sourceIdentity('server.json', doc.name)
   if (chosen.kind === 'remotes') {
     const remote = chosen.entry
-    if (remote.type === 'sse') throw invalid(`${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`)
-    if (options.args?.length) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `arguments after "--" are for servers tutti starts; ${chosen.at} is a remote server`)
+    if (remote.type === 'sse')
+      throw invalid(
+        `${chosen.at}: the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP`,
+      )
+    if (options.args?.length)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `arguments after "--" are for servers tutti starts; ${chosen.at} is a remote server`,
+      )
     const url = remote.url.replace(/\{([A-Za-z0-9_-]+)\}/g, (whole, v: string) => {
       const variable = remote.variables?.[v]
       return variable ? (variable.value ?? inputs.declare(ServerJsonInputs.envName(v), variable, 'url')) : whole
@@ -127,44 +157,81 @@ export async function serverJsonSource(file: string, options: SourceOptions, fet
     return { root, manifest, kind: 'server.json remote', source, skipped, notes: inputs.warnings }
   }
   const pkg = chosen.entry
-  if (pkg.transport.type !== 'stdio') throw invalid(`${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`)
+  if (pkg.transport.type !== 'stdio')
+    throw invalid(
+      `${chosen.at}: a package served over ${pkg.transport.type} is not supported; tutti runs packages over stdio`,
+    )
   const runtime = runtimeOf(pkg, chosen.at)
   const packageArgs = inputs.arguments(pkg.packageArguments)
   const env = inputs.environment(pkg.environmentVariables)
   if (pkg.registryType === 'npm' && (runtime === 'npx' || runtime === 'node')) {
-    if (runtime === 'npx' && pkg.runtimeArguments?.length) skipped.push(`runtimeArguments for npx (${pkg.runtimeArguments.length}): the package is installed into the release and run without npx`)
+    if (runtime === 'npx' && pkg.runtimeArguments?.length)
+      skipped.push(
+        `runtimeArguments for npx (${pkg.runtimeArguments.length}): the package is installed into the release and ` +
+          `run without npx`,
+      )
     const nodeArgs = runtime === 'node' ? inputs.arguments(pkg.runtimeArguments) : []
     const pinned = update ?? pkg.version
     const root = await fetchNpm(pinned ? `${pkg.identifier}@${pinned}` : pkg.identifier)
     const npmPkg = (await readPackageJson(root)) ?? {}
-    const generated = await npmPackageSource(root, npmPkg, { ...options, key: base.key, server: undefined, packageArgs, nodeArgs })
+    const generated = await npmPackageSource(root, npmPkg, {
+      ...options,
+      key: base.key,
+      server: undefined,
+      packageArgs,
+      nodeArgs,
+    })
     const mcp = { ...(generated.manifest.mcp as Record<string, unknown>), ...(Object.keys(env).length ? { env } : {}) }
     const manifest = { ...base, ...inputs.manifestParts(), mcp }
     return { root, manifest, kind: 'server.json npm package', source, skipped, notes: inputs.warnings }
   }
   if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
-    throw new TuttiError(ErrorCodes.COMMAND_NOT_FOUND, `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`)
+    throw new TuttiError(
+      ErrorCodes.COMMAND_NOT_FOUND,
+      `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`,
+    )
   }
   const runtimeArgs = inputs.arguments(pkg.runtimeArguments)
   const container = CONTAINER_RUNTIMES.has(runtime)
   const ref = pkg.version ? `${pkg.identifier}${container ? ':' : '@'}${pkg.version}` : pkg.identifier
   const extra = options.args ?? []
-  const args =
-    container ? ['run', '-i', '--rm', ...Object.keys({ ...env, ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])) }).flatMap((k) => ['-e', k]), ...runtimeArgs, ref, ...packageArgs, ...extra]
-      : runtime === 'dnx' ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
-        : [...runtimeArgs, ref, ...packageArgs, ...extra]
+  const args = container
+    ? [
+        'run',
+        '-i',
+        '--rm',
+        ...Object.keys({
+          ...env,
+          ...Object.fromEntries([...inputs.variables.keys(), ...inputs.config.keys()].map((k) => [k, ''])),
+        }).flatMap((k) => ['-e', k]),
+        ...runtimeArgs,
+        ref,
+        ...packageArgs,
+        ...extra,
+      ]
+    : runtime === 'dnx'
+      ? [...runtimeArgs, ref, '--yes', ...(packageArgs.length || extra.length ? ['--', ...packageArgs, ...extra] : [])]
+      : [...runtimeArgs, ref, ...packageArgs, ...extra]
   const root = await fs.mkdtemp(path.join(await options.scratchDir(), 'server-json-'))
   const mcp = { transport: 'stdio', command: runtime, args, ...(Object.keys(env).length ? { env } : {}) }
   const manifest = { ...base, ...inputs.manifestParts(), mcp }
   return { root, manifest, kind: `server.json ${pkg.registryType} package`, source, skipped, notes: inputs.warnings }
 }
 
-/** The command a package runs with: its registry type's default, or a runtimeHint that is one of that type's runtimes. */
+/**
+ * The command a package runs with: its registry type's default, or a runtimeHint that is one of that type's runtimes.
+ */
 function runtimeOf(pkg: ServerJsonPackage, at: string): string {
   const runtimes = RUNTIMES[pkg.registryType]
-  if (!runtimes) throw invalid(`${at}: registryType "${pkg.registryType}" is not supported (${Object.keys(RUNTIMES).join(', ')} are)`)
+  if (!runtimes)
+    throw invalid(
+      `${at}: registryType "${pkg.registryType}" is not supported (${Object.keys(RUNTIMES).join(', ')} are)`,
+    )
   if (pkg.runtimeHint === undefined) return runtimes[0]!
   if (runtimes.includes(pkg.runtimeHint)) return pkg.runtimeHint
   const hint = JSON.stringify(pkg.runtimeHint.slice(0, 64))
-  throw invalid(`${at}.runtimeHint ${hint} is not a runtime for registryType "${pkg.registryType}" (expected ${runtimes.join(' or ')})`)
+  throw invalid(
+    `${at}.runtimeHint ${hint} is not a runtime for ` +
+      `registryType "${pkg.registryType}" (expected ${runtimes.join(' or ')})`,
+  )
 }

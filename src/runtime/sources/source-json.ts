@@ -6,14 +6,21 @@ import { ErrorCodes, TuttiError } from '../errors.js'
  * server.json), named by `label` in every error. A missing file is
  * undefined when `optional`, else an error; bad JSON is always one.
  */
-export async function readSourceJson(file: string, label: string, options: { optional?: boolean } = {}): Promise<unknown> {
+export async function readSourceJson(
+  file: string,
+  label: string,
+  options: { optional?: boolean } = {},
+): Promise<unknown> {
   let text: string
   try {
     text = await fs.readFile(file, 'utf8')
   } catch (err) {
     const missing = (err as NodeJS.ErrnoException).code === 'ENOENT'
     if (missing && options.optional) return undefined
-    throw new TuttiError(missing ? ErrorCodes.MANIFEST_NOT_FOUND : ErrorCodes.MANIFEST_INVALID, `${label}: ${missing ? 'no such file' : 'cannot be read'}`)
+    throw new TuttiError(
+      missing ? ErrorCodes.MANIFEST_NOT_FOUND : ErrorCodes.MANIFEST_INVALID,
+      `${label}: ${missing ? 'no such file' : 'cannot be read'}`,
+    )
   }
   try {
     return JSON.parse(text) as unknown

@@ -45,7 +45,10 @@ export function urlKey(url: URL, override?: string): string {
 
 /** A variable name for a header or query parameter: `X-Api-Key` is X_API_KEY. */
 function variableName(name: string): string {
-  let v = name.toUpperCase().replace(/[^A-Z0-9]+/g, '_').replace(/^_+|_+$/g, '')
+  let v = name
+    .toUpperCase()
+    .replace(/[^A-Z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '')
   if (!/^[A-Z_]/.test(v)) v = `H_${v}`
   return v.startsWith(RESERVED_VAR_PREFIX) ? `HEADER_${v}` : v
 }

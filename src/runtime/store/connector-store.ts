@@ -32,7 +32,10 @@ function sameRecord(a: Readonly<Record<string, string>> | undefined, b: Readonly
 }
 
 /** Stored settings the (new) manifest still declares; undefined when none is left. */
-function keepDeclared(settings: Readonly<Record<string, string>> | undefined, declared: readonly string[]): Record<string, string> | undefined {
+function keepDeclared(
+  settings: Readonly<Record<string, string>> | undefined,
+  declared: readonly string[],
+): Record<string, string> | undefined {
   const kept = Object.fromEntries(Object.entries(settings ?? {}).filter(([name]) => declared.includes(name)))
   return Object.keys(kept).length ? kept : undefined
 }
@@ -53,7 +56,10 @@ export interface InstallResult {
 /** Which package a release is, and what the installer found under its key before it stored the release. */
 export interface RecordRequest {
   source: SourceIdentity
-  /** The digest installed under the key when the installer checked it (none: the key was free), and whether that was the same package. */
+  /**
+   * The digest installed under the key when the installer checked it (none: the key was free), and whether that was the
+   * same package.
+   */
   checked: { digest?: string; same: boolean }
   /** `--replace`: another package under the key is replaced; `purge` deletes what it leaves instead of keeping it. */
   replace?: { purge: boolean }
@@ -111,17 +117,29 @@ export class ConnectorStore {
       if (request.restore && !(await isDirectory(stored.dir))) stored = await request.restore()
       let previous: InstalledConnector | undefined = installed.connectors[key]
       // the installer's check holds unless another install changed the key since
-      const same = !previous || (previous.digest === request.checked.digest ? request.checked.same : !!previous.source && sameSource({ recorded: previous.source }, request.source, name))
+      const same =
+        !previous ||
+        (previous.digest === request.checked.digest
+          ? request.checked.same
+          : !!previous.source && sameSource({ recorded: previous.source }, request.source, name))
       let replaced: ReplacedConnector | undefined
       let credentialsChanged = false
       if (previous && !same) {
-        if (!request.replace) throw keyTaken(key, previous.source ?? { derived: { manifestName: previous.name } }, request.source)
-        replaced = await setAside(this.paths, held, { entry: previous, credentials: credentials.connectors[key] }, request.source, request.replace.purge)
+        if (!request.replace)
+          throw keyTaken(key, previous.source ?? { derived: { manifestName: previous.name } }, request.source)
+        replaced = await setAside(
+          this.paths,
+          held,
+          { entry: previous, credentials: credentials.connectors[key] },
+          request.source,
+          request.replace.purge,
+        )
         credentialsChanged = key in credentials.connectors
         delete credentials.connectors[key]
         previous = undefined
       }
-      const sameRuntime = previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
+      const sameRuntime =
+        previous?.command === runtime.command && sameRecord(previous?.environment, runtime.environment)
       const given = request.keys ?? { credentials: {}, settings: {} }
       if (Object.keys(given.credentials).length) {
         credentials.connectors[key] = { ...credentials.connectors[key], ...given.credentials }
@@ -137,7 +155,15 @@ export class ConnectorStore {
         if (request.origin) previous.origin = request.origin
         return { result, installedChanged: true, credentialsChanged }
       }
-      const entry: InstalledConnector = { key, name, version, digest: stored.digest, installedAt: new Date().toISOString(), environment: runtime.environment, source: request.source }
+      const entry: InstalledConnector = {
+        key,
+        name,
+        version,
+        digest: stored.digest,
+        installedAt: new Date().toISOString(),
+        environment: runtime.environment,
+        source: request.source,
+      }
       if (request.origin) entry.origin = request.origin
       else if (previous?.origin && previous.digest === stored.digest) entry.origin = previous.origin
       if (runtime.command) entry.command = runtime.command
@@ -183,7 +209,10 @@ export class ConnectorStore {
    * config), merged into what is stored, and the runtime re-resolved by the
    * connecting shell. Everything is checked before anything is written.
    */
-  async connect(key: string, input: ConnectInput): Promise<{ key: string; variables: string[]; settings: string[]; ready: boolean }> {
+  async connect(
+    key: string,
+    input: ConnectInput,
+  ): Promise<{ key: string; variables: string[]; settings: string[]; ready: boolean }> {
     const current = await this.get(key)
     const manifest = current.release.manifest
     const declared = authVariableNames(manifest)
@@ -198,7 +227,10 @@ export class ConnectorStore {
         const hint = declaredSettings.includes(name)
           ? `; ${name} is a setting: use --set ${name}=VALUE`
           : `${list}${declareHint(name, 'credential')}`
-        throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `connector "${key}" does not declare the credential ${name}${hint}`)
+        throw new TuttiError(
+          ErrorCodes.CREDENTIAL_INVALID,
+          `connector "${key}" does not declare the credential ${name}${hint}`,
+        )
       }
       if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
     }
@@ -209,7 +241,10 @@ export class ConnectorStore {
         const hint = declared.includes(name)
           ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}`
           : `${list}${declareHint(name, 'setting')}`
-        throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `connector "${key}" does not declare the setting ${name}${hint}`)
+        throw new TuttiError(
+          ErrorCodes.ARGUMENT_INVALID,
+          `connector "${key}" does not declare the setting ${name}${hint}`,
+        )
       }
     }
     return updateState(this.paths, async ({ installed, credentials }) => {
@@ -225,7 +260,9 @@ export class ConnectorStore {
       if (input.runtime.command) entry.command = input.runtime.command
       else delete entry.command
       const ready = declared.every((n) => merged[n])
-      const variables = Object.keys(merged).filter((n) => !secretSettings.includes(n)).sort()
+      const variables = Object.keys(merged)
+        .filter((n) => !secretSettings.includes(n))
+        .sort()
       const named = [...Object.keys(settings), ...secretSettings.filter((n) => merged[n] !== undefined)].sort()
       return { result: { key, variables, settings: named, ready }, credentialsChanged, installedChanged: true }
     })
@@ -274,4 +311,8 @@ function notInstalled(key: string): TuttiError {
   return new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed`)
 }
 
-const isDirectory = (dir: string) => fs.stat(dir).then((st) => st.isDirectory(), () => false)
+const isDirectory = (dir: string) =>
+  fs.stat(dir).then(
+    (st) => st.isDirectory(),
+    () => false,
+  )

@@ -45,7 +45,7 @@ async function makeReadOnly(root: string, entries: readonly ReleaseEntry[]): Pro
 export async function removeTree(dir: string): Promise<void> {
   // read-only releases need their write bits back before rm can unlink entries
   const restore = async (p: string): Promise<void> => {
-    let st
+    let st: Awaited<ReturnType<typeof fs.lstat>>
     try {
       st = await fs.lstat(p)
     } catch {
@@ -91,7 +91,8 @@ export async function storeRelease(paths: StatePaths, source: LoadedRelease): Pr
         await fs.rename(tmp, dir)
       } catch (err) {
         // a concurrent install of the same content won the rename
-        if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (err as NodeJS.ErrnoException).code !== 'EEXIST') throw err
+        if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (err as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw err
         await removeTree(tmp)
       }
       await fs.chmod(dir, 0o555)

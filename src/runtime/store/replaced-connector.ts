@@ -33,7 +33,10 @@ export function replacedNotice(key: string, r: ReplacedConnector): string {
   ].filter(Boolean)
   const where = r.keptIn ? `are kept in ${r.keptIn}` : 'were deleted (--purge)'
   const left = parts.length ? `its ${parts.join(', ')} ${where}` : 'it had none to keep'
-  return `replaced ${what}: ${key} starts without its credentials, settings, OAuth grant and data (none were carried over); ${left}`
+  return (
+    `replaced ${what}: ${key} starts without its credentials, settings, OAuth grant and data (none were ` +
+    `carried over); ${left}`
+  )
 }
 
 /** The old connector's parts, as the caller (holding the state lock) read them. */
@@ -45,11 +48,19 @@ export interface Replaced {
 /** A name for the set-aside directory: when, and which package (readable, never a path part of its own). */
 function asideName(entry: InstalledConnector, now: Date): string {
   const { kind, name } = entry.source ?? { kind: 'package', name: entry.name }
-  const slug = `${kind}-${name}`.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48)
+  const slug = `${kind}-${name}`
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48)
   return `${now.toISOString().replace(/[-:.]/g, '')}-${slug || 'package'}`
 }
 
-const exists = (p: string) => fs.stat(p).then(() => true, () => false)
+const exists = (p: string) =>
+  fs.stat(p).then(
+    () => true,
+    () => false,
+  )
 
 /**
  * Take everything the user gave a connector out of the live stores before
@@ -62,7 +73,13 @@ const exists = (p: string) => fs.stat(p).then(() => true, () => false)
  * The set-aside directory is complete before anything leaves a live store,
  * so an interrupted replace loses nothing.
  */
-export async function setAside(paths: StatePaths, held: AbortSignal, old: Replaced, by: SourceIdentity, purge: boolean): Promise<ReplacedConnector> {
+export async function setAside(
+  paths: StatePaths,
+  held: AbortSignal,
+  old: Replaced,
+  by: SourceIdentity,
+  purge: boolean,
+): Promise<ReplacedConnector> {
   const { key } = old.entry
   const grants = new OAuthGrantStore(paths)
   const grant = await grants.get(key)
@@ -85,7 +102,12 @@ export async function setAside(paths: StatePaths, held: AbortSignal, old: Replac
   return report
 }
 
-async function keep(paths: StatePaths, old: Replaced, grant: OAuthGrant | undefined, by: SourceIdentity): Promise<string> {
+async function keep(
+  paths: StatePaths,
+  old: Replaced,
+  grant: OAuthGrant | undefined,
+  by: SourceIdentity,
+): Promise<string> {
   const { key, name, version, digest, installedAt, source, settings } = old.entry
   const now = new Date()
   const parent = paths.replacedDir(key)
@@ -94,10 +116,27 @@ async function keep(paths: StatePaths, old: Replaced, grant: OAuthGrant | undefi
   const dir = path.join(parent, asideName(old.entry, now))
   try {
     await ensurePrivateDir(tmp)
-    const record = { key, name, version, digest, installedAt, ...(source ? { source } : {}), ...(settings ? { settings } : {}) }
-    await writeJsonAtomic(path.join(tmp, 'connector.json'), { ...record, replacedAt: now.toISOString(), replacedBy: by })
-    if (old.credentials) await writeJsonAtomic(path.join(tmp, 'credentials.json'), { schemaVersion: 1, connectors: { [key]: old.credentials } })
-    if (grant) await writeJsonAtomic(path.join(tmp, 'oauth-grants.json'), { schemaVersion: 1, connectors: { [key]: grant } })
+    const record = {
+      key,
+      name,
+      version,
+      digest,
+      installedAt,
+      ...(source ? { source } : {}),
+      ...(settings ? { settings } : {}),
+    }
+    await writeJsonAtomic(path.join(tmp, 'connector.json'), {
+      ...record,
+      replacedAt: now.toISOString(),
+      replacedBy: by,
+    })
+    if (old.credentials)
+      await writeJsonAtomic(path.join(tmp, 'credentials.json'), {
+        schemaVersion: 1,
+        connectors: { [key]: old.credentials },
+      })
+    if (grant)
+      await writeJsonAtomic(path.join(tmp, 'oauth-grants.json'), { schemaVersion: 1, connectors: { [key]: grant } })
     await fs.rename(tmp, dir)
   } catch (err) {
     await removeTree(tmp)

@@ -19,7 +19,10 @@ export function splitSecretSettings(
  * An install from before secret settings kept them in installed.json: they are taken out of it (and
  * returned, for the credentials) whenever the entry is written again.
  */
-export function moveSecretSettings(entry: InstalledConnector, secretSettings: readonly string[]): Record<string, string> {
+export function moveSecretSettings(
+  entry: InstalledConnector,
+  secretSettings: readonly string[],
+): Record<string, string> {
   const moved: Record<string, string> = {}
   for (const name of secretSettings) {
     const value = entry.settings?.[name]
@@ -33,8 +36,9 @@ export function moveSecretSettings(entry: InstalledConnector, secretSettings: re
 
 /** A hand-written manifest is the author's: how to declare a variable in it. */
 export function declareHint(name: string, what: 'credential' | 'setting'): string {
-  const where = what === 'credential'
-    ? `"auth": {"kind": "env", "variables": [{"name": "${name}"}]}`
-    : `"config": [{"name": "${name}"}]`
+  const where =
+    what === 'credential'
+      ? `"auth": {"kind": "env", "variables": [{"name": "${name}"}]}`
+      : `"config": [{"name": "${name}"}]`
   return `; declare it in the release's ${MANIFEST_FILE} (${where}) and install it again`
 }

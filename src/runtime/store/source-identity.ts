@@ -17,7 +17,10 @@ export const RELEASE_KIND = 'tutti release'
 /** npm's longest package name; a longer plugin or server name is compared by this much. */
 const SOURCE_NAME_MAX = 214
 
-export const sourceIdentity = (kind: string, name: string): SourceIdentity => ({ kind, name: name.slice(0, SOURCE_NAME_MAX) })
+export const sourceIdentity = (kind: string, name: string): SourceIdentity => ({
+  kind,
+  name: name.slice(0, SOURCE_NAME_MAX),
+})
 
 /**
  * What is known of the source of the connector under a key: the recorded
@@ -41,7 +44,10 @@ export function describeSource(source: SourceIdentity | InstalledSource): string
   if ('kind' in source) return `${source.kind} ${JSON.stringify(source.name.slice(0, 80))}`
   if ('recorded' in source) return describeSource(source.recorded)
   const { manifestName, kinds } = source.derived
-  return `${kinds ? kinds.join(' or ') : 'a package'} ${JSON.stringify(manifestName.slice(0, 80))} (installed before tutti recorded sources)`
+  return (
+    `${kinds ? kinds.join(' or ') : 'a package'} ${JSON.stringify(manifestName.slice(0, 80))} (installed ` +
+    `before tutti recorded sources)`
+  )
 }
 
 /** Another package under a taken key, without `--replace`: exit 2 naming both. */

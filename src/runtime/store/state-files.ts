@@ -50,11 +50,15 @@ async function readDoc<T>(file: string, schema: z.ZodType<T>, empty: T): Promise
   } catch (err) {
     // JSON.parse quotes the text around the error, and this text may hold credentials: say where, not what
     const at = /position (\d+)/.exec((err as Error).message)?.[1]
-    throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} is not valid JSON${at ? ` (at byte ${at})` : ''}; fix or remove it`)
+    throw new TuttiError(
+      ErrorCodes.STATE_CORRUPT,
+      `${file} is not valid JSON${at ? ` (at byte ${at})` : ''}; fix or remove it`,
+    )
   }
   if (raw === undefined) return keyedByConnector(empty)
   const parsed = schema.safeParse(raw)
-  if (!parsed.success) throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} does not match the expected format; fix or remove it`)
+  if (!parsed.success)
+    throw new TuttiError(ErrorCodes.STATE_CORRUPT, `${file} does not match the expected format; fix or remove it`)
   return keyedByConnector(parsed.data)
 }
 

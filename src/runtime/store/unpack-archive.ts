@@ -39,7 +39,10 @@ const REFUSALS = new Set(['TAR_ENTRY_ERROR', 'TAR_ENTRY_UNSUPPORTED', 'TAR_SYMLI
  * first one over a limit. The caller validates the result like any
  * directory (symlinks by real path included) and removes it afterwards.
  */
-export async function unpackArchive(file: string, tmpRoot: string): Promise<{ root: string; cleanup: () => Promise<void> }> {
+export async function unpackArchive(
+  file: string,
+  tmpRoot: string,
+): Promise<{ root: string; cleanup: () => Promise<void> }> {
   await ensurePrivateDir(tmpRoot)
   const dir = path.join(tmpRoot, `unpack-${randomBytes(6).toString('hex')}`)
   await ensurePrivateDir(dir)
@@ -47,12 +50,22 @@ export async function unpackArchive(file: string, tmpRoot: string): Promise<{ ro
   try {
     await extract(file, dir)
     const entries = await fs.readdir(dir, { withFileTypes: true })
-    const nested = entries.length === 1 && entries[0]!.isDirectory() && !(await fs.stat(path.join(dir, MANIFEST_FILE)).catch(() => undefined))
+    const nested =
+      entries.length === 1 &&
+      entries[0]!.isDirectory() &&
+      !(await fs.stat(path.join(dir, MANIFEST_FILE)).catch(() => undefined))
     return { root: nested ? path.join(dir, entries[0]!.name) : dir, cleanup }
   } catch (err) {
     await cleanup()
-    if (err instanceof ArchiveRejected) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${file}: archive rejected, nothing was installed: ${err.message}`)
-    throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${file} could not be unpacked as a .tgz connector archive: ${(err as Error).message}`)
+    if (err instanceof ArchiveRejected)
+      throw new TuttiError(
+        ErrorCodes.MANIFEST_INVALID,
+        `${file}: archive rejected, nothing was installed: ${err.message}`,
+      )
+    throw new TuttiError(
+      ErrorCodes.MANIFEST_NOT_FOUND,
+      `${file} could not be unpacked as a .tgz connector archive: ${(err as Error).message}`,
+    )
   }
 }
 
@@ -66,33 +79,42 @@ function entryGuard(): (entry: ReadEntry) => void {
   const links = new Set<string>()
   return (entry) => {
     const raw = entry.path
-    if (++entries > ARCHIVE_LIMITS.maxEntries) throw new ArchiveRejected(`more than ${RELEASE_LIMITS.maxFiles} files (at ${raw})`)
-    if (!ALLOWED_TYPES.has(entry.type)) throw new ArchiveRejected(`${raw}: ${entry.type} entries are not allowed (only files, directories and links)`)
+    if (++entries > ARCHIVE_LIMITS.maxEntries)
+      throw new ArchiveRejected(`more than ${RELEASE_LIMITS.maxFiles} files (at ${raw})`)
+    if (!ALLOWED_TYPES.has(entry.type))
+      throw new ArchiveRejected(`${raw}: ${entry.type} entries are not allowed (only files, directories and links)`)
     checkPath(raw, 'path', raw)
     const p = path.posix.normalize(raw).replace(/\/+$/, '')
     const parts = p.split('/')
-    if (parts.length > ARCHIVE_LIMITS.maxDepth) throw new ArchiveRejected(`${p}: nested deeper than ${RELEASE_LIMITS.maxDepth} directories`)
+    if (parts.length > ARCHIVE_LIMITS.maxDepth)
+      throw new ArchiveRejected(`${p}: nested deeper than ${RELEASE_LIMITS.maxDepth} directories`)
     // node-tar refuses to write through a symlink too; this says which entry tried
     for (let i = 1; i < parts.length; i++) {
-      if (links.has(parts.slice(0, i).join('/'))) throw new ArchiveRejected(`${p}: extracts through the symlink ${parts.slice(0, i).join('/')}`)
+      if (links.has(parts.slice(0, i).join('/')))
+        throw new ArchiveRejected(`${p}: extracts through the symlink ${parts.slice(0, i).join('/')}`)
     }
     if (FILE_TYPES.has(entry.type)) {
       bytes += entry.size
-      if (bytes > ARCHIVE_LIMITS.maxBytes) throw new ArchiveRejected(`more than ${RELEASE_LIMITS.maxBytes} bytes of files (the release limit), at ${p} (${entry.size} bytes)`)
+      if (bytes > ARCHIVE_LIMITS.maxBytes)
+        throw new ArchiveRejected(
+          `more than ${RELEASE_LIMITS.maxBytes} bytes of files (the release limit), at ${p} (${entry.size} bytes)`,
+        )
     } else if (entry.type === 'SymbolicLink') {
       // relative links may climb (`node_modules/.bin/x -> ../x/cli.js`) but not out; where they
       // really lead is proven on the extracted tree (release-tree.ts), and nothing is written through one
       const target = String(entry.linkpath ?? '')
       checkPath(target, 'symlink target', p, true)
       const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(p), target))
-      if (resolved === '..' || resolved.startsWith('../')) throw new ArchiveRejected(`symlink ${p} -> ${target} points outside the release`)
+      if (resolved === '..' || resolved.startsWith('../'))
+        throw new ArchiveRejected(`symlink ${p} -> ${target} points outside the release`)
       links.add(p)
     } else if (entry.type === 'Link') {
       // a hard link names its target from the archive root
       const target = String(entry.linkpath ?? '')
       checkPath(target, 'hard link target', p)
       const targetParts = path.posix.normalize(target).split('/')
-      if (targetParts.some((_, i) => links.has(targetParts.slice(0, i + 1).join('/')))) throw new ArchiveRejected(`hard link ${p} -> ${target} goes through a symlink`)
+      if (targetParts.some((_, i) => links.has(targetParts.slice(0, i + 1).join('/'))))
+        throw new ArchiveRejected(`hard link ${p} -> ${target} goes through a symlink`)
     }
     if (entry.type !== 'SymbolicLink') links.delete(p) // an entry that replaces a symlink
     // owner bits only (the folder is private); an executable stays executable for its owner
@@ -102,8 +124,10 @@ function entryGuard(): (entry: ReadEntry) => void {
 
 function checkPath(value: string, what: string, entryPath: string, mayClimb = false): void {
   if (value === '') throw new ArchiveRejected(`${entryPath}: empty ${what}`)
-  if (value.startsWith('/') || value.startsWith('\\') || /^[A-Za-z]:/.test(value)) throw new ArchiveRejected(`${entryPath}: absolute ${what} ${value}`)
-  if (!mayClimb && value.split(/[\\/]/).includes('..')) throw new ArchiveRejected(`${entryPath}: ${what} ${value} contains ".."`)
+  if (value.startsWith('/') || value.startsWith('\\') || /^[A-Za-z]:/.test(value))
+    throw new ArchiveRejected(`${entryPath}: absolute ${what} ${value}`)
+  if (!mayClimb && value.split(/[\\/]/).includes('..'))
+    throw new ArchiveRejected(`${entryPath}: ${what} ${value} contains ".."`)
 }
 
 /**
@@ -148,7 +172,8 @@ function extract(file: string, dir: string): Promise<void> {
     })
     unpack.on('error', (err: Error & { tarCode?: string; entry?: { path?: string } }) => {
       // node-tar's own entry refusals (e.g. a link whose target goes through another link) are hostile content too
-      if (err.tarCode && REFUSALS.has(err.tarCode)) fail(new ArchiveRejected(`${err.entry?.path ?? '(entry)'}: ${err.message.replace(/^TAR_\w+: /, '')}`))
+      if (err.tarCode && REFUSALS.has(err.tarCode))
+        fail(new ArchiveRejected(`${err.entry?.path ?? '(entry)'}: ${err.message.replace(/^TAR_\w+: /, '')}`))
       else fail(err)
     })
     // the first bytes are held until there are enough to see what they are
@@ -158,12 +183,14 @@ function extract(file: string, dir: string): Promise<void> {
         head = Buffer.concat([head, chunk])
         if (head.length < 4 && !last) return
         // node-tar would unpack a second layer itself, out of reach of the stream cap
-        if (NESTED.gzip.equals(head.subarray(0, 2)) || NESTED.zstd.equals(head.subarray(0, 4))) return fail(new ArchiveRejected('a compressed archive inside the .tgz (nested compression is not supported)'))
+        if (NESTED.gzip.equals(head.subarray(0, 2)) || NESTED.zstd.equals(head.subarray(0, 4)))
+          return fail(new ArchiveRejected('a compressed archive inside the .tgz (nested compression is not supported)'))
         chunk = head
         head = undefined
       }
       streamBytes += chunk.length
-      if (streamBytes > ARCHIVE_LIMITS.maxStreamBytes) return fail(new ArchiveRejected(`decompresses to more than ${ARCHIVE_LIMITS.maxStreamBytes} bytes`))
+      if (streamBytes > ARCHIVE_LIMITS.maxStreamBytes)
+        return fail(new ArchiveRejected(`decompresses to more than ${ARCHIVE_LIMITS.maxStreamBytes} bytes`))
       unpack.write(chunk)
     }
     gunzip.on('data', (chunk: Buffer) => {

@@ -11,4 +11,3 @@ export function backoffDelay(attempt: number): number {
  * at the initial delay forever.
  */
 export const STABLE_AFTER_MS = 60_000
-

@@ -7,7 +7,8 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/client'
  * verdicts, message by message.
  */
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v)
 
 function onlyKeys(o: Record<string, unknown>, allowed: readonly string[]): boolean {
   for (const k in o) if (!allowed.includes(k)) return false
@@ -33,7 +34,9 @@ export function answerKind(message: JSONRPCMessage): 'result' | 'error' | 'other
   if ('error' in m) {
     if (!onlyKeys(m, ['jsonrpc', 'id', 'error']) || (m.id !== undefined && !isRequestId(m.id))) return 'other'
     const e = m.error
-    return isPlainObject(e) && typeof e.code === 'number' && Number.isInteger(e.code) && typeof e.message === 'string' ? 'error' : 'other'
+    return isPlainObject(e) && typeof e.code === 'number' && Number.isInteger(e.code) && typeof e.message === 'string'
+      ? 'error'
+      : 'other'
   }
   return 'other'
 }
@@ -59,7 +62,15 @@ export function isCanonicalCallResult(result: Record<string, unknown>): boolean 
   }
   const { _meta: meta, content, structuredContent, isError } = result
   if (!Array.isArray(content)) return false
-  if (meta !== undefined && !(plainRecord(meta) && !Object.hasOwn(meta, 'progressToken') && !Object.hasOwn(meta, 'io.modelcontextprotocol/related-task'))) return false
+  if (
+    meta !== undefined &&
+    !(
+      plainRecord(meta) &&
+      !Object.hasOwn(meta, 'progressToken') &&
+      !Object.hasOwn(meta, 'io.modelcontextprotocol/related-task')
+    )
+  )
+    return false
   if (structuredContent !== undefined && !plainRecord(structuredContent)) return false
   if (isError !== undefined && typeof isError !== 'boolean') return false
   for (const block of content) {

@@ -18,11 +18,19 @@ import type { ProcessGroupStdioTransport } from './stdio-transport.js'
  * server) stays with the SDK client.
  */
 
-/** Direct call ids: far above the SDK client's own counter (from 0, a few requests a connection), inside int32 for servers that keep ids as 32-bit integers. */
+/**
+ * Direct call ids: far above the SDK client's own counter (from 0, a few requests a connection), inside int32 for
+ * servers that keep ids as 32-bit integers.
+ */
 export const DIRECT_CALL_IDS = { first: 2 ** 30, last: 2 ** 31 - 1 } as const
 
 /** The 2025-era revisions, whose tools/call answer the SDK decodes with the schema call-answer.ts mirrors. */
-export const DIRECT_CALL_REVISIONS: ReadonlySet<string> = new Set(['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05'])
+export const DIRECT_CALL_REVISIONS: ReadonlySet<string> = new Set([
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+])
 
 /** Names the SDK client's replay of one answer (decodeBySdk); never written to the upstream. */
 const REPLAY_PREFIX = '\u0000tutti-replay:'
@@ -51,7 +59,10 @@ export class DirectCalls {
     return this.pending.size
   }
 
-  call(params: { name: string; arguments?: Record<string, unknown> }, options: RouteCallOptions): Promise<ToolCallResult> {
+  call(
+    params: { name: string; arguments?: Record<string, unknown> },
+    options: RouteCallOptions,
+  ): Promise<ToolCallResult> {
     // a caller's CallCancel is listened to as it is: no AbortSignal is made for the call
     const callCancel = options.cancel
     const signal = callCancel ? undefined : options.signal
@@ -70,16 +81,25 @@ export class DirectCalls {
         if (!this.pending.has(id)) return
         done()
         // a cancel that cannot be written has nobody to reach: the process is gone
-        this.transport.writeLine(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })}\n`)
+        this.transport.writeLine(
+          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })}\n`,
+        )
         reject(asCancel(reason))
       }
-      const timer = setTimeout(() => cancel(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs })), this.timeoutMs)
+      const timer = setTimeout(
+        () => cancel(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.timeoutMs })),
+        this.timeoutMs,
+      )
       unlisten = callCancel ? callCancel.onCancel(cancel) : signal ? listen(signal, cancel) : undefined
       this.pending.set(id, {
         settle: (kind, message) => {
           done()
           if (kind === 'error') {
-            const { code, message: text, data } = (message as { error: { code: number; message: string; data?: unknown } }).error
+            const {
+              code,
+              message: text,
+              data,
+            } = (message as { error: { code: number; message: string; data?: unknown } }).error
             reject(ProtocolError.fromError(code, text, data))
             return
           }
@@ -112,7 +132,9 @@ export class DirectCalls {
     return id
   }
 
-  /** An answer to a direct call, routed as the SDK routes answers (by Number(id)); anything else is the SDK client's. */
+  /**
+   * An answer to a direct call, routed as the SDK routes answers (by Number(id)); anything else is the SDK client's.
+   */
   private take(message: JSONRPCMessage): boolean {
     if (this.pending.size === 0) return false
     const id = (message as { id?: unknown }).id
@@ -136,7 +158,10 @@ export class DirectCalls {
     const key = this.nextReplay++
     this.replays.set(key, result)
     try {
-      return (await this.client.callTool({ name: `${REPLAY_PREFIX}${key}` }, { timeout: this.timeoutMs })) as ToolCallResult
+      return (await this.client.callTool(
+        { name: `${REPLAY_PREFIX}${key}` },
+        { timeout: this.timeoutMs },
+      )) as ToolCallResult
     } finally {
       this.replays.delete(key)
     }
@@ -145,9 +170,16 @@ export class DirectCalls {
   private replay(message: JSONRPCMessage): JSONRPCMessage | undefined {
     const request = message as { method?: unknown; id?: string | number; params?: { name?: unknown } }
     const name = request.params?.name
-    if (request.method !== 'tools/call' || typeof name !== 'string' || !name.startsWith(REPLAY_PREFIX) || request.id === undefined) return undefined
+    if (
+      request.method !== 'tools/call' ||
+      typeof name !== 'string' ||
+      !name.startsWith(REPLAY_PREFIX) ||
+      request.id === undefined
+    )
+      return undefined
     const result = this.replays.get(Number(name.slice(REPLAY_PREFIX.length)))
-    if (!result) return { jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'tutti: the answer to decode is gone' } }
+    if (!result)
+      return { jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'tutti: the answer to decode is gone' } }
     return { jsonrpc: '2.0', id: request.id, result } as JSONRPCMessage
   }
 }

@@ -16,8 +16,16 @@ export type HttpUpstreamSpec = Extract<UpstreamSpec, { kind: 'http' }>
  */
 export function httpTransport(spec: HttpUpstreamSpec): Transport {
   const url = new URL(spec.url)
-  if (!spec.oauth) return new StreamableHTTPClientTransport(url, { requestInit: { headers: spec.headers }, redirectPolicy: 'same-origin' })
+  if (!spec.oauth)
+    return new StreamableHTTPClientTransport(url, {
+      requestInit: { headers: spec.headers },
+      redirectPolicy: 'same-origin',
+    })
   const authProvider = upstreamGrantProvider(spec.key, spec.url, spec.oauth)
   // the manifest's headers reach the MCP endpoint only; the OAuth requests are bounded (oauth/oauth-fetch.ts)
-  return new StreamableHTTPClientTransport(url, { authProvider, fetch: oauthFetch(url, spec.headers), redirectPolicy: 'same-origin' })
+  return new StreamableHTTPClientTransport(url, {
+    authProvider,
+    fetch: oauthFetch(url, spec.headers),
+    redirectPolicy: 'same-origin',
+  })
 }

@@ -26,8 +26,10 @@ export function nativeModuleHint(stderr: string): string | undefined {
     const match = pattern.exec(stderr)
     if (!match) continue
     const quote = (what || match[0]).trim().slice(0, QUOTE_MAX)
-    return `a native module is not built (${quote}): its install scripts did not run; ` +
+    return (
+      `a native module is not built (${quote}): its install scripts did not run; ` +
       'install the connector again with --allow-scripts to build it'
+    )
   }
   return undefined
 }

@@ -25,7 +25,8 @@ export class ParamHeaderTools {
       if (!schema || typeof schema !== 'object' || Array.isArray(schema)) continue
       const params = headerParams(schema as Record<string, unknown>)
       // a tool with invalid declarations is not served at all (build-route drops it)
-      if (Array.isArray(params) && params.length > 0) byName.set(t.name, { name: t.name, inputSchema: schema as Tool['inputSchema'] })
+      if (Array.isArray(params) && params.length > 0)
+        byName.set(t.name, { name: t.name, inputSchema: schema as Tool['inputSchema'] })
     }
     this.byName = byName
   }

@@ -27,7 +27,11 @@ export class StdoutBrokenError extends Error {}
 function tooDeep(message: JSONRPCMessage): JSONRPCMessage | undefined {
   const m = message as { id?: string | number; method?: string }
   if (m.id === undefined || m.method !== undefined) return undefined
-  return { jsonrpc: '2.0', id: m.id, error: { code: -32603, message: `the upstream's answer nests deeper than ${STDOUT_LIMITS.maxMessageDepth} levels` } } as JSONRPCMessage
+  return {
+    jsonrpc: '2.0',
+    id: m.id,
+    error: { code: -32603, message: `the upstream's answer nests deeper than ${STDOUT_LIMITS.maxMessageDepth} levels` },
+  } as JSONRPCMessage
 }
 
 function isMessage(v: unknown): v is JSONRPCMessage {
@@ -56,13 +60,15 @@ export class StdioMessageReader {
       const line = this.pendingBytes ? Buffer.concat([...this.pending, piece]) : piece
       this.pending = []
       this.pendingBytes = 0
-      if (line.length > this.maxMessageBytes) throw new StdoutBrokenError(`a message larger than ${this.maxMessageBytes} bytes`)
+      if (line.length > this.maxMessageBytes)
+        throw new StdoutBrokenError(`a message larger than ${this.maxMessageBytes} bytes`)
       const message = this.parse(line)
       if (message) out.push(message)
     }
     if (start < chunk.length) {
       this.pendingBytes += chunk.length - start
-      if (this.pendingBytes > this.maxMessageBytes) throw new StdoutBrokenError(`a message larger than ${this.maxMessageBytes} bytes`)
+      if (this.pendingBytes > this.maxMessageBytes)
+        throw new StdoutBrokenError(`a message larger than ${this.maxMessageBytes} bytes`)
       this.pending.push(chunk.subarray(start))
     }
     return out
@@ -76,7 +82,11 @@ export class StdioMessageReader {
       try {
         const value: unknown = JSON.parse(line.toString('utf8'))
         // a message that short cannot nest that deep: the walk is skipped on the hot path
-        if (isMessage(value)) return line.length > 2 * STDOUT_LIMITS.maxMessageDepth && nestsDeeperThan(value, STDOUT_LIMITS.maxMessageDepth) ? tooDeep(value) : value
+        if (isMessage(value))
+          return line.length > 2 * STDOUT_LIMITS.maxMessageDepth &&
+            nestsDeeperThan(value, STDOUT_LIMITS.maxMessageDepth)
+            ? tooDeep(value)
+            : value
       } catch {
         // counted below, like any other line that is not JSON-RPC
       }
@@ -93,7 +103,10 @@ export class StdioMessageReader {
     }
     this.firstInvalid ??= line.subarray(0, 80).toString('utf8').trim()
     if (++this.invalid > STDOUT_LIMITS.maxInvalidLines) {
-      throw new StdoutBrokenError(`more than ${STDOUT_LIMITS.maxInvalidLines} lines on stdout that are not JSON-RPC within ${STDOUT_LIMITS.invalidWindowMs / 1000} s (first: "${this.firstInvalid}")`)
+      throw new StdoutBrokenError(
+        `more than ${STDOUT_LIMITS.maxInvalidLines} lines on stdout that are not JSON-RPC ` +
+          `within ${STDOUT_LIMITS.invalidWindowMs / 1000} s (first: "${this.firstInvalid}")`,
+      )
     }
   }
 }

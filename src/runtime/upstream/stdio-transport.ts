@@ -31,9 +31,15 @@ export class ProcessGroupStdioTransport implements Transport {
   onclose?: () => void
   onerror?: (error: Error) => void
   onmessage?: (message: JSONRPCMessage) => void
-  /** Takes a message off the stream before the SDK client sees it (a direct call's answer, direct-calls.ts); true when taken. */
+  /**
+   * Takes a message off the stream before the SDK client sees it (a direct call's answer, direct-calls.ts); true when
+   * taken.
+   */
   intercept?: (message: JSONRPCMessage) => boolean
-  /** Answers a message the SDK client sends instead of writing it (a direct call's answer replayed for the SDK to decode). */
+  /**
+   * Answers a message the SDK client sends instead of writing it (a direct call's answer replayed for the SDK to
+   * decode).
+   */
   answerLocally?: (message: JSONRPCMessage) => JSONRPCMessage | undefined
 
   private child?: ChildProcess
@@ -78,7 +84,10 @@ export class ProcessGroupStdioTransport implements Transport {
       }
     }
     return new Promise((resolve, reject) => {
-      const child = spawnInGroup(this.options.command, this.options.args, { cwd: this.options.cwd, env: this.options.env })
+      const child = spawnInGroup(this.options.command, this.options.args, {
+        cwd: this.options.cwd,
+        env: this.options.env,
+      })
       this.child = child
       this.batch = new StdinBatch(child.stdin!)
       child.once('error', (err: NodeJS.ErrnoException) => {
@@ -177,6 +186,11 @@ export class ProcessGroupStdioTransport implements Transport {
 /** spawn says ENOENT for a missing working directory too: name the one that is missing. */
 function spawnFailure(command: string, cwd: string, err: NodeJS.ErrnoException): string {
   if (err.code === 'ENOENT' && !existsSync(cwd)) return `working directory "${cwd}" of "${command}" does not exist`
-  const why = err.code === 'ENOENT' ? 'not found' : err.code === 'EACCES' ? 'is not executable' : `could not be started (${err.message})`
+  const why =
+    err.code === 'ENOENT'
+      ? 'not found'
+      : err.code === 'EACCES'
+        ? 'is not executable'
+        : `could not be started (${err.message})`
   return `command "${command}" ${why}`
 }

@@ -44,7 +44,14 @@ export function stderrSummary(tail: string): string {
       skipNext = true
       continue
     }
-    if (l.length > 2 && !l.startsWith('at ') && !/^Node\.js v/.test(l) && !/^[\^~\s{}\[\]]+$/.test(l) && !NODE_ERROR_FIELD.test(l)) lines.push(l)
+    if (
+      l.length > 2 &&
+      !l.startsWith('at ') &&
+      !/^Node\.js v/.test(l) &&
+      !/^[\^~\s{}[\]]+$/.test(l) &&
+      !NODE_ERROR_FIELD.test(l)
+    )
+      lines.push(l)
   }
   return lines.length ? `; stderr: ${lines.slice(-3).join(' | ')}` : ''
 }
@@ -89,8 +96,12 @@ export class UpstreamConnection implements RouteClient {
     const transport: Transport =
       spec.kind === 'stdio'
         ? new ProcessGroupStdioTransport({
-            command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env,
-            maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes, closeGraceMs: UPSTREAM_LIMITS.closeGraceMs,
+            command: spec.command,
+            args: spec.args,
+            cwd: spec.cwd,
+            env: spec.env,
+            maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes,
+            closeGraceMs: UPSTREAM_LIMITS.closeGraceMs,
             ...(onStderrLine ? { onStderrLine } : {}),
           })
         : httpTransport(spec)
@@ -157,9 +168,11 @@ export class UpstreamConnection implements RouteClient {
     const tools: UpstreamTool[] = []
     let cursor: string | undefined
     for (let page = 0; page < UPSTREAM_LIMITS.maxToolPages; page++) {
-      let result
+      let result: { tools: unknown[]; nextCursor?: string }
       try {
-        result = cursor ? await this.client.listTools({ cursor }) : await this.client.request({ method: 'tools/list', params: {} })
+        result = cursor
+          ? await this.client.listTools({ cursor })
+          : await this.client.request({ method: 'tools/list', params: {} })
       } catch (err) {
         throw this.failure('tools/list failed', err)
       }
@@ -174,9 +187,17 @@ export class UpstreamConnection implements RouteClient {
     throw this.failure(`tools/list did not end within ${UPSTREAM_LIMITS.maxToolPages} pages`)
   }
 
-  async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: RouteCallOptions): Promise<ToolCallResult> {
+  async callTool(
+    upstreamName: string,
+    args: Record<string, unknown> | undefined,
+    options: RouteCallOptions,
+  ): Promise<ToolCallResult> {
     // the reason already says how it ended: no second account of the exit
-    if (this.closedReason) throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`)
+    if (this.closedReason)
+      throw new TuttiError(
+        ErrorCodes.UPSTREAM_FAILED,
+        `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`,
+      )
     this.inFlight++
     try {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
@@ -235,7 +256,10 @@ export class UpstreamConnection implements RouteClient {
     for (const listener of this.closeListeners) listener(this.closedReason)
   }
 
-  /** Why the server never answered initialize, as a person would put it: the exit and its stderr, not the SDK's "Connection closed". */
+  /**
+   * Why the server never answered initialize, as a person would put it: the exit and its stderr, not the SDK's
+   * "Connection closed".
+   */
   private connectFailure(cause: unknown): TuttiError {
     // the process exits because the start timed out and it was stopped: the timeout is the reason, not that exit
     if (cause instanceof StartupTimeout) {
@@ -268,8 +292,11 @@ export class UpstreamConnection implements RouteClient {
 
   private failure(what: string, cause?: unknown): TuttiError {
     const detail = cause ? `: ${(cause as Error).message}` : ''
-    const described = this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? this.describeExit() : ''
+    const described =
+      this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? this.describeExit() : ''
     const exit = described && !detail.includes(described) && !what.includes(described) ? ` (${described})` : ''
-    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, { cause })
+    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, {
+      cause,
+    })
   }
 }

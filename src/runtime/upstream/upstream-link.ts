@@ -13,8 +13,11 @@ export interface UpstreamLink extends RouteClient {
 }
 
 /** `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log). */
-export type OpenUpstream = (spec: UpstreamSpec, signal: AbortSignal, onStderrLine?: StderrLines)
-  => Promise<UpstreamLink>
+export type OpenUpstream = (
+  spec: UpstreamSpec,
+  signal: AbortSignal,
+  onStderrLine?: StderrLines,
+) => Promise<UpstreamLink>
 
 export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) =>
   UpstreamConnection.open(spec, signal, onStderrLine)

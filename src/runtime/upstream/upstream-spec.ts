@@ -47,12 +47,22 @@ export interface UpstreamRecord {
  * then `mcp.env` (renames and extras). Nothing comes from the daemon's own
  * environment, so it does not matter who started the daemon.
  */
-export function upstreamSpec(release: LoadedRelease, record: UpstreamRecord, credentials: Readonly<Record<string, string>>, dataDir: string): UpstreamSpec | undefined {
+export function upstreamSpec(
+  release: LoadedRelease,
+  record: UpstreamRecord,
+  credentials: Readonly<Record<string, string>>,
+  dataDir: string,
+): UpstreamSpec | undefined {
   const { mcp, key } = release.manifest
   if (!mcp) return undefined
   const stored = storedSettings(release.manifest, record.settings, credentials)
   const settings = resolveSettings(release.manifest, stored, dataDir)
-  const vars: Record<string, string> = { ...settings, ...credentials, [DATA_DIR_VAR]: dataDir, [RELEASE_ROOT_VAR]: release.root }
+  const vars: Record<string, string> = {
+    ...settings,
+    ...credentials,
+    [DATA_DIR_VAR]: dataDir,
+    [RELEASE_ROOT_VAR]: release.root,
+  }
   const timeouts = timeoutsOf(release)
   if (mcp.transport === 'http') {
     // remote: credentials go only where the manifest places them
@@ -63,7 +73,8 @@ export function upstreamSpec(release: LoadedRelease, record: UpstreamRecord, cre
     return { kind: 'http', key, url: expandVariables(mcp.url, vars), headers, ...timeouts, ...mayOfferOAuth }
   }
   const env: Record<string, string> = { ...record.environment, ...settings, [DATA_DIR_VAR]: dataDir }
-  for (const name of authVariableNames(release.manifest)) if (credentials[name] !== undefined) env[name] = credentials[name]
+  for (const name of authVariableNames(release.manifest))
+    if (credentials[name] !== undefined) env[name] = credentials[name]
   for (const [name, value] of Object.entries(mcp.env)) env[name] = expandVariables(value, vars)
   const args = mcp.args.map((a) => expandVariables(a, vars))
   return { kind: 'stdio', key, command: commandOf(release, record), args, cwd: release.root, env, ...timeouts }

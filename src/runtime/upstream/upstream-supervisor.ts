@@ -94,10 +94,15 @@ export class UpstreamSupervisor implements RouteClient {
     }
   }
 
-  async callTool(upstreamName: string, args: Record<string, unknown> | undefined, options: { signal?: AbortSignal }): Promise<ToolCallResult> {
+  async callTool(
+    upstreamName: string,
+    args: Record<string, unknown> | undefined,
+    options: { signal?: AbortSignal },
+  ): Promise<ToolCallResult> {
     this.inFlight++
     try {
-      const conn = this.connection && !this.connection.closed && !this.stoppingIdle ? this.connection : await this.whenNeeded()
+      const conn =
+        this.connection && !this.connection.closed && !this.stoppingIdle ? this.connection : await this.whenNeeded()
       return await conn.callTool(upstreamName, args, options)
     } finally {
       if (--this.inFlight === 0) {
@@ -130,9 +135,17 @@ export class UpstreamSupervisor implements RouteClient {
 
   /** Lazy: start on demand (shared by concurrent calls). Eager: the connection is being restarted. */
   private whenNeeded(): Promise<UpstreamLink> {
-    if (this.disposed) return Promise.reject(new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": the upstream was closed`))
+    if (this.disposed)
+      return Promise.reject(
+        new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": the upstream was closed`),
+      )
     if (this.activation.kind === 'eager') {
-      return Promise.reject(new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": the upstream is not running (${this.lastError ?? 'starting'})`))
+      return Promise.reject(
+        new TuttiError(
+          ErrorCodes.UPSTREAM_FAILED,
+          `connector "${this.spec.key}": the upstream is not running (${this.lastError ?? 'starting'})`,
+        ),
+      )
     }
     this.starting ??= (async () => {
       try {
@@ -166,7 +179,9 @@ export class UpstreamSupervisor implements RouteClient {
     try {
       tools = await conn.listTools()
     } catch (err) {
-      await bestEffort(conn.close(0), this.log, 'closing an upstream whose tools/list failed', { connector: this.spec.key })
+      await bestEffort(conn.close(0), this.log, 'closing an upstream whose tools/list failed', {
+        connector: this.spec.key,
+      })
       throw err
     }
     if (this.disposed) {
@@ -182,7 +197,10 @@ export class UpstreamSupervisor implements RouteClient {
     this.log.info('upstream started', { connector: this.spec.key, pid: conn.pid, tools: tools.length })
     conn.onClosed((why) => this.onExit(conn, why))
     conn.onToolsChanged(() => this.onListChanged(conn))
-    if (previous && previous !== conn) void bestEffort(previous.close(), this.log, 'closing the previous upstream connection', { connector: this.spec.key })
+    if (previous && previous !== conn)
+      void bestEffort(previous.close(), this.log, 'closing the previous upstream connection', {
+        connector: this.spec.key,
+      })
     if (report) this.events.toolsListed(tools, 'started')
     return tools
   }
@@ -200,7 +218,11 @@ export class UpstreamSupervisor implements RouteClient {
     // only an upstream that stayed up for a while has earned a quick restart
     if (Date.now() - this.upSince >= STABLE_AFTER_MS) this.failures = 0
     this.failures++
-    this.log.warn('upstream exited; restarting with backoff', { connector: this.spec.key, reason, failures: this.failures })
+    this.log.warn('upstream exited; restarting with backoff', {
+      connector: this.spec.key,
+      reason,
+      failures: this.failures,
+    })
     this.events.failed(reason, this.failures, this.scheduleRestart())
   }
 
@@ -210,7 +232,11 @@ export class UpstreamSupervisor implements RouteClient {
       if (conn !== this.connection || conn.closed || this.disposed) return
       conn.listTools().then(
         (tools) => this.events.toolsListed(tools, 'changed'),
-        (err: Error) => this.log.error('tools/list after the upstream said its tools changed failed; the previous table stays', { connector: this.spec.key, error: this.log.redactor.redactString(err.message) }),
+        (err: Error) =>
+          this.log.error('tools/list after the upstream said its tools changed failed; the previous table stays', {
+            connector: this.spec.key,
+            error: this.log.redactor.redactString(err.message),
+          }),
       )
     }, LIST_CHANGED_COALESCE_MS)
   }
@@ -218,7 +244,11 @@ export class UpstreamSupervisor implements RouteClient {
   /** A failed start: remembered, reported, and (eager) retried after the backoff. */
   private failed(err: unknown, phase: string): void {
     if (this.disposed) {
-      this.log.info('upstream start given up', { connector: this.spec.key, phase, reason: 'the connect was abandoned: the connector changed meanwhile' })
+      this.log.info('upstream start given up', {
+        connector: this.spec.key,
+        phase,
+        reason: 'the connect was abandoned: the connector changed meanwhile',
+      })
       return
     }
     const reason = this.log.redactor.redactString((err as Error).message)

@@ -74,7 +74,11 @@ export class FakeModelApi<A> {
     const deadline = Date.now() + ms
     while (this.pending.length === 0) {
       const left = deadline - Date.now()
-      if (left <= 0) throw new Error(`${this.dialect.name}: model request ${this.exchanges.length + 1} did not arrive within ${ms} ms (requests so far: ${this.requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`)
+      if (left <= 0)
+        throw new Error(
+          `${this.dialect.name}: model request ${this.exchanges.length + 1} did not arrive ` +
+            `within ${ms} ms (requests so far: ${this.requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`,
+        )
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
         this.waiters.push(() => {
@@ -120,7 +124,15 @@ export class FakeModelApi<A> {
       if (!this.dialect.isModelRequest(recorded)) {
         if (this.dialect.answerOther?.(recorded, res)) return
         res.writeHead(404, { 'content-type': 'application/json' })
-        res.end(JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: `the fake ${this.dialect.name} does not serve ${recorded.method} ${recorded.path}` } }))
+        res.end(
+          JSON.stringify({
+            type: 'error',
+            error: {
+              type: 'not_found_error',
+              message: `the fake ${this.dialect.name} does not serve ${recorded.method} ${recorded.path}`,
+            },
+          }),
+        )
         return
       }
       const index = this.exchanges.length + 1
@@ -128,7 +140,8 @@ export class FakeModelApi<A> {
         index,
         request: recorded,
         reply: (answer) => {
-          if (this.answered.has(index)) throw new Error(`${this.dialect.name}: model request ${index} was answered twice`)
+          if (this.answered.has(index))
+            throw new Error(`${this.dialect.name}: model request ${index} was answered twice`)
           this.answered.add(index)
           this.dialect.writeAnswer(recorded, answer, res, index)
         },

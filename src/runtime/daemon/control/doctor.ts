@@ -9,7 +9,12 @@ export async function handleDoctorSnapshot(ctx: DaemonContext): Promise<Response
   const tools: DoctorTool[] = []
   for (const t of ctx.registry.list()) {
     const binding = ctx.registry.resolve(t.localName)!
-    const tool: DoctorTool = { localName: t.localName, connector: binding.connectorKey, generation: binding.generation, inputSchema: t.inputSchema }
+    const tool: DoctorTool = {
+      localName: t.localName,
+      connector: binding.connectorKey,
+      generation: binding.generation,
+      inputSchema: t.inputSchema,
+    }
     if (t.description !== undefined) tool.description = t.description
     tools.push(tool)
   }

@@ -3,7 +3,10 @@ import type { reconcileMessage } from '../../protocol/reconcile.js'
 import { toConnectorState } from '../../reconcile/snapshot-views.js'
 import type { DaemonContext } from '../context.js'
 
-export async function handleReconcile(ctx: DaemonContext, req: RequestOf<typeof reconcileMessage>): Promise<ResponseOf<typeof reconcileMessage>> {
+export async function handleReconcile(
+  ctx: DaemonContext,
+  req: RequestOf<typeof reconcileMessage>,
+): Promise<ResponseOf<typeof reconcileMessage>> {
   const work = ctx.reconciler.reconcile(req.keys)
   if (req.waitMs === undefined) return { connectors: await work }
   let timer: NodeJS.Timeout | undefined
@@ -17,5 +20,10 @@ export async function handleReconcile(ctx: DaemonContext, req: RequestOf<typeof 
   await Promise.race([outcome, deadline])
   clearTimeout(timer)
   const keys = req.keys ? new Set(req.keys) : undefined
-  return { connectors: ctx.reconciler.snapshots().filter((c) => !keys || keys.has(c.key)).map(toConnectorState) }
+  return {
+    connectors: ctx.reconciler
+      .snapshots()
+      .filter((c) => !keys || keys.has(c.key))
+      .map(toConnectorState),
+  }
 }

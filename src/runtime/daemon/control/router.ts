@@ -29,7 +29,10 @@ interface Route {
 }
 
 const routes = new Map<string, Route>()
-function route<Req, Res>(message: ControlMessage<Req, Res>, handle: (ctx: DaemonContext, req: Req) => Promise<Res>): void {
+function route<Req, Res>(
+  message: ControlMessage<Req, Res>,
+  handle: (ctx: DaemonContext, req: Req) => Promise<Res>,
+): void {
   routes.set(message.name, { message: message as ControlMessage<unknown, unknown>, handle: handle as Handler })
 }
 route(healthMessage, handleHealth)
@@ -42,7 +45,12 @@ route(sessionRevokeMessage, handleSessionRevoke)
 route(doctorSnapshotMessage, handleDoctorSnapshot)
 
 /** Answers made of tutti's own data only, which redaction must not touch. */
-const EXACT_ANSWERS = new Set<string>([healthMessage.name, sessionPrepareMessage.name, sessionRevokeMessage.name, stopMessage.name])
+const EXACT_ANSWERS = new Set<string>([
+  healthMessage.name,
+  sessionPrepareMessage.name,
+  sessionRevokeMessage.name,
+  stopMessage.name,
+])
 
 function tokenMatches(header: string | null, expected: string): boolean {
   const presented = header?.startsWith('Bearer ') ? header.slice(7) : ''
@@ -52,13 +60,20 @@ function tokenMatches(header: string | null, expected: string): boolean {
 }
 
 /** POST /control/<name>: authenticated by the control token from daemon.json. */
-export async function handleControl(ctx: DaemonContext, controlToken: string, name: string, req: Request): Promise<Response> {
-  if (!tokenMatches(req.headers.get('authorization'), controlToken)) return errorResponse(401, ErrorCodes.UNAUTHORIZED, 'missing or wrong control token')
+export async function handleControl(
+  ctx: DaemonContext,
+  controlToken: string,
+  name: string,
+  req: Request,
+): Promise<Response> {
+  if (!tokenMatches(req.headers.get('authorization'), controlToken))
+    return errorResponse(401, ErrorCodes.UNAUTHORIZED, 'missing or wrong control token')
   const r = routes.get(name)
   if (!r) return errorResponse(404, ErrorCodes.UNKNOWN_MESSAGE, `unknown control message "${name}"`)
   // the token and the message name are checked first: a refused request's body is never read
   const read = await readBodyLimited(req, HTTP_LIMITS.controlBodyBytes)
-  if (!read.ok && read.reason === 'too-large') return errorResponse(413, ErrorCodes.ARGUMENT_INVALID, 'control request body too large')
+  if (!read.ok && read.reason === 'too-large')
+    return errorResponse(413, ErrorCodes.ARGUMENT_INVALID, 'control request body too large')
   if (!read.ok) return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, 'control request body did not arrive in full')
   let json: unknown
   try {
@@ -68,7 +83,9 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
   }
   const parsed = r.message.request.safeParse(json)
   if (!parsed.success) {
-    const issues = parsed.error.issues.map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message)).join('; ')
+    const issues = parsed.error.issues
+      .map((i) => (i.path.length ? `${i.path.join('.')}: ${i.message}` : i.message))
+      .join('; ')
     return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, `bad ${name} request: ${issues}`)
   }
   try {
@@ -78,7 +95,8 @@ export async function handleControl(ctx: DaemonContext, controlToken: string, na
     // and health is the identity proof (a short credential may well occur in a path)
     return jsonResponse(200, EXACT_ANSWERS.has(name) ? result : ctx.log.redactor.redactSecrets(result))
   } catch (err) {
-    if (isTuttiError(err)) return errorResponse(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
+    if (isTuttiError(err))
+      return errorResponse(err.kind === 'input' ? 400 : 500, err.code, ctx.log.redactor.redactString(err.message))
     ctx.log.error('control handler failed', { message: name, error: err })
     return errorResponse(500, ErrorCodes.INTERNAL, ctx.log.redactor.redactString((err as Error).message))
   }

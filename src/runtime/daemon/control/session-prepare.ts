@@ -2,7 +2,10 @@ import type { RequestOf, ResponseOf } from '../../protocol/message.js'
 import type { sessionPrepareMessage } from '../../protocol/session-prepare.js'
 import type { DaemonContext } from '../context.js'
 
-export async function handleSessionPrepare(ctx: DaemonContext, req: RequestOf<typeof sessionPrepareMessage>): Promise<ResponseOf<typeof sessionPrepareMessage>> {
+export async function handleSessionPrepare(
+  ctx: DaemonContext,
+  req: RequestOf<typeof sessionPrepareMessage>,
+): Promise<ResponseOf<typeof sessionPrepareMessage>> {
   const token = await ctx.sessions.issue(req.workspace, req.session, req.provider)
   const skillRoots = ctx.skillRoots().map(({ connector, dir, releaseRoot, skills }) => {
     // the names served now: a Skill's projection maps the upstream names it mentions to these

@@ -69,7 +69,10 @@ export class IdleSockets {
     this.closedSinceLog++
     const now = Date.now()
     if (now - this.lastLog < this.warnEveryMs) return
-    this.log.warn('too many idle keep-alive connections; closing the longest idle', { cap: this.max, closed: this.closedSinceLog })
+    this.log.warn('too many idle keep-alive connections; closing the longest idle', {
+      cap: this.max,
+      closed: this.closedSinceLog,
+    })
     this.closedSinceLog = 0
     this.lastLog = now
   }

@@ -17,7 +17,10 @@ export interface LoopbackListener {
  * server options: listhen's listen() takes none, and node's timeout check
  * interval can only be set when the server is created.
  */
-export async function listenLoopback(handler: http.RequestListener, options: { preferredPort?: number; log: Logger; limits?: HttpLimits }): Promise<LoopbackListener> {
+export async function listenLoopback(
+  handler: http.RequestListener,
+  options: { preferredPort?: number; log: Logger; limits?: HttpLimits },
+): Promise<LoopbackListener> {
   const limits = options.limits ?? HTTP_LIMITS
   const server = http.createServer(
     {

@@ -24,7 +24,8 @@ function hostProblem(host: string | null): string | undefined {
   if (!host) return 'Missing Host header'
   const m = HOST_HEADER.exec(host)
   if (!m) return `Invalid Host header: ${host}`
-  if (!HOSTS.includes(m[1]!.toLowerCase()) || (m[2] !== undefined && Number(m[2]) > 65_535)) return `Invalid Host: ${host}`
+  if (!HOSTS.includes(m[1]!.toLowerCase()) || (m[2] !== undefined && Number(m[2]) > 65_535))
+    return `Invalid Host: ${host}`
   return undefined
 }
 

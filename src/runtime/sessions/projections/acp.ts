@@ -26,7 +26,13 @@ export function acpSupportsHttp(initializeResponse: unknown): { ok: true } | { o
   if (!result) return { ok: false, reason: 'the agent initialize response is missing or not an object' }
   const http = result.agentCapabilities?.mcpCapabilities?.http
   if (http === true) return { ok: true }
-  return { ok: false, reason: http === false ? 'the agent declares mcpCapabilities.http = false' : 'the agent does not declare mcpCapabilities.http' }
+  return {
+    ok: false,
+    reason:
+      http === false
+        ? 'the agent declares mcpCapabilities.http = false'
+        : 'the agent does not declare mcpCapabilities.http',
+  }
 }
 
 /** The ACP adapters around the Claude Agent SDK, by the name their initialize gives (`agentInfo.name`). */
@@ -44,7 +50,9 @@ export function takesClaudeSdkEnv(initializeResponse: unknown): boolean {
   const result = initializeResult(initializeResponse)
   const declared = result?.agentCapabilities?._meta?.claudeCode
   const name = result?.agentInfo?.name
-  return (declared !== null && typeof declared === 'object') || (typeof name === 'string' && CLAUDE_SDK_AGENTS.has(name))
+  return (
+    (declared !== null && typeof declared === 'object') || (typeof name === 'string' && CLAUDE_SDK_AGENTS.has(name))
+  )
 }
 
 /** What an ACP projection is made from, besides the servers: the agent, and the session's own context. */
@@ -68,11 +76,19 @@ export interface AcpSessionContext {
  * as an additional directory (Claude Code's `--add-dir`, whose
  * `.claude/skills/` it scans). Any other agent gets the literal header.
  */
-export async function projectAcp(servers: readonly MCPServerBinding[], context: AcpSessionContext): Promise<AcpProjection> {
+export async function projectAcp(
+  servers: readonly MCPServerBinding[],
+  context: AcpSessionContext,
+): Promise<AcpProjection> {
   const viaSdk = takesClaudeSdkEnv(context.initializeResponse)
   const { token } = context
   const headerValue = (value: string): string => (viaSdk ? value.split(token).join(`\${${TOKEN_ENV}}`) : value)
-  const mcpServers = servers.map((s) => ({ type: 'http' as const, name: s.name, url: s.url, headers: Object.entries(s.headers).map(([name, value]) => ({ name, value: headerValue(value) })) }))
+  const mcpServers = servers.map((s) => ({
+    type: 'http' as const,
+    name: s.name,
+    url: s.url,
+    headers: Object.entries(s.headers).map(([name, value]) => ({ name, value: headerValue(value) })),
+  }))
   if (!viaSdk) return { kind: 'acp', mcpServers, connectors: { attached: true } }
   const addDir = path.join(context.sessionDir, 'acp', 'add-dir')
   await linkSkills(path.join(addDir, '.claude', 'skills'), context.skillRoots)

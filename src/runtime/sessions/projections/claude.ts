@@ -8,7 +8,12 @@ import { TOKEN_ENV, type ClaudeProjection, type MCPServerBinding } from '../prep
  * token variable (Claude expands `${VAR}` from its environment, so no token
  * is written to disk), and an `--add-dir` directory holding the Skills.
  */
-export async function projectClaude(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRootWithSkills[], token: string): Promise<ClaudeProjection> {
+export async function projectClaude(
+  dir: string,
+  servers: readonly MCPServerBinding[],
+  skillRoots: readonly SkillRootWithSkills[],
+  token: string,
+): Promise<ClaudeProjection> {
   const claudeDir = path.join(dir, 'claude')
   const mcpServers: ClaudeProjection['sdkMcpServers'] = {}
   const onDisk: Record<string, unknown> = {}
@@ -20,7 +25,13 @@ export async function projectClaude(dir: string, servers: readonly MCPServerBind
   await writeJsonAtomic(mcpConfigPath, { mcpServers: onDisk })
   const addDir = path.join(claudeDir, 'add-dir')
   await linkSkills(path.join(addDir, '.claude', 'skills'), skillRoots)
-  return { kind: 'claude', mcpConfigPath, addDir, args: ['--mcp-config', mcpConfigPath, '--add-dir', addDir], sdkMcpServers: mcpServers }
+  return {
+    kind: 'claude',
+    mcpConfigPath,
+    addDir,
+    args: ['--mcp-config', mcpConfigPath, '--add-dir', addDir],
+    sdkMcpServers: mcpServers,
+  }
 }
 
 function withTokenVariable(headers: Record<string, string>, token: string): Record<string, string> {

@@ -23,7 +23,12 @@ const LINKED_FILES = ['auth.json']
  * (`bearer_token_env_var`), never in the file. Skills go to
  * `$CODEX_HOME/skills`, where Codex's own scanner looks.
  */
-export async function projectCodex(dir: string, servers: readonly MCPServerBinding[], skillRoots: readonly SkillRootWithSkills[], env: NodeJS.ProcessEnv = process.env): Promise<CodexProjection> {
+export async function projectCodex(
+  dir: string,
+  servers: readonly MCPServerBinding[],
+  skillRoots: readonly SkillRootWithSkills[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<CodexProjection> {
   const home = path.join(dir, 'codex')
   await ensurePrivateDir(home)
   const userHome = userCodexHome(env)
@@ -34,21 +39,38 @@ export async function projectCodex(dir: string, servers: readonly MCPServerBindi
     try {
       config = parse(text) as Record<string, unknown>
     } catch (err) {
-      throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `${userConfigPath} is not valid TOML, so it cannot be carried into the session: ${(err as Error).message.split('\n')[0]}`)
+      throw new TuttiError(
+        ErrorCodes.ARGUMENT_INVALID,
+        `${userConfigPath} is not valid TOML, so it cannot be carried into the ` +
+          `session: ${(err as Error).message.split('\n')[0]}`,
+      )
     }
   }
-  const mcp = (config.mcp_servers && typeof config.mcp_servers === 'object' ? config.mcp_servers : {}) as Record<string, unknown>
+  const mcp = (config.mcp_servers && typeof config.mcp_servers === 'object' ? config.mcp_servers : {}) as Record<
+    string,
+    unknown
+  >
   for (const s of servers) {
     mcp[s.name] = { url: s.url, bearer_token_env_var: TOKEN_ENV }
   }
   config.mcp_servers = mcp
   config.shell_environment_policy = withoutToken(config.shell_environment_policy)
-  await writeFileAtomic(path.join(home, 'config.toml'), `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector], the token kept out of shell_environment_policy\n${stringify(config)}\n`)
+  await writeFileAtomic(
+    path.join(home, 'config.toml'),
+    `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector], the token kept ` +
+      `out of shell_environment_policy\n${stringify(config)}\n`,
+  )
   for (const name of LINKED_FILES) {
     const from = path.join(userHome, name)
     const to = path.join(home, name)
     await fs.rm(to, { force: true })
-    if (await fs.stat(from).then(() => true, () => false)) await fs.symlink(from, to)
+    if (
+      await fs.stat(from).then(
+        () => true,
+        () => false,
+      )
+    )
+      await fs.symlink(from, to)
   }
   await linkSkills(path.join(home, 'skills'), skillRoots)
   return { kind: 'codex', codexHome: home, env: { CODEX_HOME: home } }

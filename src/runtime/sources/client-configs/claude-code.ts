@@ -1,5 +1,12 @@
 import path from 'node:path'
-import { byPrecedence, isRecord, shown, type ClientConfig, type ConfigPlaces, type PassedEntry } from './client-entry.js'
+import {
+  byPrecedence,
+  isRecord,
+  shown,
+  type ClientConfig,
+  type ConfigPlaces,
+  type PassedEntry,
+} from './client-entry.js'
 import { entriesOf, readConfigJson, serverMap } from './config-files.js'
 
 /**
@@ -16,18 +23,42 @@ export async function readClaudeCode(places: ConfigPlaces): Promise<ClientConfig
   const projectFile = path.join(places.project, '.mcp.json')
   const doc = await readConfigJson(places, userFile)
   const projects = isRecord(doc?.projects) ? doc.projects : {}
-  const local = isRecord(projects[places.project]) ? projects[places.project] as Record<string, unknown> : undefined
-  const user = entriesOf(serverMap(places, userFile, doc, 'mcpServers'), { origin: `${shown(places, userFile)} (user)`, syntax: {} })
-  const localEntries = entriesOf(serverMap(places, userFile, local, 'mcpServers'), { origin: `${shown(places, userFile)} (local to ${shown(places, places.project)})`, syntax: {}, baseDir: places.project })
-  const shared = entriesOf(serverMap(places, projectFile, await readConfigJson(places, projectFile), 'mcpServers'), { origin: shown(places, projectFile), syntax: {}, baseDir: places.project })
+  const local = isRecord(projects[places.project]) ? (projects[places.project] as Record<string, unknown>) : undefined
+  const user = entriesOf(serverMap(places, userFile, doc, 'mcpServers'), {
+    origin: `${shown(places, userFile)} (user)`,
+    syntax: {},
+  })
+  const localEntries = entriesOf(serverMap(places, userFile, local, 'mcpServers'), {
+    origin: `${shown(places, userFile)} (local to ${shown(places, places.project)})`,
+    syntax: {},
+    baseDir: places.project,
+  })
+  const shared = entriesOf(serverMap(places, projectFile, await readConfigJson(places, projectFile), 'mcpServers'), {
+    origin: shown(places, projectFile),
+    syntax: {},
+    baseDir: places.project,
+  })
   // a project's .mcp.json server the user turned down in Claude Code stays off
-  const disabled = new Set(Array.isArray(local?.disabledMcpjsonServers) ? local.disabledMcpjsonServers.filter((n): n is string => typeof n === 'string') : [])
+  const disabled = new Set(
+    Array.isArray(local?.disabledMcpjsonServers)
+      ? local.disabledMcpjsonServers.filter((n): n is string => typeof n === 'string')
+      : [],
+  )
   const passed: PassedEntry[] = []
   const approved = shared.filter((e) => {
     if (!disabled.has(e.name)) return true
-    passed.push({ name: e.name, origin: e.origin, reason: 'disabled in Claude Code for this project (disabledMcpjsonServers)' })
+    passed.push({
+      name: e.name,
+      origin: e.origin,
+      reason: 'disabled in Claude Code for this project (disabledMcpjsonServers)',
+    })
     return false
   })
   const chosen = byPrecedence([{ entries: user }, { entries: approved }, { entries: localEntries }])
-  return { kind: CLAUDE_CODE_KIND, files: [userFile, projectFile], entries: chosen.entries, passed: [...passed, ...chosen.passed] }
+  return {
+    kind: CLAUDE_CODE_KIND,
+    files: [userFile, projectFile],
+    entries: chosen.entries,
+    passed: [...passed, ...chosen.passed],
+  }
 }

@@ -66,13 +66,17 @@ export function shown(places: ConfigPlaces, file: string): string {
  * Scopes read lowest precedence first: an entry of a later scope shadows
  * one of the same name before it, as the client itself resolves them.
  */
-export function byPrecedence(scopes: Array<{ entries: ClientEntry[] }>): { entries: ClientEntry[]; passed: PassedEntry[] } {
+export function byPrecedence(scopes: Array<{ entries: ClientEntry[] }>): {
+  entries: ClientEntry[]
+  passed: PassedEntry[]
+} {
   const chosen = new Map<string, ClientEntry>()
   const passed: PassedEntry[] = []
   for (const scope of scopes) {
     for (const entry of scope.entries) {
       const before = chosen.get(entry.name)
-      if (before) passed.push({ name: before.name, origin: before.origin, reason: `shadowed by the entry in ${entry.origin}` })
+      if (before)
+        passed.push({ name: before.name, origin: before.origin, reason: `shadowed by the entry in ${entry.origin}` })
       chosen.delete(entry.name)
       chosen.set(entry.name, entry)
     }

@@ -21,7 +21,11 @@ const READERS: Record<ClientName, (places: ConfigPlaces) => Promise<ClientConfig
 }
 
 export function readClientConfig(client: string, places: ConfigPlaces): Promise<ClientConfig> {
-  if (!(CLIENTS as readonly string[]).includes(client)) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `--from "${client.slice(0, 64)}" is not a client tutti reads; it reads ${CLIENTS.join(', ')}`)
+  if (!(CLIENTS as readonly string[]).includes(client))
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `--from "${client.slice(0, 64)}" is not a client tutti reads; it reads ${CLIENTS.join(', ')}`,
+    )
   return READERS[client as ClientName](places)
 }
 
@@ -34,7 +38,10 @@ const CONFIG_FILE_NAMES = new Set(['.mcp.json', 'mcp.json', 'claude_desktop_conf
 /** Whether `data` (from a file named `file`) is an MCP client config: a map of servers, not a server.json. */
 export function isConfigDocument(file: string, data: unknown): boolean {
   if (CONFIG_FILE_NAMES.has(path.basename(file))) return true
-  return isRecord(data) && (isRecord(data.mcpServers) || (isRecord(data.servers) && !('packages' in data) && !('remotes' in data)))
+  return (
+    isRecord(data) &&
+    (isRecord(data.mcpServers) || (isRecord(data.servers) && !('packages' in data) && !('remotes' in data)))
+  )
 }
 
 /**
@@ -43,15 +50,28 @@ export function isConfigDocument(file: string, data: unknown): boolean {
  * with `entryName`, one bare entry as `claude mcp add-json` takes it.
  * Relative paths are relative to the file's directory.
  */
-export function configDocument(data: unknown, label: string, places: ConfigPlaces, options: { entryName?: string; baseDir: string }): ClientConfig {
+export function configDocument(
+  data: unknown,
+  label: string,
+  places: ConfigPlaces,
+  options: { entryName?: string; baseDir: string },
+): ClientConfig {
   if (!isRecord(data)) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${label}: must be a JSON object`)
   const kind = path.basename(label) === '.mcp.json' ? CLAUDE_CODE_KIND : CONFIG_DOCUMENT_KIND
-  const syntax = { envColon: true, fixed: { ...workspaceValues(places), workspaceFolder: options.baseDir }, inputs: inputVariables(data.inputs) }
+  const syntax = {
+    envColon: true,
+    fixed: { ...workspaceValues(places), workspaceFolder: options.baseDir },
+    inputs: inputVariables(data.inputs),
+  }
   const field = isRecord(data.mcpServers) ? 'mcpServers' : isRecord(data.servers) ? 'servers' : undefined
   let servers: Record<string, unknown>
   if (field) servers = data[field] as Record<string, unknown>
   else if (options.entryName !== undefined) servers = { [options.entryName]: data }
-  else throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `${label}: a single server entry needs a name: give it with --key NAME`)
+  else
+    throw new TuttiError(
+      ErrorCodes.ARGUMENT_INVALID,
+      `${label}: a single server entry needs a name: give it with --key NAME`,
+    )
   const entries = entriesOf(servers, { origin: label, syntax, baseDir: options.baseDir })
   return { kind, files: [label], entries, passed: [] }
 }

@@ -2,7 +2,15 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { parse } from 'smol-toml'
 import { ErrorCodes, TuttiError } from '../../errors.js'
-import { byPrecedence, isRecord, shown, type ClientConfig, type ClientEntry, type ConfigPlaces, type PassedEntry } from './client-entry.js'
+import {
+  byPrecedence,
+  isRecord,
+  shown,
+  type ClientConfig,
+  type ClientEntry,
+  type ConfigPlaces,
+  type PassedEntry,
+} from './client-entry.js'
 import { entriesOf } from './config-files.js'
 
 /**
@@ -24,7 +32,10 @@ async function readToml(places: ConfigPlaces, file: string): Promise<Record<stri
     return parse(text) as Record<string, unknown>
   } catch (err) {
     const line = (err as { line?: number }).line
-    throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${shown(places, file)}: not valid TOML${line ? ` (line ${line})` : ''}`)
+    throw new TuttiError(
+      ErrorCodes.MANIFEST_INVALID,
+      `${shown(places, file)}: not valid TOML${line ? ` (line ${line})` : ''}`,
+    )
   }
 }
 
@@ -48,17 +59,32 @@ export async function readCodex(places: ConfigPlaces): Promise<ClientConfig> {
   const projectFile = path.join(places.project, '.codex', 'config.toml')
   const scopes: Array<{ entries: ClientEntry[] }> = []
   const passed: PassedEntry[] = []
-  for (const [file, baseDir] of [[userFile, undefined], [projectFile, places.project]] as const) {
+  for (const [file, baseDir] of [
+    [userFile, undefined],
+    [projectFile, places.project],
+  ] as const) {
     const doc = await readToml(places, file)
     const servers = doc?.mcp_servers ?? {}
-    if (!isRecord(servers)) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${shown(places, file)}: mcp_servers must be a table of servers by name`)
+    if (!isRecord(servers))
+      throw new TuttiError(
+        ErrorCodes.MANIFEST_INVALID,
+        `${shown(places, file)}: mcp_servers must be a table of servers by name`,
+      )
     const on: Record<string, unknown> = {}
     for (const [name, server] of Object.entries(servers)) {
-      if (isRecord(server) && server.enabled === false) passed.push({ name, origin: shown(places, file), reason: 'disabled in Codex (enabled = false)' })
+      if (isRecord(server) && server.enabled === false)
+        passed.push({ name, origin: shown(places, file), reason: 'disabled in Codex (enabled = false)' })
       else on[name] = server
     }
-    scopes.push({ entries: entriesOf(on, { origin: shown(places, file), syntax: {}, normalise, ...(baseDir ? { baseDir } : {}) }) })
+    scopes.push({
+      entries: entriesOf(on, { origin: shown(places, file), syntax: {}, normalise, ...(baseDir ? { baseDir } : {}) }),
+    })
   }
   const chosen = byPrecedence(scopes)
-  return { kind: 'Codex config', files: [userFile, projectFile], entries: chosen.entries, passed: [...passed, ...chosen.passed] }
+  return {
+    kind: 'Codex config',
+    files: [userFile, projectFile],
+    entries: chosen.entries,
+    passed: [...passed, ...chosen.passed],
+  }
 }

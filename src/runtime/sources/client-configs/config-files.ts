@@ -7,15 +7,25 @@ import { PlaceholderRewriter, type PlaceholderSyntax } from './placeholders.js'
 export async function readConfigJson(places: ConfigPlaces, file: string): Promise<Record<string, unknown> | undefined> {
   const data = await readSourceJson(file, shown(places, file), { optional: true })
   if (data === undefined) return undefined
-  if (!isRecord(data)) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${shown(places, file)}: must be a JSON object`)
+  if (!isRecord(data))
+    throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${shown(places, file)}: must be a JSON object`)
   return data
 }
 
 /** The map of servers under `field` (absent: none). */
-export function serverMap(places: ConfigPlaces, file: string, doc: Record<string, unknown> | undefined, field: string): Record<string, unknown> {
+export function serverMap(
+  places: ConfigPlaces,
+  file: string,
+  doc: Record<string, unknown> | undefined,
+  field: string,
+): Record<string, unknown> {
   const servers = doc?.[field]
   if (servers === undefined) return {}
-  if (!isRecord(servers)) throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${shown(places, file)}: "${field}" must be an object of servers by name`)
+  if (!isRecord(servers))
+    throw new TuttiError(
+      ErrorCodes.MANIFEST_INVALID,
+      `${shown(places, file)}: "${field}" must be an object of servers by name`,
+    )
   return servers
 }
 
@@ -36,6 +46,12 @@ export function entriesOf(servers: Record<string, unknown>, options: EntryOption
     const rewriter = new PlaceholderRewriter(options.syntax)
     const server = rewriter.entry(normal.server)
     const problem = rewriter.problem()
-    return { ...base, server, inputs: [...rewriter.used.values()], skipped: normal.skipped ?? [], ...(problem ? { problem } : {}) }
+    return {
+      ...base,
+      server,
+      inputs: [...rewriter.used.values()],
+      skipped: normal.skipped ?? [],
+      ...(problem ? { problem } : {}),
+    }
   })
 }

@@ -47,7 +47,11 @@ function failure(_entry: ClientEntry, message: string): TuttiError {
   return new TuttiError(ErrorCodes.MANIFEST_INVALID, message)
 }
 
-export async function entrySource(entry: ClientEntry, kind: string, options: { key?: string; scratchDir: () => Promise<string> }): Promise<ImportedSource> {
+export async function entrySource(
+  entry: ClientEntry,
+  kind: string,
+  options: { key?: string; scratchDir: () => Promise<string> },
+): Promise<ImportedSource> {
   if (entry.problem) throw failure(entry, entry.problem)
   if (!isRecord(entry.server)) throw failure(entry, 'must be an object')
   const raw: Record<string, unknown> = { ...entry.server }
@@ -58,7 +62,8 @@ export async function entrySource(entry: ClientEntry, kind: string, options: { k
     raw.tool_timeout_sec ??= raw.timeout / 1000
     delete raw.timeout
   }
-  if (raw.type === 'sse') throw failure(entry, 'the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP')
+  if (raw.type === 'sse')
+    throw failure(entry, 'the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP')
   const skipped = [...entry.skipped]
   // what the mapper's schema does not know would be dropped by it without a word
   const option = pluginServerSchema.options.find((o) => (remote ? 'url' : 'command') in o.shape)
@@ -73,7 +78,8 @@ export async function entrySource(entry: ClientEntry, kind: string, options: { k
   if (isRecord(raw.env)) {
     const env: Record<string, unknown> = {}
     for (const [name, value] of Object.entries(raw.env)) {
-      const literal = typeof value === 'string' && !value.includes('${') && ENV_NAME.test(name) && !name.startsWith('TUTTI_')
+      const literal =
+        typeof value === 'string' && !value.includes('${') && ENV_NAME.test(name) && !name.startsWith('TUTTI_')
       env[name] = literal ? `\${${name}}` : value
       if (literal && isCredential(name)) {
         if (value !== '') credentials[name] = value
@@ -100,7 +106,8 @@ export async function entrySource(entry: ClientEntry, kind: string, options: { k
   const base = typeof raw.cwd === 'string' && entry.baseDir ? path.resolve(entry.baseDir, raw.cwd) : entry.baseDir
   if (base) {
     if (typeof raw.command === 'string' && relative(raw.command)) raw.command = path.resolve(base, raw.command)
-    if (Array.isArray(raw.args)) raw.args = raw.args.map((a) => (typeof a === 'string' && relative(a) ? path.resolve(base, a) : a))
+    if (Array.isArray(raw.args))
+      raw.args = raw.args.map((a) => (typeof a === 'string' && relative(a) ? path.resolve(base, a) : a))
   }
   const parsed = pluginServerSchema.safeParse(raw)
   if (!parsed.success) {
@@ -112,15 +119,26 @@ export async function entrySource(entry: ClientEntry, kind: string, options: { k
   const mcp = mapped.mcp as { args?: string[]; url?: string; headers?: Record<string, string> }
   const inPublic = refsIn([...(mcp.args ?? []), ...(mcp.url !== undefined ? [mcp.url] : [])])
   const inHeaders = new Set([...headerNames, ...refsIn(Object.values(mcp.headers ?? {}))])
-  const defaults = new Map(mapped.config.flatMap((c) => (c.default !== undefined ? [[c.name, c.default] as const] : [])))
+  const defaults = new Map(
+    mapped.config.flatMap((c) => (c.default !== undefined ? [[c.name, c.default] as const] : [])),
+  )
   const variables: Array<Record<string, unknown>> = []
   const config: Array<Record<string, unknown>> = []
   for (const name of new Set([...mapped.variables.map((v) => v.name), ...mapped.config.map((c) => c.name)])) {
     const input = entry.inputs.find((i) => i.name === name)
     const description = input?.description ? { description: input.description } : {}
-    if (name in credentials || isCredential(name, { markedSecret: input?.markedSecret === true, header: inHeaders.has(name) })) {
+    if (
+      name in credentials ||
+      isCredential(name, { markedSecret: input?.markedSecret === true, header: inHeaders.has(name) })
+    ) {
       // argv and URLs are readable by others (`ps`, logs): a credential goes only in the environment or a header
-      if (inPublic.has(name)) throw failure(entry, `${name} is a credential, and the entry passes it in the server's ${remote ? 'URL' : 'arguments'}, which others can read; tutti passes credentials only in the environment or a header`)
+      if (inPublic.has(name))
+        throw failure(
+          entry,
+          `${name} is a credential, and the entry passes it in the ` +
+            `server's ${remote ? 'URL' : 'arguments'}, which others can read; tutti passes credentials only in the ` +
+            `environment or a header`,
+        )
       const fallback = defaults.get(name)
       if (!(name in credentials) && fallback) credentials[name] = fallback
       variables.push({ name, secret: true, ...description })

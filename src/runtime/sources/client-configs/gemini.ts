@@ -1,5 +1,13 @@
 import path from 'node:path'
-import { byPrecedence, isRecord, shown, type ClientConfig, type ClientEntry, type ConfigPlaces, type PassedEntry } from './client-entry.js'
+import {
+  byPrecedence,
+  isRecord,
+  shown,
+  type ClientConfig,
+  type ClientEntry,
+  type ConfigPlaces,
+  type PassedEntry,
+} from './client-entry.js'
 import { entriesOf, readConfigJson, serverMap } from './config-files.js'
 
 /**
@@ -23,19 +31,33 @@ export async function readGemini(places: ConfigPlaces): Promise<ClientConfig> {
   const scopes: Array<{ entries: ClientEntry[] }> = []
   let allowed: Set<string> | undefined
   const excluded = new Set<string>()
-  for (const [file, baseDir] of [[userFile, undefined], [projectFile, places.project]] as const) {
+  for (const [file, baseDir] of [
+    [userFile, undefined],
+    [projectFile, places.project],
+  ] as const) {
     const doc = await readConfigJson(places, file)
     if (isRecord(doc?.mcp)) {
       if (Array.isArray(doc.mcp.allowed)) allowed = names(doc.mcp.allowed)
       for (const n of names(doc.mcp.excluded)) excluded.add(n)
     }
     const servers = serverMap(places, file, doc, 'mcpServers')
-    scopes.push({ entries: entriesOf(servers, { origin: shown(places, file), syntax: { bareDollar: true }, normalise, ...(baseDir ? { baseDir } : {}) }) })
+    scopes.push({
+      entries: entriesOf(servers, {
+        origin: shown(places, file),
+        syntax: { bareDollar: true },
+        normalise,
+        ...(baseDir ? { baseDir } : {}),
+      }),
+    })
   }
   const chosen = byPrecedence(scopes)
   const passed: PassedEntry[] = [...chosen.passed]
   const entries = chosen.entries.filter((e) => {
-    const reason = excluded.has(e.name) ? 'excluded in Gemini CLI settings (mcp.excluded)' : allowed && !allowed.has(e.name) ? 'not in mcp.allowed of Gemini CLI settings' : undefined
+    const reason = excluded.has(e.name)
+      ? 'excluded in Gemini CLI settings (mcp.excluded)'
+      : allowed && !allowed.has(e.name)
+        ? 'not in mcp.allowed of Gemini CLI settings'
+        : undefined
     if (reason) passed.push({ name: e.name, origin: e.origin, reason })
     return !reason
   })

@@ -45,18 +45,26 @@ export class PlaceholderRewriter {
       this.unresolved.add(whole)
       return whole
     })
-    if (this.syntax.bareDollar) out = out.replace(/(^|[^$\\])\$([A-Za-z_][A-Za-z0-9_]*)/g, (_m, before: string, name: string) => `${before}\${${name}}`)
+    if (this.syntax.bareDollar)
+      out = out.replace(
+        /(^|[^$\\])\$([A-Za-z_][A-Za-z0-9_]*)/g,
+        (_m, before: string, name: string) => `${before}\${${name}}`,
+      )
     return out
   }
 
   /** Every string the mapper reads (command, args, env, cwd, url, headers) of an entry, rewritten. */
   entry(server: Record<string, unknown>): Record<string, unknown> {
     const out: Record<string, unknown> = { ...server }
-    for (const field of ['command', 'cwd', 'url']) if (typeof out[field] === 'string') out[field] = this.rewrite(out[field])
+    for (const field of ['command', 'cwd', 'url'])
+      if (typeof out[field] === 'string') out[field] = this.rewrite(out[field])
     if (Array.isArray(out.args)) out.args = out.args.map((a) => (typeof a === 'string' ? this.rewrite(a) : a))
     for (const field of ['env', 'headers']) {
       const map = out[field]
-      if (isRecord(map)) out[field] = Object.fromEntries(Object.entries(map).map(([k, v]) => [k, typeof v === 'string' ? this.rewrite(v) : v]))
+      if (isRecord(map))
+        out[field] = Object.fromEntries(
+          Object.entries(map).map(([k, v]) => [k, typeof v === 'string' ? this.rewrite(v) : v]),
+        )
     }
     return out
   }
@@ -75,7 +83,11 @@ export function inputVariables(inputs: unknown): Map<string, EntryInput> {
   for (const input of inputs) {
     if (!isRecord(input) || typeof input.id !== 'string') continue
     const description = typeof input.description === 'string' ? input.description.slice(0, 1024) : undefined
-    out.set(input.id, { name: ServerJsonInputs.envName(input.id), markedSecret: input.password === true, ...(description ? { description } : {}) })
+    out.set(input.id, {
+      name: ServerJsonInputs.envName(input.id),
+      markedSecret: input.password === true,
+      ...(description ? { description } : {}),
+    })
   }
   return out
 }

@@ -13,7 +13,8 @@ import { inputVariables } from './placeholders.js'
 export function vscodeUserFile(places: ConfigPlaces): string {
   const user = ['Code', 'User', 'mcp.json']
   if (places.platform === 'darwin') return path.join(places.home, 'Library', 'Application Support', ...user)
-  if (places.platform === 'win32') return path.join(places.env.APPDATA ?? path.join(places.home, 'AppData', 'Roaming'), ...user)
+  if (places.platform === 'win32')
+    return path.join(places.env.APPDATA ?? path.join(places.home, 'AppData', 'Roaming'), ...user)
   return path.join(places.env.XDG_CONFIG_HOME || path.join(places.home, '.config'), ...user)
 }
 
@@ -21,10 +22,19 @@ export async function readVscode(places: ConfigPlaces): Promise<ClientConfig> {
   const userFile = vscodeUserFile(places)
   const projectFile = path.join(places.project, '.vscode', 'mcp.json')
   const scopes = []
-  for (const [file, baseDir] of [[userFile, undefined], [projectFile, places.project]] as const) {
+  for (const [file, baseDir] of [
+    [userFile, undefined],
+    [projectFile, places.project],
+  ] as const) {
     const doc = await readConfigJson(places, file)
     const syntax = { envColon: true, fixed: workspaceValues(places), inputs: inputVariables(doc?.inputs) }
-    scopes.push({ entries: entriesOf(serverMap(places, file, doc, 'servers'), { origin: shown(places, file), syntax, ...(baseDir ? { baseDir } : {}) }) })
+    scopes.push({
+      entries: entriesOf(serverMap(places, file, doc, 'servers'), {
+        origin: shown(places, file),
+        syntax,
+        ...(baseDir ? { baseDir } : {}),
+      }),
+    })
   }
   return { kind: 'VS Code config', files: [userFile, projectFile], ...byPrecedence(scopes) }
 }
