@@ -113,18 +113,32 @@ async function measure(lazy) {
 const lazy = await measure(true)
 const eager = await measure(false)
 process.stdout.write(`\n${count} connectors, daemon start → ready (medians of ${rounds})\n`)
-process.stdout.write(`activation  start→ready ms  daemon RSS MB  daemon+upstreams RSS MB  upstream processes  ready\n`)
+const HEADER = [
+  'activation',
+  'start→ready ms',
+  'daemon RSS MB',
+  'daemon+upstreams RSS MB',
+  'upstream processes',
+  'ready',
+]
+process.stdout.write(`${HEADER.join('  ')}\n`)
 for (const [label, r] of /** @type {const} */ ([
   ['lazy', lazy],
   ['eager', eager],
 ])) {
-  process.stdout.write(
-    `${label.padEnd(10)}  ${r.ms.toFixed(0).padStart(13)}  ${r.daemonRssMb.toFixed(1).padStart(13)}  ${r.totalRssMb.toFixed(1).padStart(23)}  ${String(r.upstreams).padStart(18)}  ${String(r.ready).padStart(5)}\n`,
-  )
+  const cells = [
+    label.padEnd(10),
+    r.ms.toFixed(0).padStart(13),
+    r.daemonRssMb.toFixed(1).padStart(13),
+    r.totalRssMb.toFixed(1).padStart(23),
+    String(r.upstreams).padStart(18),
+    String(r.ready).padStart(5),
+  ]
+  process.stdout.write(`${cells.join('  ')}\n`)
 }
 process.stdout.write(
-  `lazy/eager: start ${(lazy.ms / eager.ms).toFixed(2)}x, total ` +
-    `RSS ${(lazy.totalRssMb / eager.totalRssMb).toFixed(2)}x\n`,
+  `lazy/eager: start ${(lazy.ms / eager.ms).toFixed(2)}x, ` +
+    `total RSS ${(lazy.totalRssMb / eager.totalRssMb).toFixed(2)}x\n`,
 )
 fs.mkdirSync(path.join(repo, 'bench', 'results'), { recursive: true })
 fs.writeFileSync(

@@ -149,8 +149,11 @@ async function main() {
   results.finishedAt = new Date().toISOString()
 
   const env = results.environment
+  const quick = cfg.quick ? ' (QUICK: small counts, not for quoting)' : ''
+  const pkgs = env.packages
   const out = [
-    `tutti bench ${results.startedAt}${cfg.quick ? ' (QUICK: small counts, not for quoting)' : ''}: node ${env.node}, ${env.cpus} × ${env.cpuModel}, tutti ${env.tutti}; mcp-proxy ${env.packages['mcp-proxy']}, supergateway ${env.packages.supergateway}, mcp-hub ${env.packages['mcp-hub']}`,
+    `tutti bench ${results.startedAt}${quick}: node ${env.node}, ${env.cpus} × ${env.cpuModel}, tutti ${env.tutti}; ` +
+      `mcp-proxy ${pkgs['mcp-proxy']}, supergateway ${pkgs.supergateway}, mcp-hub ${pkgs['mcp-hub']}`,
     '',
     renderReport(results),
   ]

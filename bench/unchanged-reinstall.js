@@ -45,8 +45,8 @@ try {
   for (const [spec, f] of Object.entries(figures)) {
     const met = f.medianMs <= 3000 ? 'yes' : 'no'
     console.log(
-      `unchanged reinstall ${spec}: median ${f.medianMs} ms of ${rounds} (goal ≤ 3000 ` +
-        `ms: ${met}) [${f.runs.join(', ')}]`,
+      `unchanged reinstall ${spec}: median ${f.medianMs} ms of ${rounds} ` +
+        `(goal ≤ 3000 ms: ${met}) [${f.runs.join(', ')}]`,
     )
   }
   console.log(

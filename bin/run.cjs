@@ -17,8 +17,8 @@ async function main() {
   // a source checkout before its first build: say what to run, not a module-not-found stack
   if (!fs.existsSync(path.join(__dirname, '..', 'dist', 'commands'))) {
     process.stderr.write(
-      `tutti: not built yet (no ${path.join(__dirname, '..', 'dist')}); run \`npm run ` +
-        `build\` in ${path.join(__dirname, '..')} first\n`,
+      `tutti: not built yet (no ${path.join(__dirname, '..', 'dist')}); ` +
+        `run \`npm run build\` in ${path.join(__dirname, '..')} first\n`,
     )
     process.exitCode = 1
     return

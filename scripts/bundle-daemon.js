@@ -47,8 +47,8 @@ async function build(input, plugins, output) {
     const { output: chunks } = await bundle.generate({ sourcemap: 'hidden', ...output })
     if (chunks.filter((c) => c.type === 'chunk').length !== 1)
       throw new Error(
-        `${path.relative(REPO, input)}: expected one chunk (a dynamic import inside the daemon must stay inside its ` +
-          `bundle)`,
+        `${path.relative(REPO, input)}: ` +
+          `expected one chunk (a dynamic import inside the daemon must stay inside its bundle)`,
       )
     return chunks[0]
   } finally {
@@ -90,6 +90,5 @@ try {
   fs.rmSync(staging, { recursive: true, force: true })
 }
 const kib = (Buffer.byteLength(daemon.code) / 1024).toFixed(0)
-console.log(
-  `bundled the daemon: ${path.relative(REPO, OUT_DIR)}/main.js → ${daemonFile} (${kib} KiB) in ${(performance.now() - started).toFixed(0)} ms`,
-)
+const ms = (performance.now() - started).toFixed(0)
+console.log(`bundled the daemon: ${path.relative(REPO, OUT_DIR)}/main.js → ${daemonFile} (${kib} KiB) in ${ms} ms`)

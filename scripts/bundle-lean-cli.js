@@ -44,9 +44,9 @@ try {
   const tmp = `${OUT}.${process.pid}.tmp`
   fs.writeFileSync(tmp, chunks[0].code)
   fs.renameSync(tmp, OUT)
-  console.log(
-    `bundled the lean CLI: ${path.relative(REPO, OUT)} (${(Buffer.byteLength(chunks[0].code) / 1024).toFixed(0)} KiB) in ${(performance.now() - started).toFixed(0)} ms`,
-  )
+  const kib = (Buffer.byteLength(chunks[0].code) / 1024).toFixed(0)
+  const ms = (performance.now() - started).toFixed(0)
+  console.log(`bundled the lean CLI: ${path.relative(REPO, OUT)} (${kib} KiB) in ${ms} ms`)
 } finally {
   await bundle.close()
 }

@@ -147,7 +147,8 @@ export async function runBridgeSection(ctx, progress) {
         }
         p.rounds.push(r)
         progress(
-          `bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${r.direct.toFixed(3)} ms, bridge ${r.bridge.toFixed(3)} ms, added (median of pairs) ${r.added.toFixed(3)} ms`,
+          `bridge ${p.era} round ${round + 1}/${cfg.rounds}: direct ${r.direct.toFixed(3)} ms, ` +
+            `bridge ${r.bridge.toFixed(3)} ms, added (median of pairs) ${r.added.toFixed(3)} ms`,
         )
       }
     }

@@ -29,10 +29,10 @@ function timeOnce(file, args, env, cwd) {
   const t0 = performance.now()
   const r = spawnSync(file, args, { env, cwd, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 })
   const ms = performance.now() - t0
-  if (r.status !== 0)
-    throw new Error(
-      `${path.basename(file)} ${args.join(' ')} exited ${r.status ?? r.signal}: ${String(r.stderr).trim().slice(0, 200)}`,
-    )
+  if (r.status !== 0) {
+    const stderr = String(r.stderr).trim().slice(0, 200)
+    throw new Error(`${path.basename(file)} ${args.join(' ')} exited ${r.status ?? r.signal}: ${stderr}`)
+  }
   return ms
 }
 

@@ -91,8 +91,9 @@ export function pickTool(names, name) {
   const hits = typeof name === 'string' ? names.filter((n) => n === name) : names.filter((n) => name.test(n))
   if (hits.length !== 1) {
     const shown = names.slice(0, 20).join(', ')
+    const more = names.length > 20 ? ', …' : ''
     throw new Error(
-      `expected one tool matching ${String(name)}, found ${hits.length} among ${names.length} tools (${shown}${names.length > 20 ? ', …' : ''})`,
+      `expected one tool matching ${String(name)}, found ${hits.length} among ${names.length} tools (${shown}${more})`,
     )
   }
   return hits[0]

@@ -43,8 +43,10 @@ export function callGoals(ratios) {
   const out = []
   for (const e of [LEGACY, MODERN])
     out.push(row(`tutti ${era(e)} CPU/call ÷ floor`, r[`cpuVsFloor ${e}`]?.median, x, '≤ 1.50x', (v) => v <= 1.5))
-  for (const e of [LEGACY, MODERN])
-    out.push(row(`tutti ${era(e)} calls/s ÷ best peer`, r[`callsVsBestPeer ${e}`]?.median, x, '≥ 3.00x', (v) => v >= 3))
+  for (const e of [LEGACY, MODERN]) {
+    const ratio = r[`callsVsBestPeer ${e}`]?.median
+    out.push(row(`tutti ${era(e)} calls/s ÷ best peer`, ratio, x, '≥ 3.00x', (v) => v >= 3))
+  }
   out.push(
     row(
       'tutti 2026-07-28 ÷ 2025-06-18 calls/s',

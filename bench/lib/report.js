@@ -120,23 +120,29 @@ export function renderReport(results) {
     notes.push('per-round ratios (round 1 … n; the figure is their median):')
     for (const e of [LEGACY, MODERN]) {
       notes.push(
-        `  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; calls/s ÷ best ` +
-          `peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; CPU/call ÷ best ` +
-          `peer ${per(`cpuVsBestPeer ${e}`)}`,
+        `  tutti ${eraName(e)}: CPU/call ÷ floor ${per(`cpuVsFloor ${e}`)}; ` +
+          `calls/s ÷ best peer ${per(`callsVsBestPeer ${e}`)}; calls/s ÷ floor ${per(`callsVsFloor ${e}`)}; ` +
+          `CPU/call ÷ best peer ${per(`cpuVsBestPeer ${e}`)}`,
       )
     }
     notes.push(
-      `  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`,
+      `  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; ` +
+        `CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`,
     )
     // on two shared cores calls/s follows the CPU every call costs all three processes, not the gateway's alone
     const split = slots
       .map((s) => ({ s, sum: summarize(s) }))
       .filter(({ sum }) => sum.rounds && Number.isFinite(sum.upstreamCpuMsPerCall))
-    if (split.length)
-      notes.push(
-        `CPU ms per call, client + gateway + upstream = all ` +
-          `(medians): ${split.map(({ s, sum }) => `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall, 3)}`).join('; ')}`,
-      )
+    if (split.length) {
+      const perSlot = split.map(({ s, sum }) => {
+        const all = sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall
+        return (
+          `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ` +
+          `${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(all, 3)}`
+        )
+      })
+      notes.push(`CPU ms per call, client + gateway + upstream = all (medians): ${perSlot.join('; ')}`)
+    }
     const bp = ratios.bestPeer
     if (bp)
       notes.push(
@@ -147,9 +153,13 @@ export function renderReport(results) {
           .join(', ')}`,
       )
     notes.push(
-      `every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; each round measures ` +
-        `every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ${cfg.warmup} untimed ` +
-        `sequential, ${cfg.calls} sequential, ${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts interleaved over the rows), in an order rotated by one per round and reversed every other round; gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream); the raw client's HTTP: ${RAW_HTTP}`,
+      `every row first runs ${cfg.warmupBurst} untimed calls with ${cfg.concurrency} in flight; ` +
+        `each round measures every row once (${cfg.roundWarmup} untimed with ${cfg.concurrency} in flight, ` +
+        `${cfg.warmup} untimed sequential, ${cfg.calls} sequential, ` +
+        `${cfg.concurrentCalls} with ${cfg.concurrency} in flight in ${cfg.bursts} bursts ` +
+        `interleaved over the rows), in an order rotated by one per round and reversed every other round; ` +
+        `gateway CPU from ${CPU_SOURCE}, the gateway process alone (not its upstream); ` +
+        `the raw client's HTTP: ${RAW_HTTP}`,
     )
   }
   if (results.list) {
@@ -163,15 +173,15 @@ export function renderReport(results) {
       .map((e) => `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}`)
       .join(', ')
     const p99 = l.eras.map((e) => `${eraName(e.era)} ${fixed(e.p99, 1)} ms`).join(', ')
+    const withParse = l.eras.map((e) => `${eraName(e.era)} ${fixed(e.withParseMedian, 1)} ms`).join(', ')
     notes.push(
-      `tools/list: medians are to the answer's last byte; with the raw client's JSON.parse of ` +
-        `it: ${l.eras.map((e) => `${eraName(e.era)} ${fixed(e.withParseMedian, 1)} ms`).join(', ')}`,
+      `tools/list: medians are to the answer's last byte; with the raw client's JSON.parse of it: ${withParse}`,
     )
     if (l.setup.installMs !== undefined)
       notes.push(
-        `tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; all tools ` +
-          `listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; answer ` +
-          `body ${bytes}; p99 ${p99}`,
+        `tools/list: ${l.connectors} connectors installed in ${(l.setup.installMs / 1000).toFixed(1)} s; ` +
+          `all tools listed ${fixed((l.setup.readyMs ?? NaN) / 1000, 1)} s after the first install; ` +
+          `answer body ${bytes}; p99 ${p99}`,
       )
     if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
     for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
@@ -187,15 +197,16 @@ export function renderReport(results) {
     if (Number.isFinite(s.listedMs))
       notes.push(
         `daemon start: every tool served ${fixed(s.listedMs, 0)} ms after the start (includes a session prepare); ` +
-          `processes then ${fixed(s.processesAfterList, 0)}; at ready ${fixed(s.ready, 0)} connectors ` +
-          `ready, ${fixed(s.running, 0)} upstreams running`,
+          `processes then ${fixed(s.processesAfterList, 0)}; ` +
+          `at ready ${fixed(s.ready, 0)} connectors ready, ${fixed(s.running, 0)} upstreams running`,
       )
     if (st.error) failures.push(`daemon start: ${st.error}`)
   }
   if (results.cli) {
     const c = results.cli
     rows.push([
-      `CLI and shims (medians: ${cfg.cliRuns} runs, shim ${cfg.shimRuns}, fork ${cfg.forkRuns}, recovery ${cfg.recoveryRuns})`,
+      `CLI and shims (medians: ${cfg.cliRuns} runs, shim ${cfg.shimRuns}, ` +
+        `fork ${cfg.forkRuns}, recovery ${cfg.recoveryRuns})`,
     ])
     rows.push(...cliGoals(c).map(goalRow))
     if (c.error) failures.push(`cli: ${c.error}`)
@@ -220,11 +231,13 @@ export function renderReport(results) {
         '',
       ])
     }
-    if (b.eras.length)
+    if (b.eras.length) {
+      const added = b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`)
       notes.push(
-        `bridge: added latency per round (median of the call pairs' bridge − direct, ` +
-          `ms): ${b.eras.map((e) => `${eraName(e.era)} ${e.rounds.map((r) => fixed(r.added, 3)).join(' ')}`).join('; ')}; CPU ms/call is the bridge process's`,
+        `bridge: added latency per round (median of the call pairs' bridge − direct, ms): ${added.join('; ')}; ` +
+          `CPU ms/call is the bridge process's`,
       )
+    }
     if (b.error) failures.push(`bridge: ${b.error}`)
   }
   /** @param {number[] | undefined} v */
@@ -243,10 +256,11 @@ export function renderReport(results) {
   )
   const goals = rows.filter((r) => r.length > 1 && r[6] && r !== head)
   const met = goals.filter((r) => r[6] === 'yes').length
+  const unmeasured = goals.filter((r) => r[6] === 'n/a').length
   const lines = [
     table(rows, ['l', 'r', 'r', 'r', 'l', 'l', 'l']),
     '',
-    `goals met: ${met} of ${goals.length}${goals.some((r) => r[6] === 'n/a') ? ` (${goals.filter((r) => r[6] === 'n/a').length} not measured)` : ''}`,
+    `goals met: ${met} of ${goals.length}${unmeasured ? ` (${unmeasured} not measured)` : ''}`,
   ]
   lines.push(...notes)
   if (failures.length) lines.push('failures:', ...failures.map((f) => `  ${f}`))

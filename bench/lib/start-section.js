@@ -82,7 +82,9 @@ export async function runStartSection(ctx, list, progress) {
       round.listedMs = performance.now() - t0
       round.processesAfterList = descendants(pid).length
       progress(
-        `daemon start ${r + 1}/${cfg.startRounds}: ready ${round.readyMs.toFixed(0)} ms, ${round.daemonRssMb.toFixed(0)} MB, ${round.processes} processes (${round.processesRssMb.toFixed(0)} MB); all tools listed at ${round.listedMs.toFixed(0)} ms`,
+        `daemon start ${r + 1}/${cfg.startRounds}: ready ${round.readyMs.toFixed(0)} ms, ` +
+          `${round.daemonRssMb.toFixed(0)} MB, ${round.processes} processes (${round.processesRssMb.toFixed(0)} MB); ` +
+          `all tools listed at ${round.listedMs.toFixed(0)} ms`,
       )
     } catch (err) {
       round.error = message(err)

@@ -156,7 +156,7 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       : []
 
   describe(
-    'an agent whose initialize declares mcpCapabilities.http: the connector server, with its session ' + 'token',
+    'an agent whose initialize declares mcpCapabilities.http: ' + 'the connector server, with its session token',
     () => {
       let started: StartedAgent
       let initialize: { result: any }
@@ -171,9 +171,9 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       })
 
       it(
-        'initialize declares mcpCapabilities.http and the claudeCode namespace; `tutti session prepare ' +
-          "--agent-initialize -` fed that very response gives the connector server in ACP's shape, the token in " +
-          'sessionMeta only',
+        'initialize declares mcpCapabilities.http and the claudeCode namespace; ' +
+          '`tutti session prepare --agent-initialize -` fed that very response ' +
+          "gives the connector server in ACP's shape, the token in sessionMeta only",
         async () => {
           expect(initialize.result.agentCapabilities.mcpCapabilities.http).toBe(true)
           expect(initialize.result.agentCapabilities._meta.claudeCode).toEqual(expect.any(Object))
@@ -351,8 +351,8 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
       })
 
       it(
-        'session/close ends the Claude Code process that held the token, and the agent exits at the end of its ' +
-          'input',
+        'session/close ends the Claude Code process that held the token, ' +
+          'and the agent exits at the end of its input',
         async () => {
           await closesCleanly(started)
         },

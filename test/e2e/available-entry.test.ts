@@ -23,7 +23,12 @@ const OCLIF = path.join(REPO, 'bin', 'oclif.js')
 const GHOST = 'ghost-credential-7f3a9c1e55'
 // loaded before the entry: records at exit whether oclif was loaded at all, and whether the lean bundle answered
 const PROBE = `data:text/javascript,${encodeURIComponent(
-  "import { createRequire } from 'node:module'; import fs from 'node:fs'; const r = createRequire(process.execPath); process.on('exit', () => { const loaded = Object.keys(r.cache); fs.writeFileSync(process.env.OCLIF_PROBE_FILE, JSON.stringify({ oclif: loaded.some((k) => k.includes('@oclif')), bundle: loaded.some((k) => k.endsWith('available-lean.cjs')) })) })",
+  "import { createRequire } from 'node:module'; import fs from 'node:fs'; " +
+    'const r = createRequire(process.execPath); ' +
+    "process.on('exit', () => { const loaded = Object.keys(r.cache); " +
+    'fs.writeFileSync(process.env.OCLIF_PROBE_FILE, JSON.stringify({ ' +
+    "oclif: loaded.some((k) => k.includes('@oclif')), bundle: loaded.some((k) => k.endsWith('available-lean.cjs')) " +
+    '})) })',
 )}`
 
 interface Answer {
@@ -282,7 +287,7 @@ describe('the lean entry with no daemon, a daemon that does not answer, a failin
     }
 
     it(
-      'health answered with something that is not JSON: DAEMON_UNREACHABLE, exit 1, nothing signalled or ' + 'spawned',
+      'health answered with something that is not JSON: ' + 'DAEMON_UNREACHABLE, exit 1, nothing signalled or spawned',
       async () => {
         reply = (_name, res) => send(res, 200, 'not json')
         for (const argv of [TABLE, JSON_FLAG]) {

@@ -216,10 +216,8 @@ describe('MCP conformance suite, client scenarios, against the upstream client',
       ).toBeGreaterThan(0)
       const failing = checks.filter((c) => c.status === 'FAILURE' || c.status === 'WARNING')
       const gaps = KNOWN_GAPS[scenario]?.ids ?? []
-      expect(
-        [...new Set(failing.map((c) => c.id))],
-        `${failing.map((c) => `${c.id}: ${c.status} ${c.description ?? ''} ${c.errorMessage ?? ''}`).join('\n')}\n${context}`,
-      ).toEqual(gaps)
+      const described = failing.map((c) => `${c.id}: ${c.status} ${c.description ?? ''} ${c.errorMessage ?? ''}`)
+      expect([...new Set(failing.map((c) => c.id))], `${described.join('\n')}\n${context}`).toEqual(gaps)
       const skipped = checks.filter((c) => c.status === 'SKIPPED').map((c) => c.name)
       expect(skipped.sort(), context).toEqual([...(NOT_APPLICABLE[scenario]?.names ?? [])].sort())
       // the suite's own verdict: no check failed, the driver neither timed out nor failed where the scenario expects

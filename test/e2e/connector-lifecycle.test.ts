@@ -137,7 +137,7 @@ describe('connector lifecycle through the CLI', () => {
   })
 
   it(
-    'connect rejects undeclared variables, empty values and unknown connectors with exit 2, storing ' + 'nothing',
+    'connect rejects undeclared variables, ' + 'empty values and unknown connectors with exit 2, storing nothing',
     async () => {
       await tuttiJson(dir, ['connector', 'install', probeConnector('picky', { auth: ['PICKY_KEY'] })])
       await connect(dir, 'picky')
@@ -168,8 +168,8 @@ describe('connector lifecycle through the CLI', () => {
   )
 
   it(
-    'no port, URL, token, credential or release path in `connector available`, JSON or table; none of them in the ' +
-      'daemon log',
+    'no port, URL, token, credential or release path in `connector available`, JSON or table; ' +
+      'none of them in the daemon log',
     async () => {
       await tuttiJson(dir, ['connector', 'install', secretConnector('shy')])
       expect((await connect(dir, 'shy')).state).toMatchObject({ status: 'ready' })

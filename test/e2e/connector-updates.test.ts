@@ -111,7 +111,7 @@ describe('connector updates', () => {
     expect((await run(['connector', 'update'])).stderr).toContain('name the connectors to update, or --all')
   })
   it(
-    'a server.json npm package: outdated compares its package, update installs the newer, the file is ' + 'kept',
+    'a server.json npm package: outdated compares its package, ' + 'update installs the newer, the file is kept',
     async () => {
       registry.publish(serverPackage('sj-echo', '1.0.0'))
       const doc = {

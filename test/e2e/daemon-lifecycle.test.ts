@@ -39,7 +39,7 @@ async function installProbe(dir: string): Promise<void> {
 
 describe('daemon lifecycle', () => {
   it(
-    '32 concurrent `connector available --json` with no daemon: all succeed, same output, exactly one ' + 'daemon',
+    '32 concurrent `connector available --json` with no daemon: ' + 'all succeed, same output, exactly one daemon',
     async () => {
       const dir = state('race')
       await installProbe(dir)

@@ -267,7 +267,7 @@ describe('hardening: the daemon', () => {
   })
 
   it(
-    'garbage on an upstream stdout breaks its connection, with the reason; others are not slowed to a ' + 'halt',
+    'garbage on an upstream stdout breaks its connection, with the reason; ' + 'others are not slowed to a halt',
     async () => {
       await tutti(dir, [
         'connector',
@@ -326,8 +326,9 @@ describe('hardening: the daemon', () => {
     await new Promise<void>((resolve) => {
       const socket = net.connect(info.port, '127.0.0.1', () => {
         socket.write(
-          `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\nAuthorization: ` +
-            `Bearer ${token}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`,
+          `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${info.port}\r\n` +
+            `Authorization: Bearer ${token}\r\nContent-Type: application/json\r\n` +
+            `Content-Length: 5000\r\n\r\n{"jsonrpc":"2.0",`,
         )
         setImmediate(() => socket.destroy())
         socket.on('close', () => resolve())

@@ -247,12 +247,12 @@ describe('hardening: the HTTP surface of the daemon', () => {
     const longCall = caller.callTool({ name: 'fx_slow', arguments: { ms: 2 * LIMITS.requestTimeoutMs } })
 
     const slow = net.connect(port, '127.0.0.1')
+    const headers = Object.entries(binding.headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')
     slow.write(
-      `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n${Object.entries(
-        binding.headers,
-      )
-        .map(([k, v]) => `${k}: ${v}\r\n`)
-        .join('')}\r\n{"jsonrpc"`,
+      `POST /mcp/connector HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+        `Content-Type: application/json\r\nContent-Length: 100\r\n${headers}\r\n{"jsonrpc"`,
     )
     expect(await closed(slow)).toMatch(/^HTTP\/1\.1 408/)
 
@@ -273,8 +273,9 @@ describe('hardening: the HTTP surface of the daemon', () => {
   it('of 200 idle keep-alive connections at most 64 stay open, and those are the most recently used', async () => {
     const CAP = 64
     const request =
-      `POST /control/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: ` +
-      `Bearer ${controlToken}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`
+      `POST /control/health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n` +
+      `Authorization: Bearer ${controlToken}\r\nContent-Type: application/json\r\n` +
+      `Content-Length: 2\r\n\r\n{}`
     const sockets: net.Socket[] = []
     const closedOnes = new Set<number>()
     for (let i = 0; i < 200; i++) {

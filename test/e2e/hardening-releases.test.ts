@@ -48,22 +48,25 @@ describe('hostile releases', () => {
     fs.rmSync(scratch, { recursive: true, force: true })
   })
 
-  it('a symlink whose text stays inside but whose real path is outside is refused (a -> ., a/a/../../…)', async () => {
-    const src = makeConnector(
-      baseManifest({ key: 'peek', skills: 'skills' }),
-      {
-        ...CLI_FILE,
-        a: { symlink: '.' },
-        'skills/peek/SKILL.md': skill('peek'),
-        'skills/peek/leak.md': { symlink: leakTarget },
-      },
-      scratch,
-    )
-    // the lexical check says inside; the file system says otherwise
-    expect(isInside(src, path.resolve(src, 'skills/peek', leakTarget))).toBe(true)
-    expect(fs.readFileSync(path.join(src, 'skills/peek/leak.md'), 'utf8')).toBe('TOP SECRET\n')
-    await refused(src, /symlink skills\/peek\/leak\.md -> .* resolves outside the release/)
-  })
+  it(
+    'a symlink whose text stays inside but whose real path is outside is refused ' + '(a -> ., a/a/../../…)',
+    async () => {
+      const src = makeConnector(
+        baseManifest({ key: 'peek', skills: 'skills' }),
+        {
+          ...CLI_FILE,
+          a: { symlink: '.' },
+          'skills/peek/SKILL.md': skill('peek'),
+          'skills/peek/leak.md': { symlink: leakTarget },
+        },
+        scratch,
+      )
+      // the lexical check says inside; the file system says otherwise
+      expect(isInside(src, path.resolve(src, 'skills/peek', leakTarget))).toBe(true)
+      expect(fs.readFileSync(path.join(src, 'skills/peek/leak.md'), 'utf8')).toBe('TOP SECRET\n')
+      await refused(src, /symlink skills\/peek\/leak\.md -> .* resolves outside the release/)
+    },
+  )
 
   it.each([
     {
@@ -227,7 +230,7 @@ describe('hostile releases', () => {
   })
 
   it(
-    'a .tgz holding another compressed layer is refused (node-tar would unpack it out of reach of the ' + 'caps)',
+    'a .tgz holding another compressed layer is refused ' + '(node-tar would unpack it out of reach of the caps)',
     async () => {
       const inner = await writeTgz(path.join(scratch, 'inner.tgz'), [manifestEntry('nested'), cliEntry])
       const outer = path.join(scratch, 'outer.tgz')
@@ -237,7 +240,7 @@ describe('hostile releases', () => {
   )
 
   it(
-    'an archive entry written through a symlink (b -> a/a/../.., then b/x) is refused before it lands ' + 'outside',
+    'an archive entry written through a symlink ' + '(b -> a/a/../.., then b/x) is refused before it lands outside',
     async () => {
       const entries = [
         manifestEntry('through'),
@@ -255,8 +258,8 @@ describe('hostile releases', () => {
   )
 
   it(
-    'a secret auth variable in mcp.args is refused (argv is visible in ps); non-secret variables and settings may ' +
-      'be used',
+    'a secret auth variable in mcp.args is refused (argv is visible in ps); ' +
+      'non-secret variables and settings may be used',
     async () => {
       const mcp = (args: string[]) => ({ transport: 'stdio', command: 'node', args })
       const auth = { kind: 'env', variables: [{ name: 'API_TOKEN' }, { name: 'ACCOUNT', secret: false }] }
@@ -343,8 +346,8 @@ describe('state directory permissions', () => {
   }
 
   it(
-    'under umask 000 every directory is 0700 and every file 0600 or stricter (release copies and bin/ shims by ' +
-      'design)',
+    'under umask 000 every directory is 0700 and every file 0600 or stricter ' +
+      '(release copies and bin/ shims by design)',
     async () => {
       const stateDir = tempStateDir('umask')
       dirs.push(stateDir)

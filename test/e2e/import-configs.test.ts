@@ -123,8 +123,8 @@ describe('install --from: existing client configs', () => {
   })
 
   it(
-    'the dry run of each client lists what would be installed, what is skipped and why, and changes nothing on ' +
-      'disk',
+    'the dry run of each client lists what would be installed, ' +
+      'what is skipped and why, and changes nothing on disk',
     async () => {
       const before = { state: snapshotTree(dir), home: snapshotTree(home), project: snapshotTree(project) }
       const claude = byName(await dryRun('claude'))
@@ -197,8 +197,8 @@ describe('install --from: existing client configs', () => {
   )
 
   it(
-    'imports the servers of Claude Code as connectors that answer through the daemon; a literal secret is only in ' +
-      'the 0600 store',
+    'imports the servers of Claude Code as connectors that answer through the daemon; ' +
+      'a literal secret is only in the 0600 store',
     async () => {
       const out = await run(['--from', 'claude', '--project', project, '--json'])
       // "legacy" (SSE) cannot be imported: the others are, and the exit code says not all were
@@ -251,8 +251,8 @@ describe('install --from: existing client configs', () => {
   )
 
   it(
-    'one bad entry does not stop the others; a config file given as the source and --json-entry are read as ' +
-      'configs',
+    'one bad entry does not stop the others; ' +
+      'a config file given as the source and --json-entry are read as configs',
     async () => {
       const codex = await run(['--from', 'codex', '--project', project, '--json'])
       expect(codex.code).toBe(1)

@@ -61,7 +61,7 @@ describe('install from npm, server.json and plugin packages', () => {
   // the three npm packages install at once: most of each is the user's npm fetching (network), and
   // concurrent installs into one state dir are what tutti must handle anyway
   it.concurrent(
-    'npm:@modelcontextprotocol/server-memory installs with its dependencies, is ready, and answers in ' + 'both eras',
+    'npm:@modelcontextprotocol/server-memory installs with its dependencies, ' + 'is ready, and answers in both eras',
     async ({ expect }) => {
       const res = await install('server-memory', ['npm:@modelcontextprotocol/server-memory'])
       expect(res).toMatchObject({ key: 'memory', state: { status: 'ready' }, source: { kind: 'npm package' } })
@@ -112,8 +112,8 @@ describe('install from npm, server.json and plugin packages', () => {
   })
 
   it(
-    'a server.json npm entry: packageArguments applied, a secret environment variable gates readiness until ' +
-      'connect',
+    'a server.json npm entry: packageArguments applied, ' +
+      'a secret environment variable gates readiness until connect',
     async () => {
       const file = serverJson({
         name: 'io.github.modelcontextprotocol/server-memory',

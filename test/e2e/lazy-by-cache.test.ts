@@ -39,7 +39,7 @@ describe('every stdio connector lazy by cache', () => {
   })
 
   it(
-    'the first start lists and remembers the tools; a daemon start publishes them (both eras) with no ' + 'process',
+    'the first start lists and remembers the tools; ' + 'a daemon start publishes them (both eras) with no process',
     async () => {
       const cache = JSON.parse(fs.readFileSync(cacheFile('cached'), 'utf8'))
       expect(cache.tools.map((t: { name: string }) => t.name).sort()).toEqual(FAULT_TOOLS.map((t) => t.name).sort())
@@ -89,8 +89,8 @@ describe('every stdio connector lazy by cache', () => {
   })
 
   it(
-    'an upstream whose tools changed since the cache: exactly one new generation and one list_changed, and the ' +
-      'cache follows',
+    'an upstream whose tools changed since the cache: ' +
+      'exactly one new generation and one list_changed, and the cache follows',
     async () => {
       await tuttiJson(dir, ['daemon', 'stop'])
       // the table the upstream listed last time lacked "grow" (as if the server changed since)

@@ -73,8 +73,8 @@ describe('lazy activation from declared tools', () => {
   })
 
   it(
-    'a declaration that disagrees with the upstream: one new generation, one list_changed, a log entry naming the ' +
-      'difference',
+    'a declaration that disagrees with the upstream: ' +
+      'one new generation, one list_changed, a log entry naming the difference',
     async () => {
       const declared = FAULT_TOOLS.filter((t) => t.name !== 'grow').map((t) =>
         t.name === 'echo' ? { ...t, description: 'an outdated description' } : t,

@@ -101,8 +101,8 @@ describe('the connector MCP server with real upstreams from npm', () => {
   )
 
   it(
-    'a 2025 client that keeps its own revision (2025-11-25, 2025-03-26) in the header after the handshake is still ' +
-      'served',
+    'a 2025 client that keeps its own revision ' +
+      '(2025-11-25, 2025-03-26) in the header after the handshake is still served',
     async () => {
       for (const asked of ['2025-11-25', '2025-03-26', '2024-11-05']) {
         const init = await legacyPost(binding, {
@@ -186,7 +186,7 @@ describe('the connector MCP server with real upstreams from npm', () => {
   })
 
   it(
-    'a call through the server reaches the real memory server and its data persists in the connector ' + 'data dir',
+    'a call through the server reaches the real memory server ' + 'and its data persists in the connector data dir',
     async () => {
       await tuttiJson(dir, ['connector', 'install', memoryConnector('graph')])
       const client: Client = await modernClient(binding)

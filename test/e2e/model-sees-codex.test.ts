@@ -239,8 +239,8 @@ describe('what the model sees from Codex', () => {
       })
 
       it(
-        'without the helper, a connector installed before the next turn is not in it: Codex does not refresh by ' +
-          'itself',
+        'without the helper, a connector installed before the next turn is not in it: ' +
+          'Codex does not refresh by itself',
         async () => {
           await tuttiJson(dir, ['connector', 'install', seenConnector('gamma')])
           const next = await turn('two')
@@ -289,7 +289,7 @@ describe('what the model sees from Codex', () => {
       )
 
       it(
-        'the token reaches neither the model, nor argv, nor any file Codex, the adapter or the projection ' + 'wrote',
+        'the token reaches neither the model, nor argv, ' + 'nor any file Codex, the adapter or the projection wrote',
         () => {
           const token = runtime.env.TUTTI_CONNECTOR_TOKEN!
           expect(token).toMatch(TOKEN_SHAPE)
@@ -314,8 +314,8 @@ describe('what the model sees from Codex', () => {
 
   describe.skipIf(!cliHas('session:exec'))('started by `tutti session exec --provider codex -- codex …`', () => {
     it(
-      'at start: the first model request has the alpha tools and the alpha Skill; no token in argv or the files ' +
-        'left behind',
+      'at start: the first model request has the alpha tools and the alpha Skill; ' +
+        'no token in argv or the files left behind',
       async () => {
         const home = newHome()
         userCodexHome(home, fake)
@@ -411,8 +411,8 @@ describe('what the model sees from Codex', () => {
         )
 
         it(
-          "without the helper, Codex receives the bridge's list_changed and still leaves the new connector out of " +
-            'the next turn',
+          "without the helper, Codex receives the bridge's list_changed " +
+            'and still leaves the new connector out of the next turn',
           async () => {
             const heard = () => codex.stderr.join('').split('MCP server tool list changed').length - 1
             const before = heard()
@@ -424,8 +424,8 @@ describe('what the model sees from Codex', () => {
         )
 
         it(
-          'with watchConnectors and the Codex adapter (a new revision in the bridge environment), the next turn ' +
-            'carries it',
+          'with watchConnectors and the Codex adapter ' +
+            '(a new revision in the bridge environment), the next turn carries it',
           async () => {
             // the host watches with a session of its own: the bridge's session is the bridge's
             const watcher = await prepareRuntime({
@@ -450,7 +450,12 @@ describe('what the model sees from Codex', () => {
             )
             await reconnected(codex, threadId, ready)
             const next = await turn('three')
-            const seen = `the turn's connector tools: ${namespaceFunctions(next, NAMESPACE).join(' ') || 'none'}; Codex's server status: ${JSON.stringify(codex.notifications.filter((n) => n.method === 'mcpServer/startupStatus/updated').map((n) => n.params.status))}; stderr: ${codex.stderr.join('').slice(-3000)}`
+            const statuses = codex.notifications
+              .filter((n) => n.method === 'mcpServer/startupStatus/updated')
+              .map((n) => n.params.status)
+            const seen =
+              `the turn's connector tools: ${namespaceFunctions(next, NAMESPACE).join(' ') || 'none'}; ` +
+              `Codex's server status: ${JSON.stringify(statuses)}; stderr: ${codex.stderr.join('').slice(-3000)}`
             expect(connectorFunctions(next, 'zeta').sort(), seen).toEqual(memoryFunctions('zeta'))
             expect(connectorFunctions(next, 'epsilon').sort()).toEqual(memoryFunctions('epsilon'))
             expect(fs.readFileSync(path.join(env.CODEX_HOME!, 'config.toml'), 'utf8')).toMatch(

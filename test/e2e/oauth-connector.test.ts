@@ -87,8 +87,8 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
   })
 
   it(
-    'an oauth connector is installed needs-auth, its CLI and Skills usable, and rejected on stdio naming ' +
-      'auth.kind',
+    'an oauth connector is installed needs-auth, ' +
+      'its CLI and Skills usable, and rejected on stdio naming auth.kind',
     async () => {
       const installed = await run(['connector', 'install', oauthConnector('remote', urls.mcp), '--json'])
       expect(installed.code).toBe(0)
@@ -117,7 +117,7 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
   )
 
   it(
-    'connect signs in through the browser command, and a call reaches the protected server with the ' + 'token',
+    'connect signs in through the browser command, ' + 'and a call reaches the protected server with the token',
     async () => {
       const res = await connect('remote')
       expect(res.code, res.stdout + res.stderr).toBe(0)
@@ -231,8 +231,9 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
       'connect asks for it, and write succeeds',
     async () => {
       const before = await stats()
-      expect(await callFailure('remote_write')).toMatch(
-        /needs a new sign-in: the server asks for scope that was not granted: mcp:write; run `tutti connector connect remote`/,
+      expect(await callFailure('remote_write')).toContain(
+        'needs a new sign-in: the server asks for scope that was not granted: ' +
+          'mcp:write; run `tutti connector connect remote`',
       )
       const after = await stats()
       // bounded: the server saw one 403, and the authorization server neither a token request nor an authorization
@@ -307,8 +308,8 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     expect(timeout.code).toBe(2)
     expect(JSON.parse(timeout.stdout).error.message).toMatch(
       new RegExp(
-        `no authorization response reached http://127\\.0\\.0\\.1:\\d+/oauth/callback within 1 ` +
-          `s.*open ${urls.as}/authorize\\?\\S+ in a browser`,
+        `no authorization response reached http://127\\.0\\.0\\.1:\\d+/oauth/callback within 1 s` +
+          `.*open ${urls.as}/authorize\\?\\S+ in a browser`,
       ),
     )
 
@@ -518,7 +519,7 @@ describe('OAuth connectors: a pre-registered confidential client (--client-id, -
   )
 
   it(
-    "uses client_secret_post when that is all the authorization server offers, with the manifest's " + 'clientId',
+    'uses client_secret_post when that is all the authorization server offers, ' + "with the manifest's clientId",
     async () => {
       expect(
         (

@@ -195,8 +195,8 @@ describe("a fresh clone's `npm pack` plus a global install runs `connector avail
   })
 
   it(
-    'the notes example shipped in the package installs from there, self-contained (its npm dependencies come ' +
-      'with it)',
+    'the notes example shipped in the package installs from there, ' +
+      'self-contained (its npm dependencies come with it)',
     async () => {
       const example = path.join(installed, 'examples', 'connectors', 'notes')
       const install = await run(path.join(prefix, 'bin', 'tutti'), ['connector', 'install', example, '--json'], {

@@ -31,8 +31,8 @@ describe('session projections', () => {
   })
 
   it(
-    'codex: an isolated CODEX_HOME with the user config, their servers kept, "connector" replaced whole, Skills ' +
-      'linked',
+    'codex: an isolated CODEX_HOME with the user config, ' +
+      'their servers kept, "connector" replaced whole, Skills linked',
     async () => {
       fs.mkdirSync(path.join(home, '.codex'), { recursive: true })
       fs.writeFileSync(
@@ -84,7 +84,7 @@ describe('session projections', () => {
   )
 
   it(
-    'codex: the user config under $CODEX_HOME wins; a broken one is a clear input error that changes ' + 'nothing',
+    'codex: the user config under $CODEX_HOME wins; ' + 'a broken one is a clear input error that changes nothing',
     async () => {
       const custom = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-codex-home-'))
       fs.writeFileSync(path.join(custom, 'config.toml'), 'model = "custom"\n')
@@ -112,8 +112,8 @@ describe('session projections', () => {
   )
 
   it(
-    'claude: --mcp-config names the token variable, --add-dir holds the Skills, the SDK options carry the same ' +
-      'server',
+    'claude: --mcp-config names the token variable, ' +
+      '--add-dir holds the Skills, the SDK options carry the same server',
     async () => {
       const r = await prepareRuntime({
         provider: 'claude',

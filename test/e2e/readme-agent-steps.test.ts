@@ -49,9 +49,9 @@ describe("the README's Claude Code and Codex steps", () => {
     // what the agent was started with goes to files beside the wrappers, for the test to read
     write(
       'claude',
-      `printf '%s\\n' "$@" > '${bin}/claude.args'\nprintf '%s' ` +
-        `"$TUTTI_CONNECTOR_TOKEN" > '${bin}/claude.token'\nexec '${claudeBinary()}' -p hello --output-format ` +
-        `stream-json --verbose --strict-mcp-config "$@"`,
+      `printf '%s\\n' "$@" > '${bin}/claude.args'\n` +
+        `printf '%s' "$TUTTI_CONNECTOR_TOKEN" > '${bin}/claude.token'\n` +
+        `exec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"`,
     )
     write(
       'codex',
@@ -112,8 +112,8 @@ describe("the README's Claude Code and Codex steps", () => {
         fs.mkdirSync(local, { recursive: true })
         fs.writeFileSync(
           path.join(local, 'claude'),
-          `#!/bin/sh\nexec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config ` +
-            `"$@"\n`,
+          `#!/bin/sh\n` +
+            `exec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"\n`,
           { mode: 0o755 },
         )
         const onPath = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-readme-installed-'))
@@ -138,8 +138,8 @@ describe("the README's Claude Code and Codex steps", () => {
   )
 
   it(
-    'Codex: the documented lines give it a CODEX_HOME with the connector server, authenticated by the exported ' +
-      'token',
+    'Codex: the documented lines give it a CODEX_HOME with the connector server, ' +
+      'authenticated by the exported token',
     async () => {
       const res = await sh(readmeBlock('codex'), env, workspace)
       expect(res.code, res.stderr).toBe(0)

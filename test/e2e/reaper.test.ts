@@ -46,8 +46,8 @@ function decoy(args: string[], env: NodeJS.ProcessEnv, detached = false): number
 
 describe('reaping a run', () => {
   it(
-    'a leftover daemon and its upstream, found by the run file and by the name prefix, are stopped and their dirs ' +
-      'removed',
+    'a leftover daemon and its upstream, ' +
+      'found by the run file and by the name prefix, are stopped and their dirs removed',
     async () => {
       // a run of its own (no owner line: no other run's setup takes it for abandoned within the hour)
       const run = newRunId()

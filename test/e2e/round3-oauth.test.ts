@@ -90,8 +90,8 @@ describe('round 3: OAuth that cannot be steered', () => {
   })
 
   it(
-    '1: after sign-in the resource names another authorization server: refresh and revocation go to the ' +
-      'pinned one',
+    '1: after sign-in the resource names another authorization server: ' +
+      'refresh and revocation go to the pinned one',
     async () => {
       const res = await signIn()
       expect(res.code, res.stdout + res.stderr).toBe(0)
@@ -117,8 +117,8 @@ describe('round 3: OAuth that cannot be steered', () => {
   )
 
   it(
-    '1: a grant from before pinning is pinned when its issuer matches, and refused when the resource names ' +
-      'another',
+    '1: a grant from before pinning is pinned when its issuer matches, ' +
+      'and refused when the resource names another',
     async () => {
       expect((await signIn()).code).toBe(0)
       unpin()
@@ -133,16 +133,16 @@ describe('round 3: OAuth that cannot be steered', () => {
       expect(state).toMatchObject({
         status: 'needs-auth',
         reason:
-          `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued its ` +
-          `tokens (tutti connector connect vault)`,
+          `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, ` +
+          `which issued its tokens (tutti connector connect vault)`,
       })
       const off = await run(['connector', 'disconnect', 'vault', '--json'])
       expect(off.code, off.stdout).toBe(0)
       expect(JSON.parse(off.stdout).revocation).toEqual({
         revoked: false,
         reason:
-          `the server now names the authorization server ${fx.urls.other}, not ${fx.urls.as}, which issued the ` +
-          `tokens`,
+          `the server now names the authorization server ${fx.urls.other}, ` +
+          `not ${fx.urls.as}, which issued the tokens`,
       })
       // discovery only: no token, no client authentication, no revocation
       const other = (await fx.stats()).other as Array<{ method: string; path: string }>
@@ -153,8 +153,8 @@ describe('round 3: OAuth that cannot be steered', () => {
   )
 
   it(
-    '4, 6: an authorization URL of file:, smb: or vscode:, or a plain-http endpoint elsewhere, exits 2 and opens ' +
-      'nothing',
+    '4, 6: an authorization URL of file:, smb: ' +
+      'or vscode:, or a plain-http endpoint elsewhere, exits 2 and opens nothing',
     async () => {
       const grantsBefore = grantsBytes()
       // the follow browser writes every URL it is started with here: the sign-ins before this one did
@@ -252,7 +252,7 @@ describe('round 3: OAuth that cannot be steered', () => {
   })
 
   it(
-    'no token or client secret reached the other server, another state file, the daemon log or any ' + 'output',
+    'no token or client secret reached the other server, ' + 'another state file, the daemon log or any output',
     async () => {
       const s = await fx.stats()
       const basic = Buffer.from(`${CLIENT.client_id}:${CLIENT.client_secret}`).toString('base64')

@@ -52,7 +52,7 @@ describe("a server.json runtimeHint names only its registry type's runtimes", ()
       )
       expect(out.code, out.stdout + out.stderr).toBe(2)
       const message =
-        `packages.0.runtimeHint ${JSON.stringify(hint)} is not a runtime for ` + `registryType "${type}" (${expected})`
+        `packages.0.runtimeHint ${JSON.stringify(hint)} is not a runtime for registryType "${type}" ` + `(${expected})`
       expect(JSON.parse(out.stdout).error).toMatchObject({
         code: 'MANIFEST_INVALID',
         message: `server.json: ${message}`,

@@ -44,7 +44,7 @@ describe('self-contained releases', () => {
   })
 
   it(
-    'a connector with one npm dependency and no node_modules installs ready, its release holding the ' + 'dependency',
+    'a connector with one npm dependency and no node_modules installs ready, ' + 'its release holding the dependency',
     async () => {
       const src = makeConnector(
         {

@@ -47,7 +47,7 @@ describe('which generation serves after a change fails', () => {
   })
 
   it(
-    'a replaced credential that fails: tools withdrawn (list_changed), calls refused, the old process ' + 'gone',
+    'a replaced credential that fails: ' + 'tools withdrawn (list_changed), calls refused, the old process gone',
     async () => {
       const env = { FIXTURE_CREDENTIAL: '${API_TOKEN}' }
       const release = faultConnector({ key: 'keyed', activation: 'eager', auth: ['API_TOKEN'], env })

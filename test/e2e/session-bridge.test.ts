@@ -163,7 +163,7 @@ describe('tutti session bridge', () => {
   )
 
   it(
-    'a first message that is not MCP: the bridge answers it, says why on stderr, revokes its session and ' + 'exits 2',
+    'a first message that is not MCP: the bridge answers it, ' + 'says why on stderr, revokes its session and exits 2',
     async () => {
       const before = bridgeSessions(dir).length
       const raw = RawBridge.start(dir, ['--session', 'bridge-not-mcp'])
@@ -173,8 +173,9 @@ describe('tutti session bridge', () => {
       const exited = await raw.exited
       seen.push(raw.stderr, ...raw.lines)
       expect(exited.code, raw.stderr).toBe(2)
-      expect(raw.stderr).toMatch(
-        /the first message on stdin is not an MCP message \(Parse error: the line is not valid JSON\): the bridge speaks MCP as newline-delimited JSON-RPC 2\.0/,
+      expect(raw.stderr).toContain(
+        'the first message on stdin is not an MCP message (Parse error: the line is not valid JSON): ' +
+          'the bridge speaks MCP as newline-delimited JSON-RPC 2.0',
       )
       expect(raw.lines, 'stdout is the MCP stream: only the answer').toHaveLength(1)
       expect(bridgeSessions(dir).map((s) => s.session)).not.toContain('bridge-not-mcp')
@@ -183,8 +184,8 @@ describe('tutti session bridge', () => {
   )
 
   it(
-    'a broken client message in a session gets a JSON-RPC error and the bridge keeps serving; bad command-line ' +
-      'input exits 2',
+    'a broken client message in a session gets a JSON-RPC error and the bridge keeps serving; ' +
+      'bad command-line input exits 2',
     async () => {
       const raw = RawBridge.start(dir)
       try {
@@ -247,8 +248,8 @@ describe('tutti session bridge', () => {
   })
 
   it(
-    'tool changes reach both eras: a 2025 client gets notifications/tools/list_changed, a 2026 client on its ' +
-      'listen stream',
+    'tool changes reach both eras: ' +
+      'a 2025 client gets notifications/tools/list_changed, a 2026 client on its listen stream',
     async () => {
       let legacyChanges = 0
       let modernChanges = 0
@@ -420,8 +421,8 @@ describe('tutti session bridge', () => {
     })
 
     it(
-      'Codex: `codex mcp add connector -- tutti session bridge`, then a codex app-server lists the connector tools ' +
-        'through it',
+      'Codex: `codex mcp add connector -- tutti session bridge`, ' +
+        'then a codex app-server lists the connector tools through it',
       async () => {
         const added = await run('/bin/sh', ['-c', readmeBlock('bridge-codex')], env, workspace)
         expect(added.code, added.stderr).toBe(0)

@@ -185,8 +185,8 @@ describe('tutti session exec', () => {
   )
 
   it(
-    'codex and tutti-agent: a session CODEX_HOME with [mcp_servers.connector] naming the token variable, argv ' +
-      'untouched',
+    'codex and tutti-agent: ' +
+      'a session CODEX_HOME with [mcp_servers.connector] naming the token variable, argv untouched',
     async () => {
       for (const provider of ['codex', 'tutti-agent']) {
         fs.rmSync(probe.report, { force: true })
@@ -228,11 +228,11 @@ describe('tutti session exec', () => {
   })
 
   it(
-    'exec knows when a terminal delivers Ctrl-C itself: as the foreground job of a terminal, and not ' + 'without one',
+    'exec knows when a terminal delivers Ctrl-C itself: ' + 'as the foreground job of a terminal, and not without one',
     async () => {
       const probeScript =
-        `import(${JSON.stringify(path.join(REPO, 'dist/runtime/exec/signal-relay.js'))}).then((m) ` +
-        `=> console.log('foreground=' + m.inTerminalForeground()))`
+        `import(${JSON.stringify(path.join(REPO, 'dist/runtime/exec/signal-relay.js'))})` +
+        `.then((m) => console.log('foreground=' + m.inTerminalForeground()))`
       const run = (file: string, args: string[]) =>
         new Promise<string>((resolve) =>
           execFile(file, args, { env: process.env, timeout: 30_000 }, (_err, stdout) => resolve(stdout)),
@@ -249,7 +249,7 @@ describe('tutti session exec', () => {
   )
 
   it(
-    'a Ctrl-C on a terminal reaches the agent once: the terminal delivers it, exec does not pass it on ' + 'again',
+    'a Ctrl-C on a terminal reaches the agent once: ' + 'the terminal delivers it, exec does not pass it on again',
     async () => {
       fs.rmSync(probe.report, { force: true })
       // script(1) runs exec on a pseudo-terminal as the foreground job; \x03 written to it is the terminal's Ctrl-C
@@ -310,7 +310,10 @@ describe('tutti session exec', () => {
       const lines = res.stderr.trimEnd().split('\n')
       expect(lines).toHaveLength(1)
       expect(lines[0]).toMatch(
-        /^tutti: starting probe-agent without connectors: the session could not be prepared \(the daemon exited during start/,
+        new RegExp(
+          /^tutti: starting probe-agent without connectors: /.source +
+            /the session could not be prepared \(the daemon exited during start/.source,
+        ),
       )
       const start = started(probe.events())!
       expect(start.argv).toEqual(['x'])
@@ -370,8 +373,8 @@ describe('tutti session exec', () => {
           })
           fs.writeFileSync(
             path.join(bin, 'claude'),
-            `#!/bin/sh\nexec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config ` +
-              `"$@"\n`,
+            `#!/bin/sh\n` +
+              `exec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"\n`,
             { mode: 0o755 },
           )
           const res = await new Promise<{ stdout: string; stderr: string }>((resolve) =>

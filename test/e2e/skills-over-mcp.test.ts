@@ -72,8 +72,8 @@ describe('connector Skills over MCP with a real daemon', () => {
   })
 
   it(
-    'at start: the active connector’s Skill, with the bytes its digests name; not the one that still needs its ' +
-      'credential',
+    'at start: the active connector’s Skill, with the bytes its digests name; ' +
+      'not the one that still needs its credential',
     async () => {
       const skills = await listed()
       expect(skills.map((s) => s.uri)).toEqual(['skill://guides/guides-howto/SKILL.md'])

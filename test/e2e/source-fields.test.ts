@@ -211,7 +211,7 @@ describe('source fields: mapped or reported; secrets never shown', () => {
   })
 
   it(
-    'tool_timeout_sec bounds a call: a tool that never answers fails naming the timeout, and the server ' + 'serves on',
+    'tool_timeout_sec bounds a call: ' + 'a tool that never answers fails naming the timeout, and the server serves on',
     async () => {
       const gate = path.join(os.tmpdir(), `tutti-never-${process.pid}-${Date.now()}`)
       const plugin = pluginWithServers('codex', 'patient', {

@@ -55,7 +55,7 @@ describe('crashed upstreams and upgrades under load', () => {
   })
 
   it(
-    'kill -9 of the upstream mid-call: the call fails within 2 s, the connector comes back as a new ' + 'generation',
+    'kill -9 of the upstream mid-call: ' + 'the call fails within 2 s, the connector comes back as a new generation',
     async () => {
       const trace = traceFile()
       await tuttiJson(dir, [
@@ -155,7 +155,7 @@ describe('crashed upstreams and upgrades under load', () => {
   })
 
   it(
-    'a new version whose upstream cannot start fails closed: the previous generation serves on, and ' + 'says so',
+    'a new version whose upstream cannot start fails closed: ' + 'the previous generation serves on, and says so',
     async () => {
       await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'closed', version: '2.0.0', variant: 'v2' })])
       const client = await connect()
@@ -169,7 +169,10 @@ describe('crashed upstreams and upgrades under load', () => {
       // the new release is installed, but it is not ready: exit 1 with the upstream's own words
       expect(res.code).toBe(1)
       expect(JSON.parse(res.stdout).error.message).toMatch(
-        /installed closed 3\.0\.0, but its MCP server failed: exited with code 1 before it answered initialize: Error: Cannot find module .*missing\.mjs/,
+        new RegExp(
+          /installed closed 3\.0\.0, but its MCP server failed: exited with code 1 before it answered initialize: /
+            .source + /Error: Cannot find module .*missing\.mjs/.source,
+        ),
       )
       const reason = expect.stringMatching(/^2\.0\.0 serving; 3\.0\.0 failed: .*Cannot find module/)
       expect(await connectorState(dir, 'closed')).toMatchObject({

@@ -36,7 +36,7 @@ it('the registry is the pure core: no HTTP, SDK, process or upstream code', () =
 })
 
 it(
-  'upstream clients know nothing of the local MCP server, and the server reaches upstreams only through ' + 'bindings',
+  'upstream clients know nothing of the local MCP server, ' + 'and the server reaches upstreams only through bindings',
   () => {
     expect(offenders('src/runtime/upstream', /\/mcpserver\/|\/daemon\/|@modelcontextprotocol\/server/)).toEqual([])
     expect(offenders('src/runtime/mcpserver', /\/upstream\/|@modelcontextprotocol\/client/)).toEqual([])

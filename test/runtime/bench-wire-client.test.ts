@@ -28,7 +28,7 @@ const post = (pool: any, path: string, body = '{}') =>
 
 describe('the bench raw client (wire.js)', () => {
   it(
-    'Content-Length, chunked, chunked with trailers, an empty 202 and a large body, all on one kept-alive ' + 'socket',
+    'Content-Length, chunked, chunked with trailers, ' + 'an empty 202 and a large body, all on one kept-alive socket',
     async () => {
       const sockets = new Set<net.Socket>()
       const server = http.createServer((req, res) => {
@@ -87,7 +87,7 @@ describe('the bench raw client (wire.js)', () => {
   })
 
   it(
-    'a kept-alive socket the server drops as the next request arrives: the request goes again on a ' + 'fresh one',
+    'a kept-alive socket the server drops as the next request arrives: ' + 'the request goes again on a fresh one',
     async () => {
       let connections = 0
       const server = net.createServer((socket) => {

@@ -123,7 +123,7 @@ describe('a canonical result is what the SDK decodes it to', () => {
         }
 
   it(
-    `over ${results.length} results: every one called canonical comes back unchanged, and some are not ` + `canonical`,
+    `over ${results.length} results: ` + `every one called canonical comes back unchanged, and some are not canonical`,
     async () => {
       let canonical = 0
       for (const r of results) {

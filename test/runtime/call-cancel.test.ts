@@ -20,7 +20,7 @@ describe('CallCancel', () => {
   })
 
   it(
-    'the signal is made on first use: aborted with the reason if the call was already cancelled, else when ' + 'it is',
+    'the signal is made on first use: ' + 'aborted with the reason if the call was already cancelled, else when it is',
     () => {
       const before = new CallCancel()
       before.cancel('early')

@@ -109,8 +109,8 @@ describe('plainEra', () => {
   })
 
   it(
-    'the SDK classifier is skipped for a plain request and asked for the rest; exact says whether the fast path ' +
-      'may serve',
+    'the SDK classifier is skipped for a plain request and asked for the rest; ' +
+      'exact says whether the fast path may serve',
     () => {
       const registry = new ConnectorMCPRegistry()
       registry.commit(

@@ -12,7 +12,12 @@ const BUNDLE = `"use strict";
 const parts = [];
 for (let i = 0; i < 200; i++) parts.push((x) => x * i);
 exports.sum = (x) => parts.reduce((n, f) => n + f(x), 0);
-exports.seen = { filename: __filename, dirname: __dirname, requires: typeof require('node:path').join, strict: (function () { return this === undefined })() };
+exports.seen = {
+  filename: __filename,
+  dirname: __dirname,
+  requires: typeof require('node:path').join,
+  strict: (function () { return this === undefined })(),
+};
 `
 
 /**
@@ -41,7 +46,7 @@ console.log(JSON.stringify({ cache: b.cache, sum, seen: b.exports.seen, saved, u
 }
 
 it(
-  'runs a CommonJS bundle, saves its code cache, and the next start takes it; a cache it cannot use is ' + 'replaced',
+  'runs a CommonJS bundle, saves its code cache, and the next start takes it; ' + 'a cache it cannot use is replaced',
   () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-code-cache-'))
     try {

@@ -17,8 +17,8 @@ function appServer(servers: Record<string, unknown> | undefined) {
 }
 
 it(
-  'an HTTP connector server (the projection): a new revision header, then config/mcpServer/reload, on every ' +
-    'change',
+  'an HTTP connector server (the projection): ' +
+    'a new revision header, then config/mcpServer/reload, on every change',
   async () => {
     const codex = appServer({
       connector: { url: 'http://127.0.0.1:4000/mcp/connector', bearer_token_env_var: 'TUTTI_CONNECTOR_TOKEN' },
@@ -75,7 +75,7 @@ it('an app-server without the connector server: a clear error, and nothing writt
 })
 
 it(
-  "an app-server error reaches the caller as it was (the watcher's onError), and the next change tries " + 'again',
+  'an app-server error reaches the caller as it was ' + "(the watcher's onError), and the next change tries again",
   async () => {
     let fail = true
     const sent: string[] = []

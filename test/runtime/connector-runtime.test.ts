@@ -145,7 +145,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'a changed credential that cannot start withdraws the tools and closes the upstream that had the old ' + 'value',
+    'a changed credential that cannot start withdraws the tools ' + 'and closes the upstream that had the old value',
     async () => {
       const { registry, dialer, runtime, drained } = harness()
       dialer.fallback = [tool('a')]
@@ -178,7 +178,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'an exit shows starting with the reason; the restart commits a new generation on the same ' + 'supervisor',
+    'an exit shows starting with the reason; ' + 'the restart commits a new generation on the same supervisor',
     async () => {
       const { dialer, runtime, drained } = harness()
       dialer.fallback = [tool('a')]
@@ -198,7 +198,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    `after ${WITHDRAW_AFTER_FAILURES} failed restarts the tools are withdrawn; a later success brings them ` + `back`,
+    `after ${WITHDRAW_AFTER_FAILURES} failed restarts the tools are withdrawn; ` + `a later success brings them back`,
     async () => {
       const { registry, dialer, runtime, drained } = harness()
       dialer.fallback = [tool('a')]
@@ -228,8 +228,8 @@ describe('ConnectorRuntime', () => {
   })
 
   it(
-    'lazy: the route comes from the declaration without a dial; a first call whose upstream disagrees gives one ' +
-      'new generation',
+    'lazy: the route comes from the declaration without a dial; ' +
+      'a first call whose upstream disagrees gives one new generation',
     async () => {
       const { registry, dialer, runtime, drained } = harness()
       const declared = [tool('a')]
@@ -287,8 +287,8 @@ describe('ConnectorRuntime', () => {
   }
 
   it(
-    'lazy by cache: the first start lists and remembers the table; the next runtime publishes it without a ' +
-      'process',
+    'lazy by cache: the first start lists and remembers the table; ' +
+      'the next runtime publishes it without a process',
     async () => {
       const first = harness()
       first.dialer.fallback = [tool('a'), tool('b')]
@@ -320,7 +320,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'lazy by cache: an upstream that changed since gives exactly one new generation, and the cache ' + 'follows',
+    'lazy by cache: an upstream that changed since gives exactly one new generation, ' + 'and the cache follows',
     async () => {
       const first = harness()
       first.dialer.fallback = [tool('a')]
@@ -340,7 +340,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'lazy by cache: another desired state (a new credential, an upgrade) is a miss and starts the ' + 'upstream',
+    'lazy by cache: another desired state ' + '(a new credential, an upgrade) is a miss and starts the upstream',
     async () => {
       const { dialer, runtime, cache } = harness()
       dialer.fallback = [tool('a')]
@@ -352,7 +352,7 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'lazy by cache: a damaged cached table is a miss; the upstream lists again and the cache is ' + 'rewritten',
+    'lazy by cache: a damaged cached table is a miss; ' + 'the upstream lists again and the cache is rewritten',
     async () => {
       const first = harness()
       first.dialer.fallback = [tool('a')]
@@ -370,8 +370,8 @@ describe('ConnectorRuntime', () => {
   )
 
   it(
-    'lazy by cache: a started upstream that is idle for idleTimeoutSeconds is stopped; the next call starts it ' +
-      'again',
+    'lazy by cache: a started upstream that is idle for idleTimeoutSeconds is stopped; ' +
+      'the next call starts it again',
     async () => {
       const { dialer, runtime, registry, drained } = harness()
       dialer.fallback = [tool('a')]

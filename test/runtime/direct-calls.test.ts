@@ -159,7 +159,7 @@ describe('direct tools/call: the SDK client’s answer, byte for byte', () => {
   })
 
   it(
-    'every tools/call of the connection went direct; initialize and tools/list stayed with the SDK ' + 'client',
+    'every tools/call of the connection went direct; ' + 'initialize and tools/list stayed with the SDK client',
     async () => {
       await direct.listTools()
       const seen = lines(trace).map((l) => JSON.parse(l))
@@ -195,8 +195,8 @@ describe('direct tools/call: the SDK client’s answer, byte for byte', () => {
 
 describe('direct tools/call: cancel, timeout, close', () => {
   it(
-    'aborting sends notifications/cancelled for the direct id (the upstream’s own trace), and rejects as the SDK ' +
-      'does',
+    'aborting sends notifications/cancelled for the direct id ' +
+      '(the upstream’s own trace), and rejects as the SDK does',
     async () => {
       const before = calls(trace).length
       const abort = new AbortController()
@@ -221,7 +221,7 @@ describe('direct tools/call: cancel, timeout, close', () => {
   )
 
   it(
-    'a CallCancel is listened to as it is (no AbortSignal is made), and cancelling it reaches the ' + 'upstream',
+    'a CallCancel is listened to as it is (no AbortSignal is made), ' + 'and cancelling it reaches the upstream',
     async () => {
       const before = calls(trace).length
       const cancel = new CallCancel()

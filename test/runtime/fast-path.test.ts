@@ -135,7 +135,7 @@ describe('fast path', () => {
   })
 
   it(
-    'defers a 2025 call without the version header, with a tolerated one, with _meta, or without SSE in ' + 'Accept',
+    'defers a 2025 call without the version header, ' + 'with a tolerated one, with _meta, or without SSE in Accept',
     () => {
       const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t' } }
       const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }

@@ -72,7 +72,7 @@ describe('plugin server configs', () => {
 
 describe('server.json inputs', () => {
   it(
-    'arguments: fixed values, {variables}, inputs as settings; optional ones with nothing to pass are ' + 'left out',
+    'arguments: fixed values, {variables}, inputs as settings; ' + 'optional ones with nothing to pass are left out',
     () => {
       const inputs = new ServerJsonInputs()
       const args = inputs.arguments([

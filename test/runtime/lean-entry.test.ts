@@ -92,8 +92,8 @@ it.for([
 })
 
 it(
-  'a checkout before its first build: bin/run.cjs says to run npm run build, exit 1, for the lean command and any ' +
-    'other',
+  'a checkout before its first build: ' +
+    'bin/run.cjs says to run npm run build, exit 1, for the lean command and any other',
   () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-unbuilt-'))
     try {

@@ -9,8 +9,8 @@ import { until } from '../support/eventually.js'
 import { lockOfKilledHolder } from '../support/orphaned-lock.js'
 
 it(
-  'a lock taken over while the operation holds it aborts the operation: LOCK_COMPROMISED, and the work sees its ' +
-    'signal',
+  'a lock taken over while the operation holds it aborts the operation: ' +
+    'LOCK_COMPROMISED, and the work sees its signal',
   async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-lock-'))
     const target = path.join(dir, 'state')
@@ -51,8 +51,8 @@ describe('owner records: a lock whose holder is proven gone is taken at once, an
   }
 
   it(
-    'a held lock records its holder (pid, start time, pid namespace) in a 0600 file; release removes the lock ' +
-      'with it',
+    'a held lock records its holder (pid, start time, pid namespace) in a 0600 file; ' +
+      'release removes the lock with it',
     async () => {
       const { dir, target, lockDir } = lockTarget()
       const release = await holdLock(target, (err) => {
@@ -83,8 +83,8 @@ describe('owner records: a lock whose holder is proven gone is taken at once, an
   })
 
   it(
-    'a record whose pid now names another live process (its start time differs) is broken, and that process is ' +
-      'left alone',
+    'a record whose pid now names another live process ' +
+      '(its start time differs) is broken, and that process is left alone',
     async () => {
       const { dir, target, lockDir } = lockTarget()
       const bystander = spawn('sleep', ['600'], { stdio: 'ignore' })

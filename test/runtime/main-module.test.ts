@@ -16,8 +16,9 @@ it('runsAsMain: the file node runs, under a path with spaces and through a symli
     )
     fs.writeFileSync(
       path.join(dir, 'entry.mjs'),
-      `import { runsAsMain } from ${JSON.stringify(check)}\nimport { imported } from ` +
-        `'./imported.mjs'\nconsole.log(JSON.stringify({ main: runsAsMain(import.meta.url), imported }))\n`,
+      `import { runsAsMain } from ${JSON.stringify(check)}\n` +
+        `import { imported } from './imported.mjs'\n` +
+        `console.log(JSON.stringify({ main: runsAsMain(import.meta.url), imported }))\n`,
     )
     fs.symlinkSync(dir, `${dir} link`)
     for (const entry of [path.join(dir, 'entry.mjs'), path.join(`${dir} link`, 'entry.mjs')]) {

@@ -63,7 +63,7 @@ describe('2026-07-28', () => {
   })
 
   it(
-    'a listen stream is acknowledged and gets one list_changed per real change, none for a commit nobody ' + 'can see',
+    'a listen stream is acknowledged and gets one list_changed per real change, ' + 'none for a commit nobody can see',
     async () => {
       const c = await client('modern')
       const changes: unknown[] = []
@@ -202,7 +202,7 @@ describe('cancellation', () => {
   })
 
   it(
-    "a 2025 notifications/cancelled reaches the running call of its own session only (keyed by the token's " + 'hash)',
+    'a 2025 notifications/cancelled reaches the running call of its own session only ' + "(keyed by the token's hash)",
     async () => {
       // joined as `${workspace}/${session}`, these two sessions would be one key: "ws/a/b"
       const mine = await h.sessions.issue('ws/a', 'b', 'claude')

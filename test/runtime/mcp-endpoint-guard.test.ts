@@ -79,7 +79,7 @@ describe('Host and Origin', () => {
 })
 
 describe(
-  'every code the HTTP layer and the control API answer with is an ErrorCode, and survives the wire as ' + 'itself',
+  'every code the HTTP layer and the control API answer with is an ErrorCode, ' + 'and survives the wire as itself',
   () => {
     const control = { authorization: `Bearer ${CONTROL_TOKEN}` }
     it.each([
@@ -200,7 +200,7 @@ describe('the request', () => {
   })
 
   it(
-    'Mcp-Param headers from x-mcp-header: checked, base64 decoded, a mismatch → 400 / -32020 naming the ' + 'problem',
+    'Mcp-Param headers from x-mcp-header: ' + 'checked, base64 decoded, a mismatch → 400 / -32020 naming the problem',
     async () => {
       const call = (headers: Record<string, string>, region = 'us-west1') =>
         modern(h, 'tools/call', { name: 'fx_regional', arguments: { region } }, headers, 7)
@@ -363,7 +363,7 @@ describe('the node front: the same guard, the same answers', () => {
   })
 
   it(
-    'a valid token followed by another Authorization header → 401 (h3 reads both), not served by the ' + 'front',
+    'a valid token followed by another Authorization header → 401 ' + '(h3 reads both), not served by the front',
     async () => {
       const res = await both({ authorization: [`Bearer ${h.token}`, 'Bearer tutti_other'] })
       expect(res.status).toBe(401)
@@ -393,10 +393,10 @@ describe('the node front: the same guard, the same answers', () => {
       let got = ''
       const socket = net.connect(node.port, '127.0.0.1', () => {
         socket.write(
-          `POST ${MCP_PATH} HTTP/1.1\r\nHost: 127.0.0.1:${node.port}\r\nAuthorization: ` +
-            `Bearer ${h.token}\r\nContent-Type: application/json\r\nAccept: application/json, ` +
-            `text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: ` +
-            `tools/list\r\nContent-Length: ${4 * 1024 * 1024 + 1}\r\n\r\n`,
+          `POST ${MCP_PATH} HTTP/1.1\r\nHost: 127.0.0.1:${node.port}\r\n` +
+            `Authorization: Bearer ${h.token}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2026-07-28\r\n` +
+            `Mcp-Method: tools/list\r\nContent-Length: ${4 * 1024 * 1024 + 1}\r\n\r\n`,
         )
       })
       socket.on('data', (c: Buffer) => {

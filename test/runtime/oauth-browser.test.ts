@@ -6,8 +6,8 @@ import { browserCommand, openBrowser } from '../../src/runtime/oauth/browser-ope
 import { unsafeOAuthUrl } from '../../src/runtime/oauth/oauth-endpoints.js'
 
 it(
-  'the sign-in URL opens with --browser, else $BROWSER, else the OS opener found on PATH, else nothing (print ' +
-    'only)',
+  'the sign-in URL opens with --browser, else $BROWSER, ' +
+    'else the OS opener found on PATH, else nothing (print only)',
   async () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-opener-'))
     const opener = path.join(bin, 'xdg-open')

@@ -126,8 +126,8 @@ it('a grant from before pinning revokes where discovery leads only when that is 
 })
 
 it(
-  'no revocation endpoint, one that refuses or redirects, a server that is gone, no tokens: a reason, never a ' +
-    'throw',
+  'no revocation endpoint, one that refuses or redirects, ' +
+    'a server that is gone, no tokens: a reason, never a throw',
   async () => {
     mode = 'none'
     expect(
@@ -170,8 +170,8 @@ it(
     expect(await revokeGrant({ ...grant(), authorizationServer: plain })).toEqual({
       revoked: false,
       reason:
-        'the revocation endpoint http://as.example.com/revoke is not used: it is plain http: and not on a loopback ' +
-        'address',
+        'the revocation endpoint http://as.example.com/revoke is not used: ' +
+        'it is plain http: and not on a loopback address',
     })
   },
 )

@@ -21,7 +21,7 @@ const NASTY = `tutti shim 'single' "double" $HOME \`id\` $(id) ; & | < > * ? [a]
 
 describe('posixShimSource and shimGeneration', () => {
   it(
-    'quotes any path as one word, and reads back the generation of the target, not of a path that looks ' + 'like one',
+    'quotes any path as one word, and reads back the generation of the target, ' + 'not of a path that looks like one',
     () => {
       const node = `/opt/${NASTY}/node`
       const target = `/state/${NASTY}/shims/fx/g7.cjs`
@@ -34,9 +34,11 @@ describe('posixShimSource and shimGeneration', () => {
 
   it('reads the generation from the scripts cmd-shim wrote before (an .mjs target, relative to the shim)', () => {
     const legacy =
-      '#!/bin/sh\nbasedir=$(dirname "$(echo "$0" | sed -e \'s,\\\\,/,g\')")\n\nif [ -x "$basedir//usr/bin/node" ]; ' +
-      'then\n  exec "$basedir//usr/bin/node"  "$basedir/../shims/notes/g12.mjs" "$@"\nelse \n  exec /usr/bin/node  ' +
-      '"$basedir/../shims/notes/g12.mjs" "$@"\nfi\n'
+      '#!/bin/sh\nbasedir=$(dirname "$(echo "$0" | sed -e \'s,\\\\,/,g\')")\n\n' +
+      'if [ -x "$basedir//usr/bin/node" ]; then\n' +
+      '  exec "$basedir//usr/bin/node"  "$basedir/../shims/notes/g12.mjs" "$@"\n' +
+      'else \n  exec /usr/bin/node  "$basedir/../shims/notes/g12.mjs" "$@"\n' +
+      'fi\n'
     expect(shimGeneration(legacy)).toBe(12)
     expect(shimGeneration('#!/bin/sh\nexec something else\n')).toBeUndefined()
   })
@@ -89,8 +91,8 @@ describe('a shim in a state dir whose path holds spaces, quotes, $, backquotes, 
         'bin/probe.cjs': {
           mode: 0o755,
           content:
-            `#!/usr/bin/env node\nrequire.main === module || ` +
-            `process.exit(99)\nimport(${JSON.stringify(path.join(REPO, 'test/fixtures/probe-cli.mjs'))})\n`,
+            `#!/usr/bin/env node\nrequire.main === module || process.exit(99)\n` +
+            `import(${JSON.stringify(path.join(REPO, 'test/fixtures/probe-cli.mjs'))})\n`,
         },
       },
     )
@@ -113,8 +115,8 @@ describe('a shim in a state dir whose path holds spaces, quotes, $, backquotes, 
   })
 
   it(
-    'the POSIX shim is a symlink to the launch target, whose #! line names node: no shell; the .cmd and .ps1 are ' +
-      'still written',
+    'the POSIX shim is a symlink to the launch target, whose #! line names node: no shell; ' +
+      'the .cmd and .ps1 are still written',
     async () => {
       await publisher.publish(pin(3, 'probe.mjs'))
       const target = shimTargetPath(paths, pin(3, 'probe.mjs'))
@@ -165,8 +167,8 @@ describe('a shim in a state dir whose path holds spaces, quotes, $, backquotes, 
   })
 
   it.each(['probe.mjs', 'probe.cjs'])(
-    'runs %s with an empty PATH: argv, stdout, stderr, the exit code and the data dir pass through, the session ' +
-      'token does not',
+    'runs %s with an empty PATH: argv, stdout, stderr, ' +
+      'the exit code and the data dir pass through, the session token does not',
     async (entry) => {
       await publisher.publish(pin(4, entry))
       const argv = ['with space', "it's", '"dq"', '$HOME', '`id`', '*', '', 'ünï ✓', '--exit', '9']

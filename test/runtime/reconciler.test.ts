@@ -51,8 +51,8 @@ describe('Reconciler', () => {
     new ConnectorInstaller(paths, store).install(makeConnector(m, files), { env: process.env })
 
   it(
-    'a connector missing its credential is needs-auth on every interface, with the fix in the reason, and dials ' +
-      'nothing',
+    'a connector missing its credential is needs-auth on every interface, ' +
+      'with the fix in the reason, and dials nothing',
     async () => {
       await install()
       const [state] = await reconciler.reconcile(['fx'])
@@ -72,8 +72,8 @@ describe('Reconciler', () => {
   )
 
   it(
-    'connected: ready, its route committed, its shim on disk, its Skill root from the release (a nested skills ' +
-      'folder too)',
+    'connected: ready, its route committed, its shim on disk, ' +
+      'its Skill root from the release (a nested skills folder too)',
     async () => {
       await install()
       await store.connect('fx', { credentials: { FX_KEY: 'k-123456' }, settings: {}, runtime: { environment: {} } })

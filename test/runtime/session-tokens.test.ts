@@ -29,8 +29,8 @@ describe('SessionTokens', () => {
   })
 
   it(
-    'issue gives a tutti_ token that verifies as its workspace, session and provider; anything else does not ' +
-      'verify',
+    'issue gives a tutti_ token that verifies as its workspace, session and provider; ' +
+      'anything else does not verify',
     async () => {
       const tokens = await reopen()
       expect(fs.existsSync(file)).toBe(false)
@@ -99,8 +99,8 @@ describe('SessionTokens', () => {
   })
 
   it(
-    'revoke by session, by workspace, by both, and all; an empty filter revokes nothing; listeners hear only real ' +
-      'revocations',
+    'revoke by session, by workspace, by both, and all; ' +
+      'an empty filter revokes nothing; listeners hear only real revocations',
     async () => {
       const tokens = await reopen()
       const t = {
@@ -140,7 +140,7 @@ describe('SessionTokens', () => {
   )
 
   it(
-    'revoke waits for every listener (a listen stream closing, a session directory going) before it ' + 'resolves',
+    'revoke waits for every listener ' + '(a listen stream closing, a session directory going) before it resolves',
     async () => {
       const tokens = await reopen()
       await tokens.issue('/ws', 's', 'codex')
@@ -167,8 +167,8 @@ describe('SessionTokens', () => {
   )
 
   it(
-    'a new instance on the same file honours the issued tokens; the file (0600) holds only hashes, never a raw ' +
-      'token',
+    'a new instance on the same file honours the issued tokens; ' +
+      'the file (0600) holds only hashes, never a raw token',
     async () => {
       const tokens = await reopen()
       const issued = [
@@ -208,8 +208,8 @@ describe('SessionTokens', () => {
   )
 
   it(
-    '20 concurrent issues for different sessions are all on disk afterwards (writes are serialized, each with the ' +
-      'latest state)',
+    '20 concurrent issues for different sessions are all on disk afterwards ' +
+      '(writes are serialized, each with the latest state)',
     async () => {
       const tokens = await reopen()
       const issued = await Promise.all(Array.from({ length: 20 }, (_, i) => tokens.issue('/ws', `s${i}`, 'codex')))

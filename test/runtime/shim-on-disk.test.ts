@@ -11,7 +11,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-shim-on-disk-'))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 it(
-  'reads the generation from a symlink to shims/<key>/g<N>.cjs, from a shell script, and nothing from ' + 'strays',
+  'reads the generation from a symlink to shims/<key>/g<N>.cjs, ' + 'from a shell script, and nothing from strays',
   async () => {
     const target = path.join(dir, 'shims', 'fx', 'g12.cjs')
     fs.mkdirSync(path.dirname(target), { recursive: true })

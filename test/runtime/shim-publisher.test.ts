@@ -22,8 +22,8 @@ const cli = (name: string): { mode: number; content: string } => ({
   content: [
     '#!/usr/bin/env node',
     'const args = process.argv.slice(2)',
-    `process.stdout.write(JSON.stringify({ entry: ${JSON.stringify(name)}, args, data: ` +
-      `process.env.TUTTI_CONNECTOR_DATA ?? null, token: process.env.TUTTI_CONNECTOR_TOKEN ?? null }) + '\\n')`,
+    `process.stdout.write(JSON.stringify({ entry: ${JSON.stringify(name)}, args, ` +
+      `data: process.env.TUTTI_CONNECTOR_DATA ?? null, token: process.env.TUTTI_CONNECTOR_TOKEN ?? null }) + '\\n')`,
     "process.stderr.write('to stderr\\n')",
     "const i = args.indexOf('--exit')",
     'process.exit(i >= 0 ? Number(args[i + 1]) : 0)',
@@ -103,8 +103,8 @@ describe('ShimPublisher', () => {
   })
 
   it(
-    'publish: the shim runs the entrypoint as a real command, with argv, stdout, stderr and the exit code passed ' +
-      'through',
+    'publish: the shim runs the entrypoint as a real command, ' +
+      'with argv, stdout, stderr and the exit code passed through',
     async () => {
       expect(await publisher.publishedGeneration('fx')).toBeUndefined()
       await publisher.publish(pin(1))
@@ -153,8 +153,8 @@ describe('ShimPublisher', () => {
   })
 
   it(
-    'publishes of several connectors at once all land, each running its own connector, with nothing staged left ' +
-      'behind',
+    'publishes of several connectors at once all land, ' +
+      'each running its own connector, with nothing staged left behind',
     async () => {
       const keys = ['fx', 'alpha', 'beta', 'gamma', 'delta']
       await Promise.all(keys.map((key, i) => publisher.publish({ ...pin(i + 1, i % 2 ? 'two' : 'one'), key })))
@@ -193,7 +193,7 @@ describe('ShimPublisher', () => {
   })
 
   it(
-    'concurrent publishes of two generations of one connector: the newest wins, and neither prunes the ' + 'other',
+    'concurrent publishes of two generations of one connector: ' + 'the newest wins, and neither prunes the other',
     async () => {
       for (let g = 1; g <= 40; g += 2) {
         await Promise.all([publisher.publish(pin(g, 'one')), publisher.publish(pin(g + 1, 'two'))])

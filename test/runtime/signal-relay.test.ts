@@ -42,7 +42,9 @@ describe('SignalRelay', () => {
   })
 
   it(
-    'in the terminal’s foreground, Ctrl-C, Ctrl-\\ and resizes are left to the terminal; the others are ' + 'passed on',
+    // \u2019: the title's apostrophe, escaped to keep the line within 120 bytes
+    'in the terminal\u2019s foreground, Ctrl-C, Ctrl-\\ and resizes are left to the terminal; ' +
+      'the others are passed on',
     async () => {
       const { child, probe } = await runningProbe()
       const relay = new SignalRelay(() => true)
@@ -58,8 +60,8 @@ describe('SignalRelay', () => {
   )
 
   it(
-    'before the agent runs, a terminating signal is remembered (the agent is then not started) and a resize is ' +
-      'dropped',
+    'before the agent runs, a terminating signal is remembered ' +
+      '(the agent is then not started) and a resize is dropped',
     () => {
       const relay = new SignalRelay(() => false)
       relay.pass('SIGWINCH')

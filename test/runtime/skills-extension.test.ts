@@ -145,7 +145,7 @@ describe('capability', () => {
   )
 
   it(
-    '2025-06-18: initialize declares it too, with resources (no listChanged: no listen streams in that ' + 'era)',
+    '2025-06-18: initialize declares it too, ' + 'with resources (no listChanged: no listen streams in that era)',
     async () => {
       const init = result(
         await legacy(h, {
@@ -205,8 +205,8 @@ describe.each(['modern', 'legacy'] as const)('skills/list and skills/get (%s)', 
   )
 
   it(
-    'alpha-guide: links inside are files of the Skill, links out and to directories are not; the BOM and the ' +
-      'binary survive',
+    'alpha-guide: links inside are files of the Skill, links out and to directories are not; ' +
+      'the BOM and the binary survive',
     async () => {
       const guide = (await listAll(era)).skills[0]
       const base = 'skill://alpha/alpha-guide/'
@@ -292,7 +292,7 @@ describe.each(['modern', 'legacy'] as const)('skills/list and skills/get (%s)', 
   })
 
   it(
-    'resources/directory/read: direct children, subdirectories as inode/directory, paged; a file is ' + '-32602',
+    'resources/directory/read: direct children, ' + 'subdirectories as inode/directory, paged; a file is -32602',
     async () => {
       const children: any[] = []
       let cursor: string | undefined
@@ -364,8 +364,8 @@ describe('changes', () => {
   }
 
   it(
-    'a deactivated connector’s Skills go at once, a listen stream hears resources/list_changed, and they come ' +
-      'back',
+    'a deactivated connector’s Skills go at once, ' +
+      'a listen stream hears resources/list_changed, and they come back',
     async () => {
       const c = new Client(
         { name: 'skills-listener', version: '1' },

@@ -132,7 +132,7 @@ describe('UpstreamConnection: open, tools/list, tools/call', () => {
   })
 
   it(
-    'text results, isError results with structured content, and unknown tools come back as the server sent ' + 'them',
+    'text results, isError results with structured content, ' + 'and unknown tools come back as the server sent them',
     async () => {
       const conn = shared
       const message = 'quotes " \\ backslash, unicode é ✓ 𝄞, a line\nbreak, \u2028 and a NUL \u0000'
@@ -152,7 +152,7 @@ describe('UpstreamConnection: open, tools/list, tools/call', () => {
   )
 
   it(
-    'a JSON-RPC error answer rejects the call with the code and message, and the connection stays ' + 'usable',
+    'a JSON-RPC error answer rejects the call with the code and message, ' + 'and the connection stays usable',
     async () => {
       const conn = shared
       const err = (await conn.callTool('reject', { code: -32602 }, {}).catch((e: unknown) => e)) as Error & {
@@ -174,7 +174,7 @@ describe('UpstreamConnection: open, tools/list, tools/call', () => {
   })
 
   it(
-    'the npm everything server: text, structured content with its output schema, and an argument error as ' + 'isError',
+    'the npm everything server: ' + 'text, structured content with its output schema, and an argument error as isError',
     async () => {
       const conn = await open({
         kind: 'stdio',
@@ -318,13 +318,13 @@ describe('UpstreamConnection: connect failures', () => {
   })
 
   it(
-    'a server that never answers initialize: the abort signal abandons the connect, and the process is ' + 'stopped',
+    'a server that never answers initialize: ' + 'the abort signal abandons the connect, and the process is stopped',
     async () => {
       const marker = path.join(scratch, 'hang-pid')
       // reads its stdin and never answers; leaves when stdin ends, as a well-behaved server does
       const hang = script(
-        "require('fs').writeFileSync(process.argv[1], String(process.pid)); process.stdin.on('end', () => " +
-          'process.exit(0)).resume()',
+        "require('fs').writeFileSync(process.argv[1], String(process.pid)); " +
+          "process.stdin.on('end', () => process.exit(0)).resume()",
         [marker],
       )
       const abort = new AbortController()
@@ -378,7 +378,7 @@ describe('UpstreamConnection: close, drain, cancel', () => {
   })
 
   it(
-    'the drain is bounded: a call that never ends fails once close gives up on it, and the process is ' + 'gone',
+    'the drain is bounded: ' + 'a call that never ends fails once close gives up on it, and the process is gone',
     async () => {
       const trace = traceFile()
       const conn = await open(fault({ FIXTURE_TRACE: trace, FIXTURE_GATE: path.join(scratch, 'never') }))

@@ -33,7 +33,7 @@ describe('UpstreamSupervisor', () => {
   })
 
   it(
-    'eager: start() resolves with the table and does not report it as an event; calls go to the ' + 'connection',
+    'eager: start() resolves with the table and does not report it as an event; ' + 'calls go to the connection',
     async () => {
       const { dialer, events, supervisor } = harness()
       dialer.script.push([tool('a'), tool('b')])
@@ -142,8 +142,8 @@ describe('UpstreamSupervisor', () => {
   )
 
   it(
-    'lazy: an idle upstream whose close takes its grace is running (pid and all) until the close ends, then ' +
-      'stopped',
+    'lazy: an idle upstream whose close takes its grace is running ' +
+      '(pid and all) until the close ends, then stopped',
     async () => {
       const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
       dialer.fallback = [tool('a')]
@@ -165,7 +165,7 @@ describe('UpstreamSupervisor', () => {
   )
 
   it(
-    'lazy: each call moves the idle period on without a timer of its own; a call still running holds the ' + 'stop off',
+    'lazy: each call moves the idle period on without a timer of its own; ' + 'a call still running holds the stop off',
     async () => {
       const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
       dialer.fallback = [tool('a')]

@@ -56,7 +56,7 @@ describe('SessionTokens: verified tokens are remembered', () => {
   })
 
   it(
-    'revoking a remembered token takes effect at once: already inside the revoke listeners, and ' + 'afterwards',
+    'revoking a remembered token takes effect at once: ' + 'already inside the revoke listeners, and afterwards',
     async () => {
       const token = await tokens.issue('/ws', 's', 'codex')
       const other = await tokens.issue('/ws', 'other', 'codex')

@@ -49,8 +49,8 @@ export class AcpClient {
         this.pending.delete(id)
         p.reject(
           new Error(
-            `the agent exited (${child.exitCode ?? child.signalCode}) before ` +
-              `answering ${p.method}; stderr: ${this.stderrTail()}`,
+            `the agent exited (${child.exitCode ?? child.signalCode}) before answering ${p.method}; ` +
+              `stderr: ${this.stderrTail()}`,
           ),
         )
       }
@@ -182,13 +182,10 @@ export class AcpClient {
     else if (typeof msg.id === 'number' && this.pending.has(msg.id)) {
       const p = this.pending.get(msg.id)!
       this.pending.delete(msg.id)
-      if (msg.error)
-        p.reject(
-          new Error(
-            `ACP ${p.method}: ${msg.error.code} ${msg.error.message}${msg.error.data ? ` ${JSON.stringify(msg.error.data)}` : ''}`,
-          ),
-        )
-      else p.resolve(msg.result)
+      if (msg.error) {
+        const data = msg.error.data ? ` ${JSON.stringify(msg.error.data)}` : ''
+        p.reject(new Error(`ACP ${p.method}: ${msg.error.code} ${msg.error.message}${data}`))
+      } else p.resolve(msg.result)
     }
     this.wake()
   }

@@ -121,10 +121,10 @@ export class ClaudeStream {
   private async until(ok: () => boolean, ms: number, what: string): Promise<void> {
     const deadline = Date.now() + ms
     while (!ok()) {
-      if (this.exited && !ok())
-        throw new Error(
-          `claude exited (${this.child.exitCode ?? this.child.signalCode}) before ${what}; stderr: ${this.stderr.join('').slice(-2000)}`,
-        )
+      if (this.exited && !ok()) {
+        const exit = this.child.exitCode ?? this.child.signalCode
+        throw new Error(`claude exited (${exit}) before ${what}; stderr: ${this.stderr.join('').slice(-2000)}`)
+      }
       const left = deadline - Date.now()
       if (left <= 0) throw new Error(`claude: no ${what} within ${ms} ms; stderr: ${this.stderr.join('').slice(-2000)}`)
       await new Promise<void>((resolve) => {

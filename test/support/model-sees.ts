@@ -24,7 +24,8 @@ export function seenConnector(key: string): string {
     },
   }
   return makeConnector(manifest, {
-    [`skills/${key}-workflow/SKILL.md`]: `---\nname: ${key}-workflow\ndescription: ${skillDescription(key)}\n---\n# ${key} workflow\n`,
+    [`skills/${key}-workflow/SKILL.md`]:
+      `---\nname: ${key}-workflow\ndescription: ${skillDescription(key)}\n---\n` + `# ${key} workflow\n`,
   })
 }
 

@@ -12,8 +12,9 @@ import { REPO } from './tutti.js'
 export async function lockOfKilledHolder(target: string): Promise<number> {
   const lockModule = pathToFileURL(path.join(REPO, 'dist/runtime/fs/lock.js')).href
   const script =
-    `const { holdLock } = await import(${JSON.stringify(lockModule)}); await ` +
-    `holdLock(${JSON.stringify(target)}, () => {}); process.stdout.write('held\\n'); setInterval(() => {}, 60_000)`
+    `const { holdLock } = await import(${JSON.stringify(lockModule)}); ` +
+    `await holdLock(${JSON.stringify(target)}, () => {}); process.stdout.write('held\\n'); ` +
+    `setInterval(() => {}, 60_000)`
   const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
   await new Promise<void>((resolve, reject) => {

@@ -26,8 +26,8 @@ const serverSource = () =>
     .replace('__TOOLS__', JSON.stringify(FAULT_TOOLS))
 
 const skillFile = (name: string) =>
-  `---\nname: ${name}\ndescription: How to use the ${name} plugin's tools and command\n---\n\n# ${name}\n\nCall the ` +
-  `echo tool first.\n`
+  `---\nname: ${name}\ndescription: How to use the ${name} plugin's tools and command` +
+  `\n---\n\n# ${name}\n\nCall the echo tool first.\n`
 const cliFile = {
   content:
     '#!/usr/bin/env node\nconsole.log(`plugin cli ${process.argv.slice(2).join(" ")} ' +

@@ -28,7 +28,11 @@ export const NOTES_SKILL =
   '---\nname: linear-notes\ndescription: Keep notes on issues\n---\n# Notes\n\nWrite notes as a list.\n'
 
 /** The note's mapping lines for TRIAGE_SKILL, published under connector `linear`. */
-export const TRIAGE_MAPPING = ['- `create_issue` → `linear_create_issue`', '- `search_issues` → `linear_search_issues`']
+export const TRIAGE_MAPPING = [
+  // each tool the Skill names, with the name it is published under
+  '- `create_issue` → `linear_create_issue`',
+  '- `search_issues` → `linear_search_issues`',
+]
 
 /**
  * A Claude Code plugin `linear` whose one stdio server is

@@ -5,7 +5,9 @@ import { sseEvents } from './sse.js'
 
 const CLIENT_INFO = '{"name":"bench","version":"1"}'
 /** The 2026-07-28 `_meta` envelope every modern request carries. */
-const ENVELOPE = `"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":${CLIENT_INFO}}`
+const ENVELOPE =
+  `"_meta":{"io.modelcontextprotocol/protocolVersion":"${MODERN}",` +
+  `"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":${CLIENT_INFO}}`
 
 /**
  * @param {number} id

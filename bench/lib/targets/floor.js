@@ -29,8 +29,8 @@ export const floor = {
       listens: peer.listens,
       gatewayPid: () => peer.proc.pid,
       notes: [
-        '2025-06-18, JSON responses only; the child is initialized once, later initialize answered from its cached ' +
-          'result',
+        '2025-06-18, JSON responses only; ' +
+          'the child is initialized once, later initialize answered from its cached result',
       ],
       variants: [
         {

@@ -49,8 +49,8 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     }),
     browser: Flags.string({
       description:
-        'OAuth connectors: the command that opens the sign-in URL (default: $BROWSER, else xdg-open/open, else ' +
-        'print only)',
+        'OAuth connectors: the command that opens the sign-in URL ' +
+        '(default: $BROWSER, else xdg-open/open, else print only)',
     }),
     'client-id': Flags.string({
       description:
@@ -59,8 +59,8 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     }),
     'client-secret-from-env': Flags.string({
       description:
-        "OAuth connectors: read that pre-registered client's secret from this variable (kept 0600 with the tokens, " +
-        'never printed)',
+        "OAuth connectors: read that pre-registered client's secret from this variable " +
+        '(kept 0600 with the tokens, never printed)',
       helpValue: 'NAME',
     }),
     'sign-in-timeout': Flags.integer({
@@ -77,8 +77,8 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     '<%= config.bin %> connector connect slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
-    'CLIENT_SECRET=... <%= config.bin %> connector connect jira --client-id tutti-cli --client-secret-from-env ' +
-      'CLIENT_SECRET',
+    'CLIENT_SECRET=... <%= config.bin %> connector connect jira ' +
+      '--client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
   ]
 
   async run() {

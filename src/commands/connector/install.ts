@@ -17,7 +17,8 @@ export default class ConnectorInstall extends TuttiCommand {
   static override description = `<source> is any of:
   a directory or .tgz with tutti-connector.json
   npm:<name>[@<version|range>]   an npm MCP server (one "bin"), fetched with your npm
-  a directory or .tgz without a tutti manifest: an npm package with one bin, or a Claude Code, Codex or Agent Plugins package
+  a directory or .tgz without a tutti manifest: an npm package with one bin, or a Claude Code, Codex or Agent \
+Plugins package
   a server.json file (MCP Registry)
   an MCP config file (.mcp.json, mcp.json): each of its servers becomes a connector
   https://host/path   a remote MCP server; --header "Name: value" sends a header (its value is a credential)
@@ -34,7 +35,8 @@ printed) when --secret or a name like *TOKEN*, *KEY*, *SECRET*, *PASSWORD*, *AUT
 generates declares it; a tutti release must declare it itself (auth.variables or config).
 npm dependencies are installed into the release with your npm, without their install scripts unless --allow-scripts
 (or the manifest's npm.scripts) consents; --dry-run lists the packages that have them. The choice is kept by update.
-A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome and exits 1 with the reason if it is not ready.
+A stdio command is resolved against this shell's PATH and recorded. The command waits for the connector's outcome \
+and exits 1 with the reason if it is not ready.
 A key installed from another package (another npm name, plugin, server.json or release) exits 2 naming both, unless
 --replace: the new one then starts without the old one's credentials, settings, OAuth grant and data, which are kept
 in connectors/<key>/replaced/ (--purge deletes them instead). A new version of the same package keeps them.`

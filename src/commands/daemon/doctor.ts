@@ -16,8 +16,8 @@ export default class DaemonDoctor extends TuttiCommand {
       const c = report.checked
       if (report.ok)
         this.log(
-          `all facades agree: ${c.connectors} connectors, ${c.tools} tools in both ` +
-            `eras, ${c.shims} shims, ${c.skillRoots} Skill roots`,
+          `all facades agree: ${c.connectors} connectors, ${c.tools} tools in both eras, ` +
+            `${c.shims} shims, ${c.skillRoots} Skill roots`,
         )
       for (const f of report.findings)
         this.log(`✗ [${f.check}]${f.connector ? ` ${f.connector}:` : ''} ${f.problem}\n  fix: ${f.fix}`)

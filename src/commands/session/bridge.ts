@@ -8,11 +8,12 @@ export default class SessionBridge extends TuttiCommand {
     'A stdio MCP server "connector" for clients configured with a command: it relays to the tutti daemon and ' +
     'survives its restarts'
   static override description =
-    `For a static client config: \`claude mcp add connector -- tutti session bridge\`, \`codex mcp add connector -- ` +
-    `tutti session bridge\`, or an mcpServers entry {"command":"tutti","args":["session","bridge"]}. It starts the ` +
-    `daemon if needed, takes a session token of its own (never written anywhere), serves 2025-06-18 and 2026-07-28 ` +
-    `stdio clients, announces tool changes to both, and after a daemon restart or crash carries on with a new ` +
-    `token. Its session is revoked when the client closes stdin or sends SIGTERM.`
+    `For a static client config: \`claude mcp add connector -- tutti session bridge\`, ` +
+    `\`codex mcp add connector -- tutti session bridge\`, or an mcpServers entry ` +
+    `{"command":"tutti","args":["session","bridge"]}. It starts the daemon if needed, takes a session token of its ` +
+    `own (never written anywhere), serves 2025-06-18 and 2026-07-28 stdio clients, announces tool changes to both, ` +
+    `and after a daemon restart or crash carries on with a new token. Its session is revoked when the client closes ` +
+    `stdin or sends SIGTERM.`
   // stdout is the MCP stream: --json would have nothing to add to it
   static override enableJsonFlag = false
   static override flags = {

@@ -13,7 +13,9 @@ export default class SessionExec extends TuttiCommand {
     `then in node_modules/.bin from the working directory up. claude gets --mcp-config and --add-dir right after ` +
     `its own word, behind a wrapper too (env X=1 claude, npx, node script.js); in a command string (sh -c) it finds ` +
     `them through a session-private claude first on PATH; codex and tutti-agent get a session CODEX_HOME; all get ` +
-    `PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. The agent's stdio, signals and exit status are its own. If the session cannot be prepared, the agent starts without connectors after one warning line.`
+    `PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. ` +
+    `The agent's stdio, signals and exit status are its own. ` +
+    `If the session cannot be prepared, the agent starts without connectors after one warning line.`
   // the agent's argv is split off at `--` before oclif sees the rest (oclif's argv reorders repeated words)
   static override strict = true
   static override flags = {

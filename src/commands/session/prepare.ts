@@ -55,8 +55,8 @@ export default class SessionPrepare extends TuttiCommand {
     if (flags.shell) process.stdout.write(shellExports(runtime))
     else if (!this.jsonEnabled())
       this.log(
-        `prepared ${runtime.provider} session ${runtime.session}; use --json or --shell for the runtime (it ` +
-          `contains the session token)`,
+        `prepared ${runtime.provider} session ${runtime.session}; ` +
+          `use --json or --shell for the runtime (it contains the session token)`,
       )
     return runtime
   }

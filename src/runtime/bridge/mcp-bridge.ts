@@ -126,8 +126,8 @@ export class McpBridge {
       this.watch.start()
     } catch (err) {
       this.options.log(
-        `tutti session bridge: the tutti daemon cannot be reached ` +
-          `yet (${(err as Error).message.split('\n')[0]}); trying again at the first request`,
+        `tutti session bridge: the tutti daemon cannot be reached yet (${(err as Error).message.split('\n')[0]}); ` +
+          `trying again at the first request`,
       )
     }
   }
@@ -153,8 +153,9 @@ export class McpBridge {
       return
     }
     this.options.refused?.(
-      `the first message on stdin is not an MCP message (${message}): the bridge speaks MCP as newline-delimited ` +
-        `JSON-RPC 2.0, for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`,
+      `the first message on stdin is not an MCP message (${message}): ` +
+        `the bridge speaks MCP as newline-delimited JSON-RPC 2.0, ` +
+        `for an MCP client that starts it (claude mcp add connector -- tutti session bridge)`,
     )
   }
 

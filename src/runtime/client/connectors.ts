@@ -301,7 +301,8 @@ function expectOutcome(done: string, state: ConnectorState | undefined, wait: Ou
   if (state.status === 'starting') {
     throw new TuttiError(
       ErrorCodes.CONNECTOR_NOT_READY,
-      `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`,
+      `${done}, but it was not ready within ${Math.round(wait.timeoutMs / 1000)} s: ` +
+        `${state.reason ?? 'still starting'} (it keeps trying; see \`tutti daemon status\`)`,
     )
   }
   if (state.cli === 'failed')

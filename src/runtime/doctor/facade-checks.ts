@@ -266,7 +266,7 @@ export function checkDeclared(connectors: readonly DoctorConnector[]): Finding[]
       check: 'declared-tools',
       connector: c.key,
       problem:
-        `the manifest's mcp.tools disagrees with the running upstream: ${detail}; the route follows the ` + `upstream`,
+        `the manifest's mcp.tools disagrees with the running upstream: ${detail}; ` + `the route follows the upstream`,
       fix: `update mcp.tools in ${c.key}'s tutti-connector.json to the upstream's tools/list, then reinstall it`,
     })
   }

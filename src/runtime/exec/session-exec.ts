@@ -42,8 +42,8 @@ function execProvider(provider: string): ExecProvider {
   if ((EXEC_PROVIDERS as readonly string[]).includes(provider)) return provider as ExecProvider
   if (provider === 'acp')
     throw bad(
-      'an ACP agent gets the connector server from its client in session/new: use `tutti session prepare --provider ' +
-        'acp`',
+      'an ACP agent gets the connector server from its client in session/new: ' +
+        'use `tutti session prepare --provider acp`',
     )
   throw bad(`unknown provider "${provider}": session exec starts ${EXEC_PROVIDERS.join(', ')}`)
 }
@@ -114,8 +114,8 @@ async function release(options: ExecOptions, workspace: string, session: string)
     await revokeSessions(paths, { workspace, session })
   } catch (err) {
     options.warn(
-      `tutti: the session could not be revoked (${firstLine(err)}); \`tutti session revoke ` +
-        `--session ${session}\` revokes it`,
+      `tutti: the session could not be revoked (${firstLine(err)}); ` +
+        `\`tutti session revoke --session ${session}\` revokes it`,
     )
   }
   await removeSessionDirs(paths, [{ workspace, session }]).catch(() => undefined)

@@ -93,10 +93,11 @@ export function assertLockHeld(signal: AbortSignal, target: string): void {
 }
 
 function lockCompromised(target: string, reason: unknown): TuttiError {
+  const why = (reason as Error)?.message ?? 'compromised'
   return new TuttiError(
     ErrorCodes.LOCK_COMPROMISED,
-    `the lock on ${path.basename(target)} was taken over while this operation held ` +
-      `it (${(reason as Error)?.message ?? 'compromised'}); nothing more was written, try again`,
+    `the lock on ${path.basename(target)} was taken over while this operation held it (${why}); ` +
+      `nothing more was written, try again`,
   )
 }
 

@@ -101,8 +101,8 @@ export class ConfigImport {
       if (other !== undefined)
         throw new TuttiError(
           ErrorCodes.CONNECTOR_KEY_TAKEN,
-          `its key "${result.key}" is also the key of "${other}" in this import; import it alone with ` +
-            `--only ${entry.name} --key OTHER`,
+          `its key "${result.key}" is also the key of "${other}" in this import; ` +
+            `import it alone with --only ${entry.name} --key OTHER`,
         )
       keys.set(result.key, entry.name)
       return { root: generated.root, generated, cleanup: () => fs.rm(generated.root, { recursive: true, force: true }) }
@@ -153,9 +153,10 @@ function select(config: ClientConfig, options: ConfigImportOptions): ClientEntry
   const unknown = options.only.filter((n) => !names.has(n))
   if (unknown.length) {
     const have = [...names].join(', ') || 'none'
+    const quoted = unknown.map((n) => `"${n}"`).join(', ')
     throw new TuttiError(
       ErrorCodes.ARGUMENT_INVALID,
-      `--only: no server ${unknown.map((n) => `"${n}"`).join(', ')} in ${config.files.join(', ')}; its servers: ${have}`,
+      `--only: no server ${quoted} in ${config.files.join(', ')}; its servers: ${have}`,
     )
   }
   return config.entries.filter((e) => options.only!.includes(e.name))

@@ -34,8 +34,9 @@ export async function locateCommand(
   if (!found) {
     throw new TuttiError(
       ErrorCodes.COMMAND_NOT_FOUND,
-      `mcp.command: command "${mcp.command}" not found: it is not in the release's node_modules/.bin nor on this ` +
-        `shell's PATH; install it (or add it to the connector's package.json dependencies) and try again`,
+      `mcp.command: command "${mcp.command}" not found: ` +
+        `it is not in the release's node_modules/.bin nor on this shell's PATH; ` +
+        `install it (or add it to the connector's package.json dependencies) and try again`,
     )
   }
   return { kind: 'path', abs: found }

@@ -221,8 +221,8 @@ export const manifestSchema = z
             code: 'custom',
             path,
             message:
-              `\${${match[1]}} is not a declared auth variable or config setting (only ` +
-              `those, \${${DATA_DIR_VAR}} and \${${RELEASE_ROOT_VAR}} expand)`,
+              `\${${match[1]}} is not a declared auth variable or config setting ` +
+              `(only those, \${${DATA_DIR_VAR}} and \${${RELEASE_ROOT_VAR}} expand)`,
           })
         }
       }

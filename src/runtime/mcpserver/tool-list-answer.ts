@@ -34,7 +34,8 @@ export class ToolListAnswer {
             }
           : {
               head: Buffer.from(
-                `{"result":{"tools":${tools},"resultType":"complete","ttlMs":0,"cacheScope":"private","_meta":${this.serverInfoJson}},"jsonrpc":"2.0","id":`,
+                `{"result":{"tools":${tools},"resultType":"complete","ttlMs":0,"cacheScope":"private",` +
+                  `"_meta":${this.serverInfoJson}},"jsonrpc":"2.0","id":`,
               ),
               tail: Buffer.from('}'),
             }

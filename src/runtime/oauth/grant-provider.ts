@@ -205,8 +205,8 @@ export class GrantProvider implements OAuthClientProvider {
     else
       throw new TuttiError(
         ErrorCodes.UPSTREAM_FAILED,
-        `connector "${this.target.key}": the OAuth token could not be refreshed (the authorization server did not ` +
-          `answer as expected); the next call tries again`,
+        `connector "${this.target.key}": the OAuth token could not be refreshed ` +
+          `(the authorization server did not answer as expected); the next call tries again`,
       )
     return this.needsSignIn(needs.reason, needs.scope)
   }
@@ -232,8 +232,8 @@ export class GrantProvider implements OAuthClientProvider {
         throw new TuttiError(
           ErrorCodes.OAUTH_SIGN_IN_FAILED,
           `connector "${this.target.key}": the server at mcp.url ${this.target.serverUrl} offers no OAuth metadata ` +
-            `(no protected-resource metadata, RFC 9728, naming an authorization server with RFC 8414 or OpenID ` +
-            `metadata), so there is nothing to sign in to`,
+            `(no protected-resource metadata, RFC 9728, ` +
+            `naming an authorization server with RFC 8414 or OpenID metadata), so there is nothing to sign in to`,
         )
       }
       pinAuthorizationServer(this.target.key, state)
@@ -309,8 +309,8 @@ export class GrantProvider implements OAuthClientProvider {
     if (this.mode.kind === 'daemon') this.mode.needsAuth()
     throw new TuttiError(
       ErrorCodes.OAUTH_NEEDS_AUTH,
-      `connector "${this.target.key}" needs a new sign-in: ${reason}; run \`tutti connector ` +
-        `connect ${this.target.key}\``,
+      `connector "${this.target.key}" needs a new sign-in: ${reason}; ` +
+        `run \`tutti connector connect ${this.target.key}\``,
     )
   }
 

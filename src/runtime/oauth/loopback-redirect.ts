@@ -11,8 +11,8 @@ const DONE_PAGE =
 const NOT_OURS = 'this is not the response to the sign-in tutti is waiting for (its state does not match); ignored\n'
 
 /**
- * The redirect URI's path: fixed, since an authorization server matches the registered URI (RFC 8252 §7.3 lets only the
- * port vary).
+ * The redirect URI's path: fixed, since an authorization server matches the registered URI (RFC 8252 §7.3 lets
+ * only the port vary).
  */
 export const REDIRECT_PATH = '/oauth/callback'
 

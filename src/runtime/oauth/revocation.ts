@@ -92,7 +92,7 @@ async function issuingServer(
   if (!sameIssuer(metadata.issuer, issued)) {
     return {
       reason:
-        `the server now names the authorization server ${metadata.issuer}, not ${issued}, which issued the ` + `tokens`,
+        `the server now names the authorization server ${metadata.issuer}, ` + `not ${issued}, which issued the tokens`,
     }
   }
   return { metadata, issuer: issued }

@@ -83,8 +83,8 @@ export class OAuthSignIn {
       }
       if (!authorizationUrl)
         throw this.refused(
-          'the server at mcp.url answered without asking for authorization, so it needs no OAuth sign-in (auth.kind ' +
-            '"oauth")',
+          'the server at mcp.url answered without asking for authorization, ' +
+            'so it needs no OAuth sign-in (auth.kind "oauth")',
         )
       // a step-up the daemon could not complete needs more scope than this challenge names: ask for both
       const asked = authorizationUrl.searchParams.get('scope') ?? undefined
@@ -142,12 +142,14 @@ export class OAuthSignIn {
     if (err instanceof OAuthError)
       return this.refused(`the authorization server refused (${err.code}): ${err.message}; nothing was stored`)
     const message = (err as Error).message ?? String(err)
-    if (err instanceof TypeError)
+    if (err instanceof TypeError) {
+      const cause = (err.cause as Error | undefined)?.message ?? message
       return new TuttiError(
         ErrorCodes.UPSTREAM_FAILED,
-        `connector "${this.target.key}": could not reach ${this.target.serverUrl} or its authorization ` +
-          `server: ${(err.cause as Error | undefined)?.message ?? message}`,
+        `connector "${this.target.key}": could not reach ${this.target.serverUrl} ` +
+          `or its authorization server: ${cause}`,
       )
+    }
     return this.refused(`the sign-in failed: ${message}`)
   }
 }

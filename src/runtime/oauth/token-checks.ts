@@ -16,7 +16,11 @@ export function oversizedToken(tokens: { access_token?: unknown; refresh_token?:
     const value = tokens[field]
     const size = typeof value === 'string' ? Buffer.byteLength(value) : 0
     if (size > MAX_TOKEN_BYTES) {
-      return `the authorization server issued ${field === 'access_token' ? 'an' : 'a'} ${field} of ${size} bytes (tutti accepts at most ${MAX_TOKEN_BYTES / 1024} KiB)`
+      const article = field === 'access_token' ? 'an' : 'a'
+      return (
+        `the authorization server issued ${article} ${field} of ${size} bytes ` +
+        `(tutti accepts at most ${MAX_TOKEN_BYTES / 1024} KiB)`
+      )
     }
   }
   return undefined

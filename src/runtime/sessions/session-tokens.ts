@@ -90,10 +90,10 @@ export class SessionTokens {
     }
     if (raw === undefined) return // no session was ever issued here
     const parsed = fileSchema.safeParse(raw)
-    if (!parsed.success)
-      return this.setAside(
-        `not a schemaVersion 1 session file (${parsed.error.issues[0]?.path.join('.') || 'root'}: ${parsed.error.issues[0]?.message})`,
-      )
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]
+      return this.setAside(`not a schemaVersion 1 session file (${issue?.path.join('.') || 'root'}: ${issue?.message})`)
+    }
     for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
   }
 

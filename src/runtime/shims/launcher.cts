@@ -59,8 +59,8 @@ export function launch(config: LaunchConfig): void {
   if (installed.digest !== digest)
     refuse(
       config,
-      `the connector "${key}" was upgraded or replaced; this command is stale and will not run the old release (run ` +
-        `it again)`,
+      `the connector "${key}" was upgraded or replaced; ` +
+        `this command is stale and will not run the old release (run it again)`,
     )
   const manifest = readJson(config.manifest)
   const variables: Array<{ name: string; required?: boolean }> =

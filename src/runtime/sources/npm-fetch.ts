@@ -28,9 +28,10 @@ export async function fetchNpmPackage(spec: string, dir: string, env: NodeJS.Pro
   if (code !== 0) {
     const tail = stderr.trim().split('\n').slice(-NPM_ERROR_LINES).join('\n')
     const missing = /E404|404 Not Found|No matching version|ETARGET/.test(stderr)
+    const why = missing ? 'no such package or version in the npm registry' : `npm pack failed (exit ${code})`
     throw new TuttiError(
       missing ? ErrorCodes.ARGUMENT_INVALID : ErrorCodes.DEPENDENCIES_FAILED,
-      `npm:${spec}: ${missing ? 'no such package or version in the npm registry' : `npm pack failed (exit ${code})`}:\n${tail}`,
+      `npm:${spec}: ${why}:\n${tail}`,
     )
   }
   let filename: unknown

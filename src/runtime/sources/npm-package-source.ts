@@ -56,8 +56,8 @@ export async function npmPackageSource(
   if (bins.size === 0)
     throw new TuttiError(
       ErrorCodes.MANIFEST_NOT_FOUND,
-      `${name} has no tutti-connector.json, no plugin manifest and no "bin" in package.json: it is not an MCP ` +
-        `server tutti can run`,
+      `${name} has no tutti-connector.json, no plugin manifest and no "bin" in package.json: ` +
+        `it is not an MCP server tutti can run`,
     )
   let bin: string
   if (bins.size === 1) bin = [...bins.values()][0]!

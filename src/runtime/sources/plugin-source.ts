@@ -100,8 +100,8 @@ async function singleExecutable(root: string, skipped: string[]): Promise<string
   }
   if (executables.length > 1)
     skipped.push(
-      `bin/ holds ${executables.length} executables (${executables.join(', ')}); a connector has one CLI, so none ` +
-        `is published`,
+      `bin/ holds ${executables.length} executables (${executables.join(', ')}); ` +
+        `a connector has one CLI, so none is published`,
     )
   return executables.length === 1 ? `bin/${executables[0]}` : undefined
 }

@@ -167,8 +167,8 @@ export async function serverJsonSource(
   if (pkg.registryType === 'npm' && (runtime === 'npx' || runtime === 'node')) {
     if (runtime === 'npx' && pkg.runtimeArguments?.length)
       skipped.push(
-        `runtimeArguments for npx (${pkg.runtimeArguments.length}): the package is installed into the release and ` +
-          `run without npx`,
+        `runtimeArguments for npx (${pkg.runtimeArguments.length}): ` +
+          `the package is installed into the release and run without npx`,
       )
     const nodeArgs = runtime === 'node' ? inputs.arguments(pkg.runtimeArguments) : []
     const pinned = update ?? pkg.version
@@ -188,7 +188,8 @@ export async function serverJsonSource(
   if (!(await which(runtime, { path: options.env.PATH ?? '', nothrow: true }))) {
     throw new TuttiError(
       ErrorCodes.COMMAND_NOT_FOUND,
-      `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`,
+      `server.json: ${chosen.at} (${pkg.registryType} ${pkg.identifier}) runs with ${runtime}, ` +
+        `and ${runtime} is not on this shell's PATH; install ${runtime}, or choose another entry with --server`,
     )
   }
   const runtimeArgs = inputs.arguments(pkg.runtimeArguments)
@@ -231,7 +232,7 @@ function runtimeOf(pkg: ServerJsonPackage, at: string): string {
   if (runtimes.includes(pkg.runtimeHint)) return pkg.runtimeHint
   const hint = JSON.stringify(pkg.runtimeHint.slice(0, 64))
   throw invalid(
-    `${at}.runtimeHint ${hint} is not a runtime for ` +
-      `registryType "${pkg.registryType}" (expected ${runtimes.join(' or ')})`,
+    `${at}.runtimeHint ${hint} is not a runtime for registryType "${pkg.registryType}" ` +
+      `(expected ${runtimes.join(' or ')})`,
   )
 }

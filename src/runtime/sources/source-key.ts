@@ -31,8 +31,8 @@ export function deriveKey(name: string, override?: string): string {
   if (!CONNECTOR_KEY.test(key))
     throw new TuttiError(
       ErrorCodes.ARGUMENT_INVALID,
-      `no connector key can be made from the name "${name.slice(0, 64)}"; choose one with --key ` +
-        `(it ${CONNECTOR_KEY_RULE})`,
+      `no connector key can be made from the name "${name.slice(0, 64)}"; ` +
+        `choose one with --key (it ${CONNECTOR_KEY_RULE})`,
     )
   return key
 }

@@ -34,8 +34,8 @@ export function replacedNotice(key: string, r: ReplacedConnector): string {
   const where = r.keptIn ? `are kept in ${r.keptIn}` : 'were deleted (--purge)'
   const left = parts.length ? `its ${parts.join(', ')} ${where}` : 'it had none to keep'
   return (
-    `replaced ${what}: ${key} starts without its credentials, settings, OAuth grant and data (none were ` +
-    `carried over); ${left}`
+    `replaced ${what}: ${key} starts without its credentials, settings, OAuth grant and data ` +
+    `(none were carried over); ${left}`
   )
 }
 

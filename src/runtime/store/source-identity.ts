@@ -45,8 +45,8 @@ export function describeSource(source: SourceIdentity | InstalledSource): string
   if ('recorded' in source) return describeSource(source.recorded)
   const { manifestName, kinds } = source.derived
   return (
-    `${kinds ? kinds.join(' or ') : 'a package'} ${JSON.stringify(manifestName.slice(0, 80))} (installed ` +
-    `before tutti recorded sources)`
+    `${kinds ? kinds.join(' or ') : 'a package'} ${JSON.stringify(manifestName.slice(0, 80))} ` +
+    `(installed before tutti recorded sources)`
   )
 }
 
@@ -55,7 +55,8 @@ export function keyTaken(key: string, installed: SourceIdentity | InstalledSourc
   const beside = next.kind === RELEASE_KIND ? '' : `, or install it beside ${key} with --key NAME`
   return new TuttiError(
     ErrorCodes.CONNECTOR_KEY_TAKEN,
-    `connector "${key}" is installed from ${describeSource(installed)}, and this is ${describeSource(next)}: another package. ` +
+    `connector "${key}" is installed from ${describeSource(installed)}, ` +
+      `and this is ${describeSource(next)}: another package. ` +
       `Replace ${key} with --replace (the new one starts without its credentials, settings, OAuth grant and data, ` +
       `which are kept aside, or deleted with --purge)${beside}`,
   )

@@ -81,9 +81,12 @@ export class DirectCalls {
         if (!this.pending.has(id)) return
         done()
         // a cancel that cannot be written has nobody to reach: the process is gone
-        this.transport.writeLine(
-          `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: String(reason) } })}\n`,
-        )
+        const cancelled = {
+          jsonrpc: '2.0',
+          method: 'notifications/cancelled',
+          params: { requestId: id, reason: String(reason) },
+        }
+        this.transport.writeLine(`${JSON.stringify(cancelled)}\n`)
         reject(asCancel(reason))
       }
       const timer = setTimeout(

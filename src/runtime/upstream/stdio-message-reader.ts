@@ -104,8 +104,8 @@ export class StdioMessageReader {
     this.firstInvalid ??= line.subarray(0, 80).toString('utf8').trim()
     if (++this.invalid > STDOUT_LIMITS.maxInvalidLines) {
       throw new StdoutBrokenError(
-        `more than ${STDOUT_LIMITS.maxInvalidLines} lines on stdout that are not JSON-RPC ` +
-          `within ${STDOUT_LIMITS.invalidWindowMs / 1000} s (first: "${this.firstInvalid}")`,
+        `more than ${STDOUT_LIMITS.maxInvalidLines} lines on stdout ` +
+          `that are not JSON-RPC within ${STDOUT_LIMITS.invalidWindowMs / 1000} s (first: "${this.firstInvalid}")`,
       )
     }
   }

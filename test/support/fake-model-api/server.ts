@@ -74,11 +74,13 @@ export class FakeModelApi<A> {
     const deadline = Date.now() + ms
     while (this.pending.length === 0) {
       const left = deadline - Date.now()
-      if (left <= 0)
+      if (left <= 0) {
+        const seen = this.requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'
         throw new Error(
-          `${this.dialect.name}: model request ${this.exchanges.length + 1} did not arrive ` +
-            `within ${ms} ms (requests so far: ${this.requests.map((r) => `${r.method} ${r.path}`).join(', ') || 'none'})`,
+          `${this.dialect.name}: model request ${this.exchanges.length + 1} did not arrive within ${ms} ms ` +
+            `(requests so far: ${seen})`,
         )
+      }
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left)
         this.waiters.push(() => {

@@ -41,8 +41,8 @@ export async function projectCodex(
     } catch (err) {
       throw new TuttiError(
         ErrorCodes.ARGUMENT_INVALID,
-        `${userConfigPath} is not valid TOML, so it cannot be carried into the ` +
-          `session: ${(err as Error).message.split('\n')[0]}`,
+        `${userConfigPath} is not valid TOML, ` +
+          `so it cannot be carried into the session: ${(err as Error).message.split('\n')[0]}`,
       )
     }
   }
@@ -57,8 +57,9 @@ export async function projectCodex(
   config.shell_environment_policy = withoutToken(config.shell_environment_policy)
   await writeFileAtomic(
     path.join(home, 'config.toml'),
-    `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector], the token kept ` +
-      `out of shell_environment_policy\n${stringify(config)}\n`,
+    `# written by tutti for one agent session: your ${userConfigPath} plus [mcp_servers.connector], ` +
+      `the token kept out of shell_environment_policy\n` +
+      `${stringify(config)}\n`,
   )
   for (const name of LINKED_FILES) {
     const from = path.join(userHome, name)

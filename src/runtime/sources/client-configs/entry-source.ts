@@ -135,9 +135,8 @@ export async function entrySource(
       if (inPublic.has(name))
         throw failure(
           entry,
-          `${name} is a credential, and the entry passes it in the ` +
-            `server's ${remote ? 'URL' : 'arguments'}, which others can read; tutti passes credentials only in the ` +
-            `environment or a header`,
+          `${name} is a credential, and the entry passes it in the server's ${remote ? 'URL' : 'arguments'}, ` +
+            `which others can read; tutti passes credentials only in the environment or a header`,
         )
       const fallback = defaults.get(name)
       if (!(name in credentials) && fallback) credentials[name] = fallback
