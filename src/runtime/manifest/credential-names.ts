@@ -5,6 +5,9 @@
  * overrides the name: a leak costs more than a hidden setting). Credentials go to the 0600 store and are
  * redacted everywhere; only what is none of these may become a public setting.
  */
+/** An environment variable name, as POSIX shells accept it. */
+export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+
 const CREDENTIAL_NAME = /(TOKEN|KEY|SECRET|PASSWORD|PASSWD|CREDENTIAL|AUTH|COOKIE)/i
 /** PAT only as a whole word (GITLAB_PAT), or every *_PATH would be a secret. */
 const PAT_WORD = /(^|_)PAT(_|$)/i

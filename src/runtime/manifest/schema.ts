@@ -1,5 +1,6 @@
 import { z } from 'zod'
-import { isCredential } from './credential-names.js'
+import { ENV_NAME, isCredential } from './credential-names.js'
+import { mcpServer } from './server-schema.js'
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
 import { DATA_DIR_VAR, RELEASE_ROOT_VAR, RESERVED_VAR_PREFIX } from '../names.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
@@ -12,8 +13,16 @@ import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limit
 export { MANIFEST_FILE } from '../names.js'
 
 export { CONNECTOR_KEY } from '../connector-key.js'
-/** An environment variable name, as POSIX shells accept it. */
-export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+export { ENV_NAME } from './credential-names.js'
+export {
+  effectiveActivation,
+  MCP_TIMEOUT_LIMITS,
+  type EffectiveActivation,
+  type HttpServerSpec,
+  type McpServerSpec,
+  type StdioServerSpec,
+  type ToolDeclaration,
+} from './server-schema.js'
 const VAR_REF = /\$\{([^}]*)\}/g
 /**
  * Built-in variable: the connector's own writable data directory
@@ -30,60 +39,6 @@ const relativePath = z
     'must be a relative path inside the release, not an absolute path',
   )
   .refine((p) => !p.split(/[\\/]/).includes('..'), 'must stay inside the release ("..") is not allowed')
-
-const toolDeclaration = z.strictObject({
-  name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
-  title: z.string().optional(),
-  description: z.string().max(8192).optional(),
-  inputSchema: z.looseObject({
-    type: z.literal('object', { error: 'the root of an inputSchema must be type "object"' }),
-  }),
-  outputSchema: z
-    .looseObject({ type: z.literal('object', { error: 'the root of an outputSchema must be type "object"' }) })
-    .optional(),
-  annotations: z.record(z.string(), z.unknown()).optional(),
-})
-export type ToolDeclaration = z.infer<typeof toolDeclaration>
-
-/**
- * Absent: a stdio server is "lazy by cache" (its last tools/list publishes the route at start and the
- * first call starts it; an idle one is stopped), a remote one is eager. "eager" keeps a stdio server
- * running; "lazy" starts it on the first call, with the route from the declared `tools`.
- */
-const activation = z.enum(['eager', 'lazy'], { error: 'must be "eager" or "lazy"' })
-
-/** A day: a tool call longer than that is a job, not a call; an hour for a start (npx may fetch a package). */
-export const MCP_TIMEOUT_LIMITS = { toolCallSeconds: 86_400, startupSeconds: 3_600 } as const
-
-/** Per-connector bounds on the upstream (absent: tutti's defaults, upstream-connection.ts). */
-const timeouts = z.strictObject({
-  toolCallSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.toolCallSeconds).optional(),
-  startupSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.startupSeconds).optional(),
-})
-
-const stdioServer = z.strictObject({
-  transport: z.literal('stdio'),
-  command: z.string().min(1, 'must not be empty'),
-  args: z.array(z.string()).max(256).default([]),
-  env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
-  activation: activation.optional(),
-  idleTimeoutSeconds: z.number().int().positive().optional(),
-  timeouts: timeouts.optional(),
-  tools: z.array(toolDeclaration).max(1000).optional(),
-})
-
-const httpServer = z.strictObject({
-  transport: z.literal('http'),
-  url: z
-    .string()
-    .url('must be an absolute http(s) URL')
-    .refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
-  headers: z.record(z.string().min(1), z.string()).default({}),
-  activation: activation.default('eager'),
-  idleTimeoutSeconds: z.number().int().positive().optional(),
-  timeouts: timeouts.optional(),
-  tools: z.array(toolDeclaration).max(1000).optional(),
-})
 
 const authVariable = z.strictObject({
   name: z.string().regex(ENV_NAME, 'must be an environment variable name'),
@@ -147,9 +102,7 @@ export const manifestSchema = z
     auth: auth.default({ kind: 'none' }),
     config: z.array(setting).max(32).default([]),
     npm: npmOptions.default({ scripts: false }),
-    mcp: z
-      .discriminatedUnion('transport', [stdioServer, httpServer], { error: 'transport must be "stdio" or "http"' })
-      .optional(),
+    mcp: mcpServer.optional(),
     cli: z.strictObject({ entrypoint: relativePath }).optional(),
     skills: relativePath.optional(),
   })
@@ -266,21 +219,6 @@ export const manifestSchema = z
   })
 
 export type ConnectorManifest = z.infer<typeof manifestSchema>
-export type StdioServerSpec = z.infer<typeof stdioServer>
-export type HttpServerSpec = z.infer<typeof httpServer>
-export type McpServerSpec = StdioServerSpec | HttpServerSpec
-
-/**
- * How an upstream is run: kept running, started by the first call (declared tools), or by the first call with the route
- * from its last tools/list.
- */
-export type EffectiveActivation = 'eager' | 'lazy' | 'cached'
-
-export function effectiveActivation(mcp: McpServerSpec): EffectiveActivation {
-  if (mcp.activation === 'lazy') return 'lazy'
-  if (mcp.activation === 'eager' || mcp.transport === 'http') return 'eager'
-  return 'cached'
-}
 
 /** Replace `${VAR}` by the declared auth variable's value (validated to be declared). */
 export function expandVariables(value: string, vars: Readonly<Record<string, string>>): string {

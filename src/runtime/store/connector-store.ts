@@ -5,7 +5,8 @@ import type { KeyValues } from '../manifest/given-keys.js'
 import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, secretSettingNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
-import { declareHint, moveSecretSettings, splitSecretSettings } from './secret-settings.js'
+import { checkConnectInput } from './connect-input.js'
+import { moveSecretSettings, splitSecretSettings } from './secret-settings.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
 import { sameOrigin, type InstallOrigin } from './install-origin.js'
@@ -220,33 +221,7 @@ export class ConnectorStore {
     // a secret setting is kept with the credentials: --env, --from-env and --set all reach it
     const secretSettings = secretSettingNames(manifest)
     const { secrets, settings: publicInput } = splitSecretSettings(input, secretSettings)
-    for (const [name, value] of Object.entries(input.credentials)) {
-      if (!declared.includes(name) && !secretSettings.includes(name)) {
-        const none = ' (it declares none: auth.kind is "none")'
-        const list = declared.length ? ` (declared: ${declared.join(', ')})` : none
-        const hint = declaredSettings.includes(name)
-          ? `; ${name} is a setting: use --set ${name}=VALUE`
-          : `${list}${declareHint(name, 'credential')}`
-        throw new TuttiError(
-          ErrorCodes.CREDENTIAL_INVALID,
-          `connector "${key}" does not declare the credential ${name}${hint}`,
-        )
-      }
-      if (value === '') throw new TuttiError(ErrorCodes.CREDENTIAL_INVALID, `the value for ${name} is empty`)
-    }
-    for (const name of Object.keys(input.settings)) {
-      if (!declaredSettings.includes(name)) {
-        const none = ' (it declares no config)'
-        const list = declaredSettings.length ? ` (declared: ${declaredSettings.join(', ')})` : none
-        const hint = declared.includes(name)
-          ? `; ${name} is a credential: use --env ${name}=VALUE or --from-env ${name}`
-          : `${list}${declareHint(name, 'setting')}`
-        throw new TuttiError(
-          ErrorCodes.ARGUMENT_INVALID,
-          `connector "${key}" does not declare the setting ${name}${hint}`,
-        )
-      }
-    }
+    checkConnectInput(key, input, declared, declaredSettings, secretSettings)
     return updateState(this.paths, async ({ installed, credentials }) => {
       const entry = installed.connectors[key]
       if (!entry || entry.digest !== current.installed.digest) throw notInstalled(key)

@@ -3,6 +3,7 @@ import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import { backoffDelay, STABLE_AFTER_MS } from './backoff.js'
+import { IdleStop } from './idle-stop.js'
 import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -41,10 +42,8 @@ export class UpstreamSupervisor implements RouteClient {
   private starting?: Promise<UpstreamLink>
   private connecting?: AbortController
   private restartTimer?: NodeJS.Timeout
-  private idleTimer?: NodeJS.Timeout
-  /** When the last call ended (or the upstream started): the idle clock, read only when the idle timer fires. */
-  private lastUse = 0
-  private stoppingIdle?: Promise<void> // an idle upstream being closed
+  /** Lazy: the idle period, and the close of an idle upstream. */
+  private readonly idle: IdleStop
   private changeTimer?: NodeJS.Timeout
   private inFlight = 0
   private upSince = 0
@@ -63,12 +62,20 @@ export class UpstreamSupervisor implements RouteClient {
     private readonly events: SupervisorEvents,
     private readonly log: Logger,
     private readonly openLink: OpenUpstream = openUpstreamConnection,
-  ) {}
+  ) {
+    this.idle = new IdleStop(activation.kind === 'lazy' ? activation.idleMs : 0, {
+      idleConnection: () => (this.inFlight === 0 ? this.connection : undefined),
+      closed: (conn) => {
+        if (this.connection === conn) this.connection = undefined
+      },
+      stopped: () => this.events.stopped('idle'),
+    })
+  }
 
   get state(): UpstreamState {
     if (this.restartTimer) return 'restarting'
     // an idle upstream being closed refuses calls (closed), but its process is there until the close ends
-    if (this.stoppingIdle) return 'running'
+    if (this.idle.closing) return 'running'
     return this.connection && !this.connection.closed ? 'running' : 'stopped'
   }
 
@@ -102,11 +109,11 @@ export class UpstreamSupervisor implements RouteClient {
     this.inFlight++
     try {
       const conn =
-        this.connection && !this.connection.closed && !this.stoppingIdle ? this.connection : await this.whenNeeded()
+        this.connection && !this.connection.closed && !this.idle.closing ? this.connection : await this.whenNeeded()
       return await conn.callTool(upstreamName, args, options)
     } finally {
       if (--this.inFlight === 0) {
-        this.lastUse = Date.now()
+        this.idle.lastUse = Date.now()
         this.armIdle()
       }
     }
@@ -123,8 +130,7 @@ export class UpstreamSupervisor implements RouteClient {
   /** Close the upstream, letting calls in flight finish (bounded); nothing restarts it afterwards. */
   async dispose(drainMs?: number): Promise<void> {
     this.abandonConnect()
-    clearTimeout(this.idleTimer)
-    this.idleTimer = undefined
+    this.idle.cancel()
     clearTimeout(this.changeTimer)
     this.restartTimer = undefined
     this.nextRetryAt = undefined
@@ -149,7 +155,7 @@ export class UpstreamSupervisor implements RouteClient {
     }
     this.starting ??= (async () => {
       try {
-        await this.stoppingIdle
+        await this.idle.closing
         const conn = await this.open()
         await this.adopt(conn, true)
         return conn
@@ -191,7 +197,7 @@ export class UpstreamSupervisor implements RouteClient {
     const previous = this.connection
     this.connection = conn
     this.upSince = Date.now()
-    this.lastUse = this.upSince
+    this.idle.lastUse = this.upSince
     this.starts++
     this.nextRetryAt = undefined
     this.log.info('upstream started', { connector: this.spec.key, pid: conn.pid, tools: tools.length })
@@ -283,39 +289,7 @@ export class UpstreamSupervisor implements RouteClient {
     return this.nextRetryAt
   }
 
-  /** One idle timer per idle period, not one per call: a call only moves `lastUse`; an early timer sleeps on. */
   private armIdle(): void {
-    if (this.idleTimer || this.activation.kind !== 'lazy' || !this.connection || this.activation.idleMs <= 0) return
-    if (!this.lastUse) this.lastUse = Date.now()
-    this.scheduleIdleCheck(this.activation.idleMs)
-  }
-
-  private scheduleIdleCheck(ms: number): void {
-    this.idleTimer = setTimeout(() => {
-      this.idleTimer = undefined
-      const idleMs = (this.activation as { idleMs: number }).idleMs
-      // calls in flight re-arm it when the last one ends
-      if (!this.connection || this.inFlight > 0) return
-      const idleFor = Date.now() - this.lastUse
-      if (idleFor < idleMs) this.scheduleIdleCheck(idleMs - idleFor)
-      else void this.stopIdle()
-    }, ms)
-    this.idleTimer.unref()
-  }
-
-  /**
-   * The idle upstream is closed before the supervisor reports it stopped:
-   * until then it is still running (its process may take the close grace),
-   * and a call that comes meanwhile waits for the close, then starts anew.
-   */
-  private async stopIdle(): Promise<void> {
-    const conn = this.connection
-    if (!conn || this.inFlight > 0 || this.stoppingIdle) return
-    this.stoppingIdle = conn.close().then(() => {
-      if (this.connection === conn) this.connection = undefined
-      this.stoppingIdle = undefined
-    })
-    await this.stoppingIdle
-    this.events.stopped('idle')
+    if (this.activation.kind === 'lazy' && this.connection) this.idle.arm()
   }
 }

@@ -1,0 +1,82 @@
+import { z } from 'zod'
+import { ENV_NAME } from './credential-names.js'
+
+/**
+ * The manifest's `mcp` section (DESIGN §5): how tutti runs or reaches the upstream MCP server, stdio or http, and the
+ * tools it may declare. schema.ts puts it in the manifest and checks it against the rest.
+ */
+
+const toolDeclaration = z.strictObject({
+  name: z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
+  title: z.string().optional(),
+  description: z.string().max(8192).optional(),
+  inputSchema: z.looseObject({
+    type: z.literal('object', { error: 'the root of an inputSchema must be type "object"' }),
+  }),
+  outputSchema: z
+    .looseObject({ type: z.literal('object', { error: 'the root of an outputSchema must be type "object"' }) })
+    .optional(),
+  annotations: z.record(z.string(), z.unknown()).optional(),
+})
+export type ToolDeclaration = z.infer<typeof toolDeclaration>
+
+/**
+ * Absent: a stdio server is "lazy by cache" (its last tools/list publishes the route at start and the
+ * first call starts it; an idle one is stopped), a remote one is eager. "eager" keeps a stdio server
+ * running; "lazy" starts it on the first call, with the route from the declared `tools`.
+ */
+const activation = z.enum(['eager', 'lazy'], { error: 'must be "eager" or "lazy"' })
+
+/** A day: a tool call longer than that is a job, not a call; an hour for a start (npx may fetch a package). */
+export const MCP_TIMEOUT_LIMITS = { toolCallSeconds: 86_400, startupSeconds: 3_600 } as const
+
+/** Per-connector bounds on the upstream (absent: tutti's defaults, upstream-connection.ts). */
+const timeouts = z.strictObject({
+  toolCallSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.toolCallSeconds).optional(),
+  startupSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.startupSeconds).optional(),
+})
+
+const stdioServer = z.strictObject({
+  transport: z.literal('stdio'),
+  command: z.string().min(1, 'must not be empty'),
+  args: z.array(z.string()).max(256).default([]),
+  env: z.record(z.string().regex(ENV_NAME, 'must be an environment variable name'), z.string()).default({}),
+  activation: activation.optional(),
+  idleTimeoutSeconds: z.number().int().positive().optional(),
+  timeouts: timeouts.optional(),
+  tools: z.array(toolDeclaration).max(1000).optional(),
+})
+
+const httpServer = z.strictObject({
+  transport: z.literal('http'),
+  url: z
+    .string()
+    .url('must be an absolute http(s) URL')
+    .refine((u) => /^https?:\/\//i.test(u), 'must use http or https'),
+  headers: z.record(z.string().min(1), z.string()).default({}),
+  activation: activation.default('eager'),
+  idleTimeoutSeconds: z.number().int().positive().optional(),
+  timeouts: timeouts.optional(),
+  tools: z.array(toolDeclaration).max(1000).optional(),
+})
+
+/** The `mcp` section: one of the two transports. */
+export const mcpServer = z.discriminatedUnion('transport', [stdioServer, httpServer], {
+  error: 'transport must be "stdio" or "http"',
+})
+
+export type StdioServerSpec = z.infer<typeof stdioServer>
+export type HttpServerSpec = z.infer<typeof httpServer>
+export type McpServerSpec = StdioServerSpec | HttpServerSpec
+
+/**
+ * How an upstream is run: kept running, started by the first call (declared tools), or by the first call with the route
+ * from its last tools/list.
+ */
+export type EffectiveActivation = 'eager' | 'lazy' | 'cached'
+
+export function effectiveActivation(mcp: McpServerSpec): EffectiveActivation {
+  if (mcp.activation === 'lazy') return 'lazy'
+  if (mcp.activation === 'eager' || mcp.transport === 'http') return 'eager'
+  return 'cached'
+}
