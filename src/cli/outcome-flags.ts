@@ -1,5 +1,5 @@
 import { Flags } from '@oclif/core'
-import { OUTCOME_WAIT_MS, type OutcomeWait } from '../runtime/client/connectors.js'
+import { OUTCOME_WAIT_MS, type OutcomeWait } from '../runtime/client/connector-outcome.js'
 
 /** `--wait/--no-wait` and `--timeout`: how install and connect wait for the connector's outcome. */
 export const outcomeFlags = {

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest'
-import { stderrSummary } from '../../src/runtime/upstream/upstream-connection.js'
+import { stderrSummary } from '../../src/runtime/upstream/stderr-summary.js'
 
 it("a node crash is summed up by its error, not by node's source excerpt, stack or property dump", () => {
   const tail = [

@@ -1,7 +1,5 @@
 import type { Writable } from 'node:stream'
-import { MODERN_REVISION } from '../names.js'
 import type { StatePaths } from '../paths.js'
-import { PRODUCT_VERSION } from '../version.js'
 import { asLine } from './answer-stream.js'
 import {
   errorLine,
@@ -16,35 +14,13 @@ import { DaemonLink, type BridgeIdentity } from './daemon-link.js'
 import { Forwarder } from './forwarder.js'
 import { MAX_LINE_BYTES } from './line-splitter.js'
 import { ListenRelay } from './listen-relay.js'
-import { claimedRevision, McpHeaders, PROTOCOL_VERSION_META } from './mcp-headers.js'
+import { claimedRevision, McpHeaders } from './mcp-headers.js'
 import { Relink } from './relink.js'
 import { StdoutBacklog } from './stdout-backlog.js'
+import { LIST_CHANGED, toolsWatch } from './tools-watch.js'
 
 type Request = Extract<ClientMessage, { kind: 'request' }>
 type Notification = Extract<ClientMessage, { kind: 'notification' }>
-
-const LIST_CHANGED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
-const WATCH_ID = 'tutti-bridge-watch'
-
-/**
- * The bridge's own subscription: what tells it (and through it a 2025 client) that the tools changed, and that the
- * daemon went.
- */
-const WATCH_REQUEST = Buffer.from(
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: WATCH_ID,
-    method: 'subscriptions/listen',
-    params: {
-      notifications: { toolsListChanged: true },
-      _meta: {
-        [PROTOCOL_VERSION_META]: MODERN_REVISION,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
-      },
-    },
-  }),
-)
 
 export interface McpBridgeOptions {
   paths: StatePaths
@@ -101,17 +77,9 @@ export class McpBridge {
     this.relink = new Relink(this.link, this.http, options.paths.root)
     this.backlog = new StdoutBacklog(options.output)
     this.forwarder = new Forwarder(this.link, this.http, this.headers, this.backlog)
-    this.watch = new ListenRelay({
-      bytes: WATCH_REQUEST,
-      id: WATCH_ID,
-      headers: { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'subscriptions/listen' },
-      http: this.http,
-      link: this.link,
-      onMessage: (payload) => {
-        if (payload.includes('"notifications/tools/list_changed"')) this.announce()
-      },
-      onReopened: () => this.announce(),
-      onLost: (link) => {
+    this.watch = toolsWatch(this.http, this.link, {
+      changed: () => this.announce(),
+      lost: (link) => {
         if (!this.closed)
           this.options.log('tutti session bridge: the tutti daemon went away; reconnecting when it is back')
         this.relink.lost(link)

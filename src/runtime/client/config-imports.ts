@@ -6,7 +6,7 @@ import type { ConfigImportOptions, ImportedEntry } from '../install/config-impor
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ClientConfig, ConfigPlaces } from '../sources/client-configs/clients.js'
-import type { OutcomeWait } from './connectors.js'
+import type { OutcomeWait } from './connector-outcome.js'
 import { ensureDaemon } from './ensure-daemon.js'
 
 /**

@@ -3,7 +3,8 @@ import type { OutdatedConnector } from '../install/outdated.js'
 import type { StatePaths } from '../paths.js'
 import { npmOriginSpec } from '../store/install-origin.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
-import { Connectors, type InstallRequest, type OutcomeWait } from './connectors.js'
+import type { OutcomeWait } from './connector-outcome.js'
+import { Connectors, type InstallRequest } from './connectors.js'
 
 export interface UpdatedConnector {
   key: string

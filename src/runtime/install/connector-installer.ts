@@ -7,11 +7,9 @@ import { loadRelease, type LoadedRelease } from '../manifest/load.js'
 import { checkGivenKeys, splitGivenKeys, type GivenKey } from '../manifest/given-keys.js'
 import { declareKeys, previousManifest } from './source-keys.js'
 import type { ConnectorManifest } from '../manifest/schema.js'
-import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
-import { ReleaseTreeError, walkRelease } from '../release/release-tree.js'
 import { prepareSource, type PreparedSource } from '../sources/install-source.js'
-import type { GeneratedSource, SourceOptions } from '../sources/generated-source.js'
+import type { SourceOptions } from '../sources/generated-source.js'
 import { isUrlSource } from '../sources/url-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
 import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
@@ -19,6 +17,7 @@ import { installOrigin } from '../store/install-origin.js'
 import { replacedNotice } from '../store/replaced-connector.js'
 import { keyTaken, RELEASE_KIND, sameSource, sourceIdentity, type SourceIdentity } from '../store/source-identity.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { noticeMapping, sourceSummary, writeGenerated, type SourceSummary } from './generated-release.js'
 import { installedSource } from './installed-source.js'
 import { installChange, type InstallChange } from './install-change.js'
 import { ownInstallScripts, scriptedPackages, type ScriptedPackage } from './install-scripts.js'
@@ -59,15 +58,6 @@ export type InstallOutcome = InstallResult & {
   change: InstallChange
   dependencies?: { count: number; ms: number }
   source?: SourceSummary
-}
-
-/** What a package without a tutti manifest was taken as. */
-export interface SourceSummary {
-  kind: string
-  /** The package's own name (with the kind, its identity). */
-  name: string
-  skipped: string[]
-  notes?: string[]
 }
 
 /**
@@ -145,7 +135,7 @@ export class ConnectorInstaller {
       let root = prepared.root
       const keys = declareKeys(prepared, options.keys, await previousManifest(this.store, this.paths, prepared))
       if (prepared.generated) {
-        root = await this.writeGenerated(prepared.generated, source, scratch, await scratchDir())
+        root = await writeGenerated(prepared.generated, source, scratch, await scratchDir())
         noticeMapping(prepared.generated, options.notice)
       }
       let release = await loadRelease(root)
@@ -186,7 +176,7 @@ export class ConnectorInstaller {
       const recorded = await this.store.record(stored, runtime, { ...claim, ...origin, restore })
       const result: InstallOutcome = { ...recorded, change: installChange(recorded) }
       if (dependencies) result.dependencies = dependencies
-      if (prepared.generated) result.source = summary(prepared.generated)
+      if (prepared.generated) result.source = sourceSummary(prepared.generated)
       if (result.replaced) options.notice?.(replacedNotice(result.key, result.replaced))
       return result
     } finally {
@@ -213,14 +203,14 @@ export class ConnectorInstaller {
       scratch.push(prepared.cleanup)
       const keys = declareKeys(prepared, options.keys, await previousManifest(this.store, this.paths, prepared))
       const root = prepared.generated
-        ? await this.writeGenerated(prepared.generated, source, scratch, tmpDir)
+        ? await writeGenerated(prepared.generated, source, scratch, tmpDir)
         : prepared.root
       const release = await loadRelease(root)
       splitGivenKeys(release.manifest, keys)
       const found = await scriptedPackages(root, options.env, tmpDir)
       const installScripts = { ...found, run: release.manifest.npm.scripts || !!options.allowScripts }
       const manifest = prepared.generated?.manifest ?? release.manifest
-      const described = prepared.generated ? { source: summary(prepared.generated) } : {}
+      const described = prepared.generated ? { source: sourceSummary(prepared.generated) } : {}
       if (prepared.generated) noticeMapping(prepared.generated, options.notice)
       return { dryRun: true, manifest, generated: !!prepared.generated, ...described, installScripts }
     } finally {
@@ -254,37 +244,6 @@ export class ConnectorInstaller {
     }
   }
 
-  /**
-   * The generated manifest written into the release, so the release is a
-   * normal tutti release and its digest covers the manifest. A directory of
-   * the user's is copied first: the source is never written to.
-   */
-  private async writeGenerated(
-    generated: GeneratedSource,
-    source: string | undefined,
-    scratch: Array<() => Promise<void>>,
-    tmpDir: string,
-  ): Promise<string> {
-    let root = generated.root
-    if (source !== undefined && path.resolve(root) === path.resolve(source)) {
-      let entries: Awaited<ReturnType<typeof walkRelease>>
-      try {
-        entries = await walkRelease(await fs.realpath(root))
-      } catch (err) {
-        if (err instanceof ReleaseTreeError)
-          throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${source}: ${err.message}`, { cause: err })
-        throw err
-      }
-      root = path.join(tmpDir, `stage-${String(generated.manifest.key)}-${randomBytes(4).toString('hex')}`)
-      await copyEntries(await fs.realpath(generated.root), root, entries)
-      scratch.push(() => removeTree(root))
-    }
-    await fs.writeFile(path.join(root, MANIFEST_FILE), `${JSON.stringify(generated.manifest, null, 2)}\n`, {
-      mode: 0o644,
-    })
-    return root
-  }
-
   /** The command and environment a connect re-resolves for an installed release. */
   async resolveRuntime(release: LoadedRelease, env: NodeJS.ProcessEnv): Promise<RecordedRuntime> {
     const located = await locateCommand(release, env.PATH)
@@ -299,17 +258,4 @@ export class ConnectorInstaller {
     await copyEntries(release.root, dir, release.entries)
     return dir
   }
-}
-
-const summary = (generated: GeneratedSource): SourceSummary => ({
-  kind: generated.kind,
-  name: generated.source.name,
-  skipped: generated.skipped,
-  ...(generated.notes?.length ? { notes: generated.notes } : {}),
-})
-
-/** What the mapping left out and how it carried secrets, for the person installing (stderr, also in a dry run). */
-function noticeMapping(generated: GeneratedSource, notice: ((line: string) => void) | undefined): void {
-  for (const line of generated.skipped) notice?.(`skipped: ${line}`)
-  for (const line of generated.notes ?? []) notice?.(`note: ${line}`)
 }

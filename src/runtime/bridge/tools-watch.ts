@@ -1,0 +1,53 @@
+import { MODERN_REVISION } from '../names.js'
+import { PRODUCT_VERSION } from '../version.js'
+import type { DaemonHttp } from './daemon-http.js'
+import type { DaemonLink, Link } from './daemon-link.js'
+import { ListenRelay } from './listen-relay.js'
+import { PROTOCOL_VERSION_META } from './mcp-headers.js'
+
+/** What a 2025 client that initialized is sent when the tools changed (it has no listen stream of its own). */
+export const LIST_CHANGED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
+const WATCH_ID = 'tutti-bridge-watch'
+
+/**
+ * The bridge's own subscription: what tells it (and through it a 2025 client) that the tools changed, and that the
+ * daemon went.
+ */
+const WATCH_REQUEST = Buffer.from(
+  JSON.stringify({
+    jsonrpc: '2.0',
+    id: WATCH_ID,
+    method: 'subscriptions/listen',
+    params: {
+      notifications: { toolsListChanged: true },
+      _meta: {
+        [PROTOCOL_VERSION_META]: MODERN_REVISION,
+        'io.modelcontextprotocol/clientCapabilities': {},
+        'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
+      },
+    },
+  }),
+)
+
+/**
+ * The bridge's listen stream at the daemon: `changed` when the tools changed, or when the stream was opened again
+ * (a change may have gone unseen meanwhile); `lost` when the daemon went.
+ */
+export function toolsWatch(
+  http: DaemonHttp,
+  link: DaemonLink,
+  on: { changed(): void; lost(link: Link): void },
+): ListenRelay {
+  return new ListenRelay({
+    bytes: WATCH_REQUEST,
+    id: WATCH_ID,
+    headers: { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'subscriptions/listen' },
+    http,
+    link,
+    onMessage: (payload) => {
+      if (payload.includes('"notifications/tools/list_changed"')) on.changed()
+    },
+    onReopened: () => on.changed(),
+    onLost: (lost) => on.lost(lost),
+  })
+}
