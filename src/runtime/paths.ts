@@ -36,6 +36,8 @@ export interface StatePaths {
   readonly startLockTarget: string
   /** Read-modify-write of installed.json / credentials.json / sessions.json goes through this. */
   readonly stateLockTarget: string
+  /** Held while a release is stored and recorded, and while releases are pruned (store/release-pruning.ts). */
+  readonly releasesLockTarget: string
   readonly installedJson: string
   readonly credentialsJson: string
   /**
@@ -87,6 +89,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     daemonPid: path.join(root, 'daemon.pid'),
     startLockTarget: path.join(root, 'daemon-start'),
     stateLockTarget: path.join(root, 'state'),
+    releasesLockTarget: path.join(root, 'releases'),
     installedJson: path.join(root, 'installed.json'),
     credentialsJson: path.join(root, 'credentials.json'),
     oauthGrantsJson: path.join(root, 'oauth-grants.json'),

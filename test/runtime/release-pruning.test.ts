@@ -8,7 +8,7 @@ import { Reconciler } from '../../src/runtime/reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
-import { pruneReleases } from '../../src/runtime/store/release-pruning.js'
+import { pruneReleases, storeAndRecord } from '../../src/runtime/store/release-pruning.js'
 import { storeRelease } from '../../src/runtime/store/release-store.js'
 import { RELEASE_KIND, sourceIdentity } from '../../src/runtime/store/source-identity.js'
 import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
@@ -16,10 +16,9 @@ import { FakeDialer, tool } from '../support/fake-upstream.js'
 import { tempStateDir } from '../support/tutti.js'
 
 /*
- * An install stores its release, then takes the state lock to record it. A full reconcile (the
- * one at daemon start) in between saw the new connector directory as an uninstalled leftover and
- * deleted the release: the connector then failed with `command "/usr/bin/node" not found`, its
- * working directory gone. These drive that interleaving step by step.
+ * An install stores its release, then records it. A full reconcile (the one at daemon start) in
+ * between saw the new connector directory as an uninstalled leftover and deleted the release: the
+ * install then failed walking it, or the connector with `command "/usr/bin/node" not found`.
  */
 describe('release pruning against a concurrent install', () => {
   let dir: string
@@ -49,16 +48,21 @@ describe('release pruning against a concurrent install', () => {
   const fixture = (version = '1.0.0') =>
     makeConnector(baseManifest({ key: 'fx', version }), { 'server.js': '', ...CLI_FILE })
 
-  it('a full reconcile between store and record: the record stores the release again', async () => {
+  it('a full reconcile during an install waits for its record, and keeps the release', async () => {
     const release = await loadRelease(fixture())
-    const stored = await storeRelease(paths, release)
-    await reconciler.reconcile()
-    // the leftover sweep did run: the release was not installed yet
-    expect(fs.existsSync(stored.dir)).toBe(false)
-    const restore = () => storeRelease(paths, release)
+    let sweep: Promise<unknown> | undefined
+    let swept = false
     const source = sourceIdentity(RELEASE_KIND, 'Fx')
-    await store.record(stored, { environment: {} }, { source, checked: { same: true }, restore })
-    expect(fs.existsSync(stored.dir)).toBe(true)
+    await storeAndRecord(paths, release, async (stored) => {
+      // the daemon's start-up sweep, while the release is stored and not yet recorded
+      sweep = reconciler.reconcile().then(() => (swept = true))
+      // long enough for an unlocked sweep to finish; a slow machine can only make this pass wrongly
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      expect(swept).toBe(false)
+      expect(fs.existsSync(stored.dir)).toBe(true)
+      return store.record(stored, { environment: {} }, { source, checked: { same: true } })
+    })
+    await sweep
     const [state] = await reconciler.reconcile(['fx'])
     expect(state).toMatchObject({ key: 'fx', status: 'ready' })
   })

@@ -12,7 +12,8 @@ import { prepareSource, type PreparedSource } from '../sources/install-source.js
 import type { SourceOptions } from '../sources/generated-source.js'
 import { isUrlSource } from '../sources/url-source.js'
 import type { ConnectorStore, InstallResult, RecordedRuntime, RecordRequest } from '../store/connector-store.js'
-import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
+import { storeAndRecord } from '../store/release-pruning.js'
+import { copyEntries, removeTree } from '../store/release-store.js'
 import { installOrigin } from '../store/install-origin.js'
 import { replacedNotice } from '../store/replaced-connector.js'
 import { keyTaken, RELEASE_KIND, sameSource, sourceIdentity, type SourceIdentity } from '../store/source-identity.js'
@@ -166,14 +167,14 @@ export class ConnectorInstaller {
         dependencies = { count: check.total, ms: done.ms }
       }
       const located = await locateCommand(release, options.env.PATH)
-      const stored = await storeRelease(this.paths, release)
-      const runtime: RecordedRuntime = { environment: recordEnvironment(options.env) }
-      const command = recordedCommand(located, stored.dir)
-      if (command) runtime.command = command
       // a command or a URL has nothing to update from: no origin
       const origin = source !== undefined && !isUrlSource(source) ? { origin: installOrigin(source, options) } : {}
-      const restore = () => storeRelease(this.paths, release)
-      const recorded = await this.store.record(stored, runtime, { ...claim, ...origin, restore })
+      const recorded = await storeAndRecord(this.paths, release, async (stored) => {
+        const runtime: RecordedRuntime = { environment: recordEnvironment(options.env) }
+        const command = recordedCommand(located, stored.dir)
+        if (command) runtime.command = command
+        return this.store.record(stored, runtime, { ...claim, ...origin })
+      })
       const result: InstallOutcome = { ...recorded, change: installChange(recorded) }
       if (dependencies) result.dependencies = dependencies
       if (prepared.generated) result.source = sourceSummary(prepared.generated)

@@ -8,7 +8,8 @@ import { authVariableNames, settingNames } from '../manifest/schema.js'
 import { MANIFEST_FILE } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorStore, InstalledRelease, InstallResult } from '../store/connector-store.js'
-import { copyEntries, removeTree, storeRelease } from '../store/release-store.js'
+import { storeAndRecord } from '../store/release-pruning.js'
+import { copyEntries, removeTree } from '../store/release-store.js'
 import { RELEASE_KIND } from '../store/source-identity.js'
 import { walkRelease } from '../release/release-tree.js'
 import { recordEnvironment } from './recorded-environment.js'
@@ -57,16 +58,12 @@ export async function declareAndStore(
     const release = await loadRelease(staged)
     const values = splitGivenKeys(release.manifest, keys)
     const located = await locateCommand(release, env.PATH)
-    const stored = await storeRelease(paths, release)
-    const command = recordedCommand(located, stored.dir)
-    const runtime = { environment: recordEnvironment(env), ...(command ? { command } : {}) }
     const source = current.installed.source!
     const checked = { digest: current.installed.digest, same: true }
-    return await store.record(stored, runtime, {
-      source,
-      checked,
-      keys: values,
-      restore: () => storeRelease(paths, release),
+    return await storeAndRecord(paths, release, (stored) => {
+      const command = recordedCommand(located, stored.dir)
+      const runtime = { environment: recordEnvironment(env), ...(command ? { command } : {}) }
+      return store.record(stored, runtime, { source, checked, keys: values })
     })
   } finally {
     await removeTree(staged).catch(() => undefined)

@@ -1,4 +1,3 @@
-import fs from 'node:fs/promises'
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { KeyValues } from '../manifest/given-keys.js'
@@ -68,8 +67,6 @@ export interface RecordRequest {
   origin?: InstallOrigin
   /** Credentials and settings given with the install, split as the release declares them; merged into the stored. */
   keys?: KeyValues
-  /** Stores the release again: a prune may have removed it before the lock was taken (release-pruning.ts). */
-  restore?: () => Promise<StoredRelease>
 }
 
 export interface InstalledRelease {
@@ -114,8 +111,6 @@ export class ConnectorStore {
   async record(stored: StoredRelease, runtime: RecordedRuntime, request: RecordRequest): Promise<InstallResult> {
     const { key, version, name } = stored.release.manifest
     return updateState<InstallResult>(this.paths, async ({ installed, credentials }, held) => {
-      // under the lock no prune runs: a release present now stays until the record below names it
-      if (request.restore && !(await isDirectory(stored.dir))) stored = await request.restore()
       let previous: InstalledConnector | undefined = installed.connectors[key]
       // the installer's check holds unless another install changed the key since
       const same =
@@ -285,9 +280,3 @@ export class ConnectorStore {
 function notInstalled(key: string): TuttiError {
   return new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed`)
 }
-
-const isDirectory = (dir: string) =>
-  fs.stat(dir).then(
-    (st) => st.isDirectory(),
-    () => false,
-  )
