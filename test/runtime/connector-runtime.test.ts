@@ -2,11 +2,9 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
 import type { LoadedRelease } from '../../src/runtime/manifest/load.js'
 import { parseManifest } from '../../src/runtime/manifest/load.js'
-import {
-  ConnectorRuntime,
-  WITHDRAW_AFTER_FAILURES,
-  type DesiredConnector,
-} from '../../src/runtime/reconcile/connector-runtime.js'
+import { WITHDRAW_AFTER_FAILURES } from '../../src/runtime/reconcile/activation-plan.js'
+import { ConnectorRuntime } from '../../src/runtime/reconcile/connector-runtime.js'
+import type { DesiredConnector } from '../../src/runtime/reconcile/desired-connector.js'
 import { KeyedWorkQueue } from '../../src/runtime/reconcile/work-queue.js'
 import { ShimKeeper } from '../../src/runtime/reconcile/shim-keeper.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
@@ -61,15 +59,14 @@ function harness() {
   const log = createLogger(memorySink([]))
   const queue = new KeyedWorkQueue(4, log)
   const make = () =>
-    new ConnectorRuntime(
-      'fx',
+    new ConnectorRuntime('fx', {
       registry,
-      new ShimKeeper(shims.publisher, log),
+      shims: new ShimKeeper(shims.publisher, log),
       log,
-      (work) => queue.enqueue('fx', work),
-      dialer.open,
+      enqueue: (work) => queue.enqueue('fx', work),
+      openUpstream: dialer.open,
       cache,
-    )
+    })
   const runtime = make()
   // let the queue drain: work the supervisor's events enqueued
   const drained = () => queue.enqueue('fx', async () => {})

@@ -1,38 +1,37 @@
-export { specHash, type DesiredConnector } from './desired-connector.js'
-import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
-import { effectiveActivation, type EffectiveActivation } from '../manifest/schema.js'
+import type { EffectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
-import { compareToolTables, type ToolDifference } from '../registry/declared-tools.js'
+import type { ToolDifference } from '../registry/declared-tools.js'
 import type { RouteClient, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import {
   openUpstreamConnection,
   UpstreamSupervisor,
   type Activation,
-  type OpenUpstream,
+  type SupervisorEvents,
 } from '../upstream/upstream-supervisor.js'
+import { activationOf, declaredCheckOf, listedReason, WITHDRAW_AFTER_FAILURES } from './activation-plan.js'
 import type { ConnectorSnapshot } from './connector-snapshot.js'
 import { changeOf, NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
 import { ConnectorStatus } from './connector-status.js'
 import { keepServing, servingNote, type FailedChange } from './failed-change.js'
+import type { RuntimeDeps } from './runtime-deps.js'
 import { runtimeSnapshot } from './runtime-snapshot.js'
 import type { ShimKeeper } from './shim-keeper.js'
 import { sameTable } from './same-table.js'
-import type { ToolCache } from './tool-cache.js'
+import { DEACTIVATE_DRAIN_MS, SHUTDOWN_DRAIN_MS, UpstreamPair } from './upstream-pair.js'
 
-/** Failed restarts after which a dead upstream's tools are withdrawn (retries go on). */
-export const WITHDRAW_AFTER_FAILURES = 3
-/** A lazy (declared or cached) upstream with no call for this long is stopped, unless the manifest says otherwise. */
-export const DEFAULT_IDLE_MS = 10 * 60_000
-/** An uninstalled or disconnected connector's calls in flight: finished quickly, the user asked it gone. */
-const DEACTIVATE_DRAIN_MS = 5_000
-/** The daemon is stopping: calls in flight get a second, then everything closes. */
-const SHUTDOWN_DRAIN_MS = 1_000
-/** Calls in flight on a replaced upstream (an upgrade) get this long to finish. */
-const RETIRE_DRAIN_MS = 30_000
+type Mode = EffectiveActivation
+type ListedWhy = Parameters<SupervisorEvents['toolsListed']>[1]
+
+/** The generation committed last, and the size of its table. */
+interface Served {
+  generation: number
+  tools: number
+  bytes: number
+}
 
 /**
  * One active connector inside the daemon: the route generations built on
@@ -43,72 +42,56 @@ const RETIRE_DRAIN_MS = 30_000
  * the serving one, which is retired only once the new one committed.
  */
 export class ConnectorRuntime {
-  hash?: string
-  private desired?: DesiredConnector
-  /** The supervisor whose generation serves. */
-  private serving?: UpstreamSupervisor
-  /** A supervisor for the desired state that has not committed yet (still starting, or retrying). */
-  private pending?: UpstreamSupervisor
+  /** What the disk asks for, and its hash. */
+  private desired?: { state: DesiredConnector; hash: string }
+  /** The serving upstream and the one starting for a new desired state. */
+  private readonly upstreams: UpstreamPair
+  /** The last committed generation. */
+  private served: Served = { generation: 0, tools: 0, bytes: 0 }
   private readonly state = new ConnectorStatus()
-  /** The desired state each supervisor was made for: what a failed change is compared with. */
-  private readonly wantedBy = new WeakMap<UpstreamSupervisor, DesiredConnector>()
-  private generation = 0
-  private toolCount = 0
-  private toolBytes = 0
   private declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private disposed = false
 
+  private readonly registry: ConnectorMCPRegistry
+  private readonly shims: ShimKeeper
+  private readonly log: Logger
+
   constructor(
     readonly key: string,
-    private readonly registry: ConnectorMCPRegistry,
-    private readonly shims: ShimKeeper,
-    private readonly log: Logger,
-    private readonly enqueue: (work: () => Promise<void>) => Promise<void>,
-    private readonly openUpstream: OpenUpstream = openUpstreamConnection,
-    private readonly cache?: Pick<ToolCache, 'get' | 'put'>,
-    /** The server turned out to want an OAuth sign-in the manifest did not mention. */
-    private readonly signInFound?: () => void,
-  ) {}
+    private readonly deps: RuntimeDeps,
+  ) {
+    ;({ registry: this.registry, shims: this.shims, log: this.log } = deps)
+    this.upstreams = new UpstreamPair(key, deps.log)
+  }
+
+  /** The hash of the desired state being served or started, if any. */
+  get hash(): string | undefined {
+    return this.desired?.hash
+  }
 
   /** Bring this connector to `desired`; nothing changes when it already serves that, except a missing shim. */
   async apply(desired: DesiredConnector): Promise<void> {
     const hash = specHash(desired)
-    if (hash === this.hash && this.state.status === 'ready' && !this.pending) {
-      return this.shims.ensure(this.key, desired, this.generation, this.registry.nextGeneration(this.key))
-    }
-    this.log.info(changeOf(this.desired, desired), { connector: this.key })
-    this.desired = desired
-    this.hash = hash
+    if (hash === this.hash && this.state.status === 'ready' && !this.upstreams.pending) return this.followShim()
+    this.log.info(changeOf(this.desired?.state, desired), { connector: this.key })
+    this.desired = { state: desired, hash }
     this.declaredCheck = undefined
-    const previousPending = this.pending
-    this.pending = undefined
-    if (previousPending)
-      void bestEffort(previousPending.dispose(0), this.log, 'closing an upstream that was still starting', {
-        connector: this.key,
-      })
+    this.upstreams.dropPending('closing an upstream that was still starting')
     const mcp = desired.release.manifest.mcp
     if (!desired.spec || !mcp) {
       await this.commit([], NO_UPSTREAM, 'reconcile')
       return
     }
-    const mode = effectiveActivation(mcp)
-    const activation: Activation =
-      mode === 'eager'
-        ? { kind: 'eager' }
-        : { kind: 'lazy', idleMs: (mcp.idleTimeoutSeconds ?? DEFAULT_IDLE_MS / 1000) * 1000 }
+    const { mode, activation } = activationOf(mcp)
     const supervisor = this.supervise(desired.spec, activation, mode)
-    this.wantedBy.set(supervisor, desired)
-    this.pending = supervisor
+    this.upstreams.begin(supervisor, desired)
     if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
-      await this.commit(
-        mcp.tools as UpstreamTool[],
-        supervisor,
-        'reconcile (declared tools; upstream starts on first call)',
-      )
+      const why = 'reconcile (declared tools; upstream starts on first call)'
+      await this.commit(mcp.tools as UpstreamTool[], supervisor, why)
       return
     }
-    const cached = mode === 'cached' ? await this.cache?.get(this.key, hash) : undefined
+    const cached = mode === 'cached' ? await this.deps.cache?.get(this.key, hash) : undefined
     // lazy by cache: the last tools/list publishes the route, the first call starts the upstream;
     // a cached table that no longer builds (a damaged file) is a miss, and the upstream lists again
     if (cached && (await this.commit(cached, supervisor, 'reconcile (cached tools; upstream starts on first call)')))
@@ -116,12 +99,21 @@ export class ConnectorRuntime {
     this.setStatus('starting', 'starting the MCP server')
     try {
       const tools = await supervisor.start()
-      if (this.pending === supervisor) await this.commitListed(this.checkDeclaration(tools), supervisor, 'reconcile')
+      if (this.upstreams.pending === supervisor) {
+        await this.commitListed(this.checkDeclaration(tools), supervisor, 'reconcile')
+      }
     } catch {
       // the supervisor reported the failure (events.failed) and retries with backoff
     }
     // the CLI depends on the connector being active, not on its MCP server being healthy
-    await this.shims.ensure(this.key, desired, this.generation, this.registry.nextGeneration(this.key))
+    await this.followShim()
+  }
+
+  /** The one place the shim is refreshed: for the desired state, with the committed generation (or the next). */
+  private async followShim(): Promise<void> {
+    if (!this.desired) return
+    const { generation } = this.served
+    await this.shims.ensure(this.key, this.desired.state, generation, this.registry.nextGeneration(this.key))
   }
 
   /**
@@ -130,8 +122,7 @@ export class ConnectorRuntime {
    * follows the commit.
    */
   async commit(tools: readonly UpstreamTool[], client: RouteClient, reason: string): Promise<boolean> {
-    const desired = this.desired
-    if (!desired || this.disposed) return false
+    if (!this.desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
     let route: ReturnType<typeof buildRoute>
     try {
@@ -143,120 +134,85 @@ export class ConnectorRuntime {
     for (const d of route.dropped)
       this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
     const { changed } = this.registry.commit(route)
-    this.generation = generation
-    this.toolCount = route.tools.length
-    this.toolBytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
+    const bytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
+    this.served = { generation, tools: route.tools.length, bytes }
     // a table without an upstream (an OAuth grant that needs the user, an mcp section gone) retires the serving one too
-    const next = client instanceof UpstreamSupervisor ? client : undefined
-    if (next !== this.serving) {
-      const retired = this.serving
-      this.serving = next
-      if (next && this.pending === next) this.pending = undefined
-      if (retired)
-        void bestEffort(
-          retired.dispose(next ? RETIRE_DRAIN_MS : DEACTIVATE_DRAIN_MS),
-          this.log,
-          'retiring the previous upstream',
-          { connector: this.key },
-        )
-    }
+    this.upstreams.promote(client instanceof UpstreamSupervisor ? client : undefined)
     this.setStatus('ready')
-    this.log.info('route committed', {
-      connector: this.key,
-      generation,
-      tools: route.tools.length,
-      reason,
-      visibleChange: changed,
-      pid: this.serving?.pid,
-    })
-    await this.shims.ensure(this.key, desired, generation)
+    const pid = this.upstreams.serving?.pid
+    const fields = { connector: this.key, generation, tools: route.tools.length, reason, visibleChange: changed, pid }
+    this.log.info('route committed', fields)
+    await this.followShim()
     return true
   }
 
   /** A table the upstream itself listed: committed, and remembered for the next lazy-by-cache start. */
-  private async commitListed(
-    tools: readonly UpstreamTool[],
-    client: UpstreamSupervisor,
-    reason: string,
-  ): Promise<void> {
+  private async commitListed(tools: readonly UpstreamTool[], client: UpstreamSupervisor, reason: string) {
     if (!(await this.commit(tools, client, reason))) return
-    if (this.hash && this.registry.route(this.key)?.client === client) await this.cache?.put(this.key, this.hash, tools)
+    const hash = this.hash
+    if (hash && this.registry.route(this.key)?.client === client) await this.deps.cache?.put(this.key, hash, tools)
   }
 
   private supervise(spec: UpstreamSpec, activation: Activation, mode: EffectiveActivation): UpstreamSupervisor {
+    const events: SupervisorEvents = {
+      toolsListed: (tools, why) => void this.deps.enqueue(() => this.listed(supervisor, tools, why, mode)),
+      failed: (reason, failures, retryAt) => this.upstreamFailed(supervisor, mode, reason, failures, retryAt),
+      stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
+      signInRequired: (reason) => {
+        if (this.upstreams.owns(supervisor)) this.needsSignIn(reason)
+      },
+    }
     const supervisor: UpstreamSupervisor = new UpstreamSupervisor(
       spec,
       activation,
-      {
-        toolsListed: (tools, why) => {
-          void this.enqueue(async () => {
-            if (supervisor !== this.serving && supervisor !== this.pending) return
-            const table = this.checkDeclaration(tools)
-            const serving = this.registry.route(this.key)
-            // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
-            if (
-              why === 'started' &&
-              mode !== 'eager' &&
-              supervisor === this.serving &&
-              serving &&
-              sameTable(serving.tools, table, this.key)
-            ) {
-              this.setStatus('ready')
-              return
-            }
-            const reason =
-              why === 'changed'
-                ? 'upstream tools changed'
-                : mode === 'eager'
-                  ? 'restart'
-                  : `${mode} start: the upstream's table differs from the published one`
-            if (mode === 'lazy') await this.commit(table, supervisor, reason)
-            else await this.commitListed(table, supervisor, reason)
-          })
-        },
-        failed: (reason, failures, retryAt) => {
-          if (supervisor === this.pending && supervisor !== this.serving) return this.changeFailed(reason)
-          if (supervisor !== this.serving) return
-          if (mode === 'eager' && retryAt) this.setStatus('starting', `${reason}; restarting`)
-          else this.setStatus('failed', reason)
-          if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
-            this.withdraw('upstream keeps failing; its tools are withdrawn until a restart succeeds', false, {
-              failures,
-            })
-          }
-        },
-        stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
-        signInRequired: (reason) => {
-          if (supervisor === this.serving || supervisor === this.pending) this.needsSignIn(reason)
-        },
-      },
+      events,
       this.log,
-      this.openUpstream,
+      this.deps.openUpstream ?? openUpstreamConnection,
     )
     return supervisor
   }
 
+  /** The upstream listed its tools (a start, or its own list_changed): committed unless nothing visible changed. */
+  private async listed(supervisor: UpstreamSupervisor, tools: UpstreamTool[], why: ListedWhy, mode: Mode) {
+    if (!this.upstreams.owns(supervisor)) return
+    const table = this.checkDeclaration(tools)
+    const serving = this.registry.route(this.key)
+    // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
+    const lazyStart = why === 'started' && mode !== 'eager' && supervisor === this.upstreams.serving
+    if (lazyStart && serving && sameTable(serving.tools, table, this.key)) return this.setStatus('ready')
+    const reason = listedReason(why, mode)
+    if (mode === 'lazy') await this.commit(table, supervisor, reason)
+    else await this.commitListed(table, supervisor, reason)
+  }
+
+  private upstreamFailed(supervisor: UpstreamSupervisor, mode: Mode, reason: string, failures: number, at?: string) {
+    if (this.upstreams.isChange(supervisor)) return this.changeFailed(reason)
+    if (supervisor !== this.upstreams.serving) return
+    if (mode === 'eager' && at) this.setStatus('starting', `${reason}; restarting`)
+    else this.setStatus('failed', reason)
+    if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
+      const why = 'upstream keeps failing; its tools are withdrawn until a restart succeeds'
+      this.withdraw(why, false, { failures })
+    }
+  }
+
   /** Compare the manifest's declared tools with the upstream's; the upstream's table is the truth either way. */
   private checkDeclaration(tools: UpstreamTool[]): UpstreamTool[] {
-    const declared = this.desired?.release.manifest.mcp?.tools as UpstreamTool[] | undefined
-    if (!declared) return tools
-    const differences = compareToolTables(declared, tools)
-    this.declaredCheck = { checkedAt: new Date().toISOString(), differences }
-    if (differences.length)
-      this.log.warn('declared tools differ from the upstream', { connector: this.key, differences })
+    const check = declaredCheckOf(this.desired?.state.release.manifest.mcp?.tools as UpstreamTool[] | undefined, tools)
+    if (!check) return tools
+    this.declaredCheck = check
+    if (check.differences.length) {
+      this.log.warn('declared tools differ from the upstream', { connector: this.key, differences: check.differences })
+    }
     return tools
   }
 
   /** A table that does not build: refused whole; the status says whether a previous generation serves on. */
   private fail(err: unknown, reason: string, client: RouteClient): void {
     const error = this.log.redactor.redactString((err as Error).message)
-    this.log.error('route build failed; the previous generation keeps serving', {
-      connector: this.key,
-      reason,
-      error,
-      generation: this.generation,
-    })
-    if (client === this.pending && client !== this.serving) return this.changeFailed(error)
+    const fields = { connector: this.key, reason, error, generation: this.served.generation }
+    this.log.error('route build failed; the previous generation keeps serving', fields)
+    if (this.upstreams.isChange(client)) return this.changeFailed(error)
     if (!this.registry.route(this.key)) return this.setStatus('failed', error)
     this.setStatus('ready', `a new tool table was refused (${error}); the previous one serves`)
   }
@@ -268,67 +224,52 @@ export class ConnectorRuntime {
    * upstream stopped, and the connector is failed.
    */
   private changeFailed(reason: string): void {
-    const serving = this.serving && this.wantedBy.get(this.serving)
-    const change = serving && this.desired ? keepServing(serving, this.desired, reason) : undefined
+    const serving = this.upstreams.servingWanted()
+    const change = serving && this.desired ? keepServing(serving, this.desired.state, reason) : undefined
     if (change) return this.setStatus('ready', servingNote(change), change)
-    if (this.serving) this.withdraw('a changed credential or setting failed to start: the old upstream stops', true)
+    if (this.upstreams.serving)
+      this.withdraw('a changed credential or setting failed to start: the old upstream stops', true)
     this.setStatus('failed', reason)
   }
 
   /** The server wants an OAuth sign-in: no upstream, no tools, nothing retried until the user signs in. */
   private needsSignIn(reason: string): void {
     this.withdraw('the server asks for an OAuth sign-in: the connector has no upstream until `connect`', true)
-    const pending = this.pending
-    this.pending = undefined
-    if (pending) void bestEffort(pending.dispose(0), this.log, 'closing for a sign-in', { connector: this.key })
+    this.upstreams.dropPending('closing for a sign-in')
     this.setStatus('needs-auth', reason)
-    this.signInFound?.()
+    this.deps.signInFound?.()
   }
 
   /** No generation serves: the route is fenced away (sessions are told); `stop`: its upstream is closed too. */
   private withdraw(why: string, stop: boolean, fields: Record<string, unknown> = {}): void {
-    const retired = stop ? this.serving : undefined
-    this.registry.remove(this.key, this.generation)
-    this.toolCount = 0
-    this.toolBytes = 0
-    this.log.error(why, { connector: this.key, generation: this.generation, pid: retired?.pid, ...fields })
-    if (!retired) return
-    this.serving = undefined
-    const closing = retired.dispose(DEACTIVATE_DRAIN_MS)
-    void bestEffort(closing, this.log, 'closing a withdrawn upstream', { connector: this.key })
+    const { generation } = this.served
+    this.registry.remove(this.key, generation)
+    this.served = { generation, tools: 0, bytes: 0 }
+    const pid = stop ? this.upstreams.serving?.pid : undefined
+    this.log.error(why, { connector: this.key, generation, pid, ...fields })
+    if (stop) this.upstreams.stopServing()
   }
 
   /** The state on disk moved on: a connect still in progress for the old desired state is given up. */
   supersede(): void {
-    this.pending?.abandonConnect()
+    this.upstreams.pending?.abandonConnect()
   }
 
   /** Not active any more: fence and remove the route and the shim, then close the upstreams. */
   async deactivate(status: InterfaceStatus, why: string): Promise<void> {
-    const fence = Math.max(this.generation, this.shims.generation(this.key), this.registry.fence(this.key))
+    const fence = Math.max(this.served.generation, this.shims.generation(this.key), this.registry.fence(this.key))
     this.registry.remove(this.key, fence)
-    this.hash = undefined
     this.desired = undefined
-    this.toolCount = 0
-    this.toolBytes = 0
+    this.served = { ...this.served, tools: 0, bytes: 0 }
     this.setStatus(status, status === 'failed' ? why : undefined)
     await this.shims.withdraw(this.key)
-    await this.closeUpstreams(DEACTIVATE_DRAIN_MS)
+    await this.upstreams.closeAll(DEACTIVATE_DRAIN_MS)
     this.log.info('connector deactivated', { connector: this.key, status, reason: why, fence })
   }
 
   async dispose(): Promise<void> {
     this.disposed = true
-    await this.closeUpstreams(SHUTDOWN_DRAIN_MS)
-  }
-
-  private async closeUpstreams(drainMs: number): Promise<void> {
-    const all = [this.serving, this.pending].filter((s): s is UpstreamSupervisor => !!s)
-    this.serving = undefined
-    this.pending = undefined
-    await Promise.all(
-      all.map((s) => bestEffort(s.dispose(drainMs), this.log, 'closing an upstream', { connector: this.key })),
-    )
+    await this.upstreams.closeAll(SHUTDOWN_DRAIN_MS)
   }
 
   private setStatus(status: InterfaceStatus, reason?: string, failedChange?: FailedChange): void {
@@ -344,26 +285,14 @@ export class ConnectorRuntime {
   }
 
   snapshot(): ConnectorSnapshot | undefined {
-    const desired = this.desired
-    if (!desired) return undefined
-    // while a generation serves, its upstream is the one shown; else the one being started
-    const upstream = this.ready && this.serving ? this.serving : (this.pending ?? this.serving)
-    const cli = desired.release.manifest.cli ? this.shims.state(this.key, this.hash) : undefined
-    const { generation, toolCount: tools, toolBytes, declaredCheck } = this
+    if (!this.desired) return undefined
+    const { state: desired, hash } = this.desired
+    const cli = desired.release.manifest.cli ? this.shims.state(this.key, hash) : undefined
+    const { generation, tools, bytes: toolBytes } = this.served
     const { status, reason, failedChange, lastChange } = this.state
-    return runtimeSnapshot({
-      key: this.key,
-      desired,
-      generation,
-      tools,
-      toolBytes,
-      status,
-      lastChange,
-      ...(reason ? { reason } : {}),
-      ...(failedChange ? { failedChange } : {}),
-      ...(upstream ? { upstream } : {}),
-      ...(cli ? { cli } : {}),
-      ...(declaredCheck ? { declaredCheck } : {}),
-    })
+    const upstream = this.upstreams.shown(this.ready)
+    const { key, declaredCheck } = this
+    const view = { key, desired, generation, tools, toolBytes, status, lastChange, reason, failedChange, upstream }
+    return runtimeSnapshot({ ...view, cli, declaredCheck })
   }
 }

@@ -20,8 +20,8 @@ import { pruneReleases } from '../store/release-pruning.js'
 import { signInRequired } from '../upstream/unauthorized.js'
 import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
-import { ConnectorRuntime, specHash, type DesiredConnector } from './connector-runtime.js'
-import { valuesDigest } from './desired-connector.js'
+import { ConnectorRuntime } from './connector-runtime.js'
+import { specHash, valuesDigest, type DesiredConnector } from './desired-connector.js'
 import { freeze, overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
 import { inactiveSnapshot } from './inactive-snapshot.js'
 import { ShimKeeper } from './shim-keeper.js'
@@ -171,11 +171,15 @@ export class Reconciler {
     this.inactive.delete(key)
     let rt = this.runtimes.get(key)
     if (!rt) {
-      const enqueue = (work: () => Promise<void>) => this.queue.enqueue(key, work)
-      const found = () => this.signInFound(key)
-      const log = this.log.child('connector')
-      const { registry, shimKeeper, toolCache } = this
-      rt = new ConnectorRuntime(key, registry, shimKeeper, log, enqueue, this.openWithLog(key), toolCache, found)
+      rt = new ConnectorRuntime(key, {
+        registry: this.registry,
+        shims: this.shimKeeper,
+        log: this.log.child('connector'),
+        enqueue: (work) => this.queue.enqueue(key, work),
+        openUpstream: this.openWithLog(key),
+        cache: this.toolCache,
+        signInFound: () => this.signInFound(key),
+      })
       this.runtimes.set(key, rt)
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })

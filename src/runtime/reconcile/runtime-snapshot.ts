@@ -15,12 +15,12 @@ export interface RuntimeView {
   tools: number
   toolBytes: number
   status: InterfaceStatus
-  reason?: string
-  failedChange?: FailedChange
+  reason?: string | undefined
+  failedChange?: FailedChange | undefined
   /** The upstream shown: the one that serves while it does, else the one being started. */
-  upstream?: UpstreamSupervisor
-  cli?: ConnectorSnapshot['cli']
-  declaredCheck?: ConnectorSnapshot['declaredCheck'] & { differences: ToolDifference[] }
+  upstream?: UpstreamSupervisor | undefined
+  cli?: ConnectorSnapshot['cli'] | undefined
+  declaredCheck?: (ConnectorSnapshot['declaredCheck'] & { differences: ToolDifference[] }) | undefined
   lastChange: string
 }
 

@@ -2,8 +2,7 @@ import path from 'node:path'
 import type { Logger } from '../log/logger.js'
 import type { InterfaceStatus } from '../protocol/connector-state.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
-import type { DesiredConnector } from './connector-runtime.js'
-import { specHash } from './connector-runtime.js'
+import { specHash, type DesiredConnector } from './desired-connector.js'
 
 interface Published {
   generation: number
