@@ -2,29 +2,21 @@ import fs from 'node:fs/promises'
 import type { ConnectorLogs } from '../log/connector-log.js'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
-import { recordEnvironment } from '../install/recorded-environment.js'
-import {
-  missingCredentials,
-  publicSettings,
-  resolveSettings,
-  secretSettingNames,
-  storedSettings,
-} from '../manifest/schema.js'
-import { grantReadiness, grantSecrets, OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
+import { OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../protocol/connector-state.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ConnectorStore, ListedConnector } from '../store/connector-store.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
-import { pruneReleases } from '../store/release-pruning.js'
-import { signInRequired } from '../upstream/unauthorized.js'
-import { upstreamSpec, type UpstreamRecord } from '../upstream/upstream-spec.js'
 import { openUpstreamConnection, type OpenUpstream } from '../upstream/upstream-supervisor.js'
 import { ConnectorRuntime } from './connector-runtime.js'
-import { specHash, valuesDigest, type DesiredConnector } from './desired-connector.js'
-import { freeze, overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
-import { inactiveSnapshot } from './inactive-snapshot.js'
+import { specHash } from './desired-connector.js'
+import { desiredOf, type DesiredContext } from './desired-of.js'
+import { overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
+import { ReleaseKeeper } from './release-keeper.js'
+import { learnStoredSecrets } from './secret-upkeep.js'
 import { ShimKeeper } from './shim-keeper.js'
+import { SignInOverlay } from './sign-in-overlay.js'
 import { toConnectorState } from './snapshot-views.js'
 import { ToolCache } from './tool-cache.js'
 import { KeyedWorkQueue } from './work-queue.js'
@@ -46,14 +38,10 @@ export class Reconciler {
   private readonly queue: KeyedWorkQueue
   private readonly shimKeeper: ShimKeeper
   private readonly toolCache: ToolCache
-  /** Release digests per connector that must survive pruning (current and previous). */
-  private readonly liveDigests = new Map<string, string[]>()
+  private readonly releases: ReleaseKeeper
   private readonly reconciledListeners = new Set<() => void>()
   private readonly grants: OAuthGrantStore
-  /** OAuth connectors whose grant needs the user: active (CLI, Skills), with no MCP route, and this reason. */
-  private readonly needsSignIn = new Map<string, string>()
-  /** Remote connectors with no auth in the manifest whose server asked for an OAuth sign-in (until uninstall). */
-  private readonly oauthFound = new Set<string>()
+  private readonly signIn = new SignInOverlay()
 
   constructor(
     private readonly store: ConnectorStore,
@@ -70,6 +58,7 @@ export class Reconciler {
     this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
     this.toolCache = new ToolCache(paths, log)
     this.grants = new OAuthGrantStore(paths)
+    this.releases = new ReleaseKeeper(paths, log)
   }
 
   async reconcile(keys?: readonly string[]): Promise<ConnectorState[]> {
@@ -122,11 +111,7 @@ export class Reconciler {
   }
 
   snapshotOf(key: string): ConnectorSnapshot | undefined {
-    const snapshot = this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key)
-    const signIn = this.needsSignIn.get(key)
-    return signIn && snapshot?.mcp
-      ? freeze({ ...snapshot, mcp: { ...snapshot.mcp, status: 'needs-auth', reason: signIn } })
-      : snapshot
+    return this.signIn.over(key, this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key))
   }
 
   async closeAll(): Promise<void> {
@@ -138,7 +123,7 @@ export class Reconciler {
     entry: ListedConnector | undefined,
     grant: OAuthGrant | undefined,
   ): Promise<void> {
-    this.needsSignIn.delete(key)
+    this.signIn.clear(key)
     if (!entry) {
       // a shim left by a daemon that died before removing it (the launcher refuses to run it anyway)
       const stale = await this.shims.publishedGeneration(key)
@@ -147,23 +132,20 @@ export class Reconciler {
       await removedRuntime?.deactivate('failed', 'uninstalled')
       this.runtimes.delete(key)
       this.inactive.delete(key)
-      this.liveDigests.delete(key)
-      this.oauthFound.delete(key)
+      this.signIn.forget(key)
       if (stale !== undefined || removedRuntime) this.log.info('connector removed', { connector: key })
       // no shim names them now: a target left would point at a release that is gone
       await this.shims.removeTargets(key)
       this.connectorLogs?.remove(key)
       // a data directory with something in it stays (uninstall --purge removes it): a reinstall finds it again
-      await pruneReleases(this.paths, key, new Set())
+      await this.releases.removeAll(key)
       await this.toolCache.remove(key)
       return
     }
     this.connectorLogs?.track(key)
-    // every stored credential is a known secret, also of a connector that is not active yet
-    for (const value of [...Object.values(entry.credentials), ...grantSecrets(grant)])
-      this.log.redactor.addSecret(value)
-    const desired = this.desiredOf(key, entry, grant)
-    if ('needsSignIn' in desired && desired.needsSignIn) this.needsSignIn.set(key, desired.needsSignIn)
+    learnStoredSecrets(this.log.redactor, entry.credentials, grant)
+    const desired = desiredOf(key, entry, grant, this.desiredContext(key))
+    if ('needsSignIn' in desired && desired.needsSignIn) this.signIn.need(key, desired.needsSignIn)
     if ('inactive' in desired) {
       await this.deactivate(key, desired.inactive)
       return
@@ -184,68 +166,17 @@ export class Reconciler {
     }
     await fs.mkdir(this.paths.dataDir(key), { recursive: true, mode: 0o700 })
     await rt.apply(desired)
-    if (rt.ready) await this.keepDigest(key, desired.digest)
+    if (rt.ready) await this.releases.serving(key, desired.digest)
   }
 
-  /** What the state on disk asks of one installed connector: a desired runtime, or why it is inactive. */
-  private desiredOf(
-    key: string,
-    entry: ListedConnector,
-    grant: OAuthGrant | undefined,
-  ): (DesiredConnector & { needsSignIn?: string }) | { inactive: ConnectorSnapshot } {
-    const { digest } = entry.installed
-    if (!entry.release)
-      return {
-        inactive: inactiveSnapshot(
-          entry,
-          'failed',
-          `the installed release cannot be read (reinstall it): ${entry.loadError}`,
-          this.registry.fence(key),
-        ),
-      }
-    const missing = missingCredentials(entry.release.manifest, entry.credentials)
-    if (missing.length) {
-      return {
-        inactive: inactiveSnapshot(
-          entry,
-          'needs-auth',
-          `not connected: missing ${missing.join(', ')} (tutti connector connect ${key} --env ${missing[0]}=…)`,
-          this.registry.fence(key),
-        ),
-      }
+  private desiredContext(key: string): DesiredContext {
+    return {
+      paths: this.paths,
+      redactor: this.log.redactor,
+      fence: this.registry.fence(key),
+      signInFound: this.signIn.wasFound(key),
+      signInNeeded: () => this.signInNeeded(key),
     }
-    const dataDir = this.paths.dataDir(key)
-    const { command, environment, settings } = entry.installed
-    // installs recorded before the environment was: the daemon's own, as it used to be
-    const record: UpstreamRecord = { environment: environment ?? recordEnvironment(process.env) }
-    if (command) record.command = command
-    if (settings) record.settings = settings
-    const spec = upstreamSpec(entry.release, record, entry.credentials, dataDir)
-    const { manifest } = entry.release
-    // a secret setting is never shown; one still in installed.json (an older install) is redacted as well
-    const resolved = resolveSettings(manifest, storedSettings(manifest, settings, entry.credentials), dataDir)
-    for (const name of secretSettingNames(manifest)) this.log.redactor.addSecret(resolved[name])
-    const values = valuesDigest(entry.credentials, settings)
-    const desired = { release: entry.release, digest, spec, settings: publicSettings(manifest, resolved), values }
-    const { auth } = manifest
-    // no auth in the manifest, but the server asked for a sign-in (now or before: a grant is kept)
-    const found = auth.kind === 'none' && (this.oauthFound.has(key) || grant !== undefined)
-    if ((auth.kind !== 'oauth' && !found) || spec?.kind !== 'http') return desired
-    // an OAuth connector without a usable grant is active (its CLI and Skills work) but has no upstream until `connect`
-    const readiness = grantReadiness(grant, spec.url, key)
-    if (!readiness.ready) {
-      const reason = found && !grant?.tokens && !grant?.needsAuth ? signInRequired(key) : readiness.reason
-      return { ...desired, spec: undefined, needsSignIn: reason }
-    }
-    const { clientId, scopes, resource } = auth.kind === 'oauth' ? auth : {}
-    const asked = {
-      ...(clientId ? { clientId } : {}),
-      ...(scopes ? { scopes } : {}),
-      ...(resource ? { resource } : {}),
-    }
-    const learned = (secrets: string[]) => secrets.forEach((v) => this.log.redactor.addSecret(v))
-    spec.oauth = { stateRoot: this.paths.root, ...asked, needsAuth: () => this.signInNeeded(key), learned }
-    return desired
   }
 
   /** Dialing `key`'s upstream, with its stderr going to the connector's log. */
@@ -267,7 +198,7 @@ export class Reconciler {
 
   /** A connector without auth in its manifest met a server that wants an OAuth sign-in: it is one from now on. */
   private signInFound(key: string): void {
-    this.oauthFound.add(key)
+    this.signIn.markFound(key)
     this.signInNeeded(key)
   }
 
@@ -275,7 +206,7 @@ export class Reconciler {
   private supersedeStale(key: string, entry: ListedConnector | undefined, grant: OAuthGrant | undefined): void {
     const rt = this.runtimes.get(key)
     if (!rt?.hash) return
-    const desired = entry ? this.desiredOf(key, entry, grant) : undefined
+    const desired = entry ? desiredOf(key, entry, grant, this.desiredContext(key)) : undefined
     if (!desired || 'inactive' in desired || specHash(desired) !== rt.hash) rt.supersede()
   }
 
@@ -303,15 +234,5 @@ export class Reconciler {
         this.log.warn('stray shim removed', { connector: key, generation })
       })
     }
-  }
-
-  /** Keep the current and the previous release (a running CLI may still use it); prune the rest. */
-  private async keepDigest(key: string, digest: string): Promise<void> {
-    const live = this.liveDigests.get(key) ?? []
-    if (live[0] === digest) return
-    const next = [digest, ...live.filter((d) => d !== digest)].slice(0, 2)
-    this.liveDigests.set(key, next)
-    const removed = await pruneReleases(this.paths, key, new Set(next))
-    if (removed.length) this.log.info('old releases pruned', { connector: key, removed: removed.length })
   }
 }

@@ -1,4 +1,4 @@
-import type { SessionRecord } from './session-tokens.js'
+import type { SessionRecord } from './session-record.js'
 
 /** One live session as `daemon status` shows it: who it is, and whether its agent has reached the connector server. */
 export interface SessionActivityView {

@@ -4,28 +4,8 @@ import { z } from 'zod'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { Logger } from '../log/logger.js'
 import { SessionActivity, type SessionActivityView } from './session-activity.js'
+import { recordSchema, type SessionRecord } from './session-record.js'
 
-/**
- * Per-agent-session bearer tokens for the local `connector` MCP server
- * (DESIGN §10). A token is a connection capability bound to one workspace +
- * agent session, not a per-connector permission. Only SHA-256 hashes are
- * stored, so a restarted daemon keeps honouring running sessions without
- * ever having the raw tokens on disk. Re-issuing for the same session
- * revokes the old token at once.
- */
-export interface SessionRecord {
-  workspace: string
-  session: string
-  provider: string
-  issuedAt: string
-}
-
-const recordSchema = z.object({
-  workspace: z.string(),
-  session: z.string(),
-  provider: z.string(),
-  issuedAt: z.string(),
-})
 const fileSchema = z.object({ schemaVersion: z.literal(1), sessions: z.record(z.string(), recordSchema) })
 
 const TOKEN_PREFIX = 'tutti_'
@@ -55,6 +35,14 @@ function sameToken(a: string, b: string): boolean {
   return diff === 0
 }
 
+/**
+ * Per-agent-session bearer tokens for the local `connector` MCP server
+ * (DESIGN §10). A token is a connection capability bound to one workspace +
+ * agent session, not a per-connector permission. Only SHA-256 hashes are
+ * stored, so a restarted daemon keeps honouring running sessions without
+ * ever having the raw tokens on disk. Re-issuing for the same session
+ * revokes the old token at once.
+ */
 export class SessionTokens {
   /** token hash → record */
   private readonly byHash = new Map<string, SessionRecord>()
