@@ -11,7 +11,7 @@ import { cleanupState, readDaemonJson, REPO, tempStateDir, tuttiJson } from '../
 
 const MiB = 1024 * 1024
 // the timeouts shrunk so that the suite stays fast, and the keep-alive grown so that only the idle cap closes
-// idle connections (src/runtime/daemon/http/http-limits.ts reads this in the daemon only)
+// idle connections (src/runtime/http-surface/http-limits.ts reads this in the daemon only)
 const LIMITS = { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000, keepAliveTimeoutMs: 120_000 }
 const ENV = { TUTTI_DAEMON_HTTP_LIMITS: JSON.stringify(LIMITS) }
 

@@ -6,7 +6,7 @@ import { faultConnector } from '../support/fixture-connector.js'
 import { MODERN_META, modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, control, tempStateDir, tuttiJson } from '../support/tutti.js'
 
-// the defaults of src/runtime/http/http-limits.ts
+// the defaults of src/runtime/http-surface/http-limits.ts
 const PER_SESSION = 16
 const OVERALL = 256
 

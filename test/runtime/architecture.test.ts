@@ -63,7 +63,7 @@ const LAYERS: Record<string, number> = {
   log: 1,
   proc: 1.5,
   fs: 2,
-  http: 2,
+  'http-surface': 2,
   release: 3,
   registry: 3,
   skills: 4,

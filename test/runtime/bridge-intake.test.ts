@@ -1,6 +1,6 @@
 import { PassThrough, Writable } from 'node:stream'
 import { describe, expect, it } from 'vitest'
-import { BRIDGE_LIMITS } from '../../src/runtime/http/http-limits.js'
+import { BRIDGE_LIMITS } from '../../src/runtime/http-surface/http-limits.js'
 import { Intake } from '../../src/runtime/bridge/intake.js'
 import type { Line } from '../../src/runtime/bridge/line-splitter.js'
 import { StdoutBacklog } from '../../src/runtime/bridge/stdout-backlog.js'

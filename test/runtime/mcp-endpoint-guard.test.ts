@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { H3 } from 'h3'
 import { ErrorCodes, fromWire, type WireError } from '../../src/runtime/errors.js'
 import type { DaemonContext } from '../../src/runtime/daemon/context.js'
-import { createDaemonApp } from '../../src/runtime/daemon/http/app.js'
+import { createDaemonApp } from '../../src/runtime/daemon/listener/app.js'
 import { MCP_PATH } from '../../src/runtime/mcpserver/mcp-endpoint.js'
 import {
   legacy,

@@ -1,5 +1,5 @@
 import type { Readable } from 'node:stream'
-import { BRIDGE_LIMITS } from '../http/http-limits.js'
+import { BRIDGE_LIMITS } from '../http-surface/http-limits.js'
 import type { Line } from './line-splitter.js'
 import type { StdoutBacklog } from './stdout-backlog.js'
 

@@ -1,5 +1,5 @@
 import type { Writable } from 'node:stream'
-import { BRIDGE_LIMITS } from '../http/http-limits.js'
+import { BRIDGE_LIMITS } from '../http-surface/http-limits.js'
 
 /**
  * The answers the client has not read yet: stdout's queue. Past

@@ -27,8 +27,8 @@ import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { DaemonInfoKeeper } from './daemon-info-keeper.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../protocol/daemon-info.js'
-import { createDaemonApp, withNodeFront } from './http/app.js'
-import { listenLoopback, type LoopbackListener } from './http/listen.js'
+import { createDaemonApp, withNodeFront } from './listener/app.js'
+import { listenLoopback, type LoopbackListener } from './listener/listen.js'
 
 /** Connections still open at shutdown (a client that never reads) must not hold the daemon up longer. */
 const LISTENER_CLOSE_MS = 3_000
@@ -164,7 +164,7 @@ export class TuttiDaemon {
       },
     })
     const preferred = await readPreferredPort(paths)
-    // every HTTP limit and timeout: http/http-limits.ts
+    // every HTTP limit and timeout: http-surface/http-limits.ts
     this.listener = await listenLoopback(withNodeFront(toNodeHandler(app), app), {
       preferredPort: preferred,
       log: this.log.child('http'),

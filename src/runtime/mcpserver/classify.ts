@@ -6,7 +6,7 @@ import {
   PROTOCOL_VERSION_META_KEY,
   type InboundClassificationOutcome,
 } from '@modelcontextprotocol/server'
-import type { HeaderLookup } from '../http/header-lookup.js'
+import type { HeaderLookup } from '../http-surface/header-lookup.js'
 import { LEGACY_REVISION, MODERN_REVISION } from '../names.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { MCPToolBinding } from '../registry/route.js'

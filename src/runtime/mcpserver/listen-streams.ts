@@ -1,5 +1,5 @@
-import { jsonRpcError, JSONRPC } from '../http/error-response.js'
-import { HTTP_LIMITS } from '../http/http-limits.js'
+import { jsonRpcError, JSONRPC } from '../http-surface/error-response.js'
+import { HTTP_LIMITS } from '../http-surface/http-limits.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 

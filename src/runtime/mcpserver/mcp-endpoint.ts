@@ -1,9 +1,9 @@
 import { createMcpHandler, type McpHttpHandler } from '@modelcontextprotocol/server'
 import type { HTTPResponse } from 'h3'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { HeaderLookup } from '../http/header-lookup.js'
-import { HTTP_LIMITS } from '../http/http-limits.js'
-import { readBodyLimited } from '../http/read-body.js'
+import type { HeaderLookup } from '../http-surface/header-lookup.js'
+import { HTTP_LIMITS } from '../http-surface/http-limits.js'
+import { readBodyLimited } from '../http-surface/read-body.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 import { LEGACY_REVISION, NO_FAST_PATH_ENV, switchedOff } from '../names.js'
@@ -41,7 +41,7 @@ type Params = { protocolVersion?: unknown; requestId?: unknown }
  * classification of the request, then the fast path or the SDK's handler,
  * both serving from one tool service. It is served on node's own request
  * (serveNode, the hot path) or through the h3 app (handle); the loopback
- * Host/Origin guard has already run on either (daemon/http/app.ts).
+ * Host/Origin guard has already run on either (daemon/listener/app.ts).
  */
 export class ConnectorMcpEndpoint {
   private readonly handler: McpHttpHandler

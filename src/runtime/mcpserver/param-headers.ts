@@ -1,4 +1,4 @@
-import type { HeaderLookup } from '../http/header-lookup.js'
+import type { HeaderLookup } from '../http-surface/header-lookup.js'
 import type { HeaderParam } from '../registry/route.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http'
-import { jsonRpcError, JSONRPC } from '../http/error-response.js'
+import { jsonRpcError, JSONRPC } from '../http-surface/error-response.js'
 
 type NodeBackedRequest = Request & { runtime?: { node?: { res?: unknown } } }
 

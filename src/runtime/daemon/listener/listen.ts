@@ -1,7 +1,7 @@
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type { Logger } from '../../log/logger.js'
-import { HTTP_LIMITS, type HttpLimits } from '../../http/http-limits.js'
+import { HTTP_LIMITS, type HttpLimits } from '../../http-surface/http-limits.js'
 import { IdleSockets } from './idle-sockets.js'
 
 export interface LoopbackListener {
