@@ -5,7 +5,7 @@
  * for an agent that does not act on MCP list_changed (Codex).
  */
 export { prepareRuntime, revokeSessions, type PrepareRuntimeOptions } from './runtime/client/sessions.js'
-export { PROVIDERS, type Provider } from './runtime/protocol/session-prepare.js'
+export { PROVIDERS, type Provider } from './runtime/control-protocol/session-prepare.js'
 export type {
   AcpProjection,
   ClaudeProjection,

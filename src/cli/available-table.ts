@@ -1,4 +1,4 @@
-import type { AvailableResult } from '../runtime/protocol/available.js'
+import type { AvailableResult } from '../runtime/control-protocol/available.js'
 import { describeState } from './state-line.js'
 import { terminalSafe } from './terminal-text.js'
 

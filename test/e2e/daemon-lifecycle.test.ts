@@ -1,4 +1,4 @@
-import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'

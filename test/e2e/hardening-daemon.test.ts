@@ -1,4 +1,4 @@
-import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { spawn, type ChildProcess } from 'node:child_process'
 import fs from 'node:fs'
 import net from 'node:net'

@@ -67,7 +67,7 @@ const LAYERS: Record<string, number> = {
   release: 3,
   registry: 3,
   skills: 4,
-  protocol: 4,
+  'control-protocol': 4,
   manifest: 5,
   oauth: 5.5,
   store: 6,

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { ErrorCodes } from '../../src/runtime/errors.js'
 import { LOCK_OWNER_FILE, withLock } from '../../src/runtime/fs/lock.js'
 import { processStartTicks, thisProcess } from '../../src/runtime/proc/pid.js'
-import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 // the built client: it spawns the daemon entry next to it (dist/runtime/daemon/main.js), so it must be dist's
 import { ensureDaemon, findDaemon } from '../../dist/runtime/client/ensure-daemon.js'

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { checkAvailable, checkDeclared, checkMcpList, checkShims } from '../../src/runtime/doctor/facade-checks.js'
-import type { DoctorConnector, DoctorTool } from '../../src/runtime/protocol/doctor.js'
+import type { DoctorConnector, DoctorTool } from '../../src/runtime/control-protocol/doctor.js'
 
 const conn = (key: string, extra: Partial<DoctorConnector> = {}): DoctorConnector => ({
   key,

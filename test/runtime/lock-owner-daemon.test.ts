@@ -3,7 +3,7 @@ import fs from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { ErrorCodes } from '../../src/runtime/errors.js'
 import type { StatePaths } from '../../src/runtime/paths.js'
-import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/protocol/version.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 // the built client: it spawns the daemon entry next to it (dist/runtime/daemon/main.js), so it must be dist's
 import type { DaemonClient } from '../../dist/runtime/client/daemon-client.js'

@@ -1,7 +1,7 @@
 import { renderAvailable } from '../../cli/available-table.js'
 import { TuttiCommand } from '../../cli/base-command.js'
 import { Connectors } from '../../runtime/client/connectors.js'
-import type { AvailableResult } from '../../runtime/protocol/available.js'
+import type { AvailableResult } from '../../runtime/control-protocol/available.js'
 
 export default class ConnectorAvailable extends TuttiCommand {
   static override summary = 'List the connectors your agent can use and how to reach them'

@@ -2,7 +2,7 @@ import { Flags } from '@oclif/core'
 import fs from 'node:fs/promises'
 import { TuttiCommand } from '../../cli/base-command.js'
 import { prepareRuntime } from '../../runtime/client/sessions.js'
-import { PROVIDERS, type Provider } from '../../runtime/protocol/session-prepare.js'
+import { PROVIDERS, type Provider } from '../../runtime/control-protocol/session-prepare.js'
 import type { PreparedRuntime } from '../../runtime/sessions/prepared-runtime.js'
 
 const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`

@@ -1,5 +1,5 @@
 import { SERVER_NAME, shimCommand, toolPrefix } from '../names.js'
-import type { AvailableConnector, AvailableResult } from '../protocol/available.js'
+import type { AvailableConnector, AvailableResult } from '../control-protocol/available.js'
 import type { ConnectorSnapshot } from '../reconcile/connector-snapshot.js'
 
 export { shimCommand, toolPrefix }

@@ -1,8 +1,8 @@
 import type { DaemonClient } from '../client/daemon-client.js'
 import { ensureDaemon, findDaemon } from '../client/ensure-daemon.js'
 import type { StatePaths } from '../paths.js'
-import type { sessionPrepareMessage } from '../protocol/session-prepare.js'
-import type { sessionRevokeMessage } from '../protocol/session-revoke.js'
+import type { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
+import type { sessionRevokeMessage } from '../control-protocol/session-revoke.js'
 
 /** Where the bridge's session reaches the connector server, and with which token (held in memory only). */
 export interface Link {

@@ -1,5 +1,5 @@
 import { ErrorCodes, TuttiError } from '../errors.js'
-import type { ConnectorState } from '../protocol/connector-state.js'
+import type { ConnectorState } from '../control-protocol/connector-state.js'
 
 // What install and connect wait for after changing the state: the daemon's outcome for the connector.
 

@@ -2,7 +2,7 @@ import type { InstallChange } from '../install/install-change.js'
 import type { OutdatedConnector } from '../install/outdated.js'
 import type { StatePaths } from '../paths.js'
 import { npmOriginSpec } from '../store/install-origin.js'
-import type { ConnectorState } from '../protocol/connector-state.js'
+import type { ConnectorState } from '../control-protocol/connector-state.js'
 import type { OutcomeWait } from './connector-outcome.js'
 import { Connectors, type InstallRequest } from './connectors.js'
 

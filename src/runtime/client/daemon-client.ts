@@ -1,12 +1,12 @@
 import http from 'node:http'
 import { ErrorCodes, fromWire, TuttiError, type WireError } from '../errors.js'
-import type { availableMessage } from '../protocol/available.js'
-import type { healthMessage } from '../protocol/health.js'
-import type { NameOf, RequestOf, ResponseOf } from '../protocol/message.js'
-import type { reconcileMessage } from '../protocol/reconcile.js'
-import type { statusMessage } from '../protocol/status.js'
-import type { stopMessage } from '../protocol/stop.js'
-import { CONTROL_PREFIX } from '../protocol/version.js'
+import type { availableMessage } from '../control-protocol/available.js'
+import type { healthMessage } from '../control-protocol/health.js'
+import type { NameOf, RequestOf, ResponseOf } from '../control-protocol/message.js'
+import type { reconcileMessage } from '../control-protocol/reconcile.js'
+import type { statusMessage } from '../control-protocol/status.js'
+import type { stopMessage } from '../control-protocol/stop.js'
+import { CONTROL_PREFIX } from '../control-protocol/version.js'
 
 /** A full reconcile may start every eager upstream (each bounded by its own connect timeout). */
 const RECONCILE_ANSWER_MS = 120_000

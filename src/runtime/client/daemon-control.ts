@@ -1,9 +1,9 @@
 import { pathToFileURL } from 'node:url'
-import { removeDaemonInfoIfOurs } from '../protocol/daemon-info.js'
+import { removeDaemonInfoIfOurs } from '../store/daemon-info.js'
 import type { StatePaths } from '../paths.js'
 import { terminateProven, waitForExit } from '../proc/pid.js'
-import type { ResponseOf } from '../protocol/message.js'
-import type { statusMessage } from '../protocol/status.js'
+import type { ResponseOf } from '../control-protocol/message.js'
+import type { statusMessage } from '../control-protocol/status.js'
 import { ensureDaemon, findDaemon, locateDaemon } from './ensure-daemon.js'
 
 export type DaemonStatus = ({ running: true } & ResponseOf<typeof statusMessage>) | { running: false }

@@ -1,9 +1,9 @@
 import { ErrorCodes } from '../errors.js'
 import type { StatePaths } from '../paths.js'
 import { isAlive, processStartTicks, type ProvenProcess } from '../proc/pid.js'
-import type { DaemonInfo } from '../protocol/daemon-info.js'
-import type { healthMessage } from '../protocol/health.js'
-import type { ResponseOf } from '../protocol/message.js'
+import type { DaemonInfo } from '../store/daemon-info.js'
+import type { healthMessage } from '../control-protocol/health.js'
+import type { ResponseOf } from '../control-protocol/message.js'
 import { DaemonClient } from './daemon-client.js'
 
 export type Health = ResponseOf<typeof healthMessage>

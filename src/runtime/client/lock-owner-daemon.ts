@@ -2,7 +2,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { liveLockHolder, LOCK_STALE_MS } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
 import type { ProcessRecord } from '../proc/pid.js'
-import { readDaemonInfo, type DaemonInfo } from '../protocol/daemon-info.js'
+import { readDaemonInfo, type DaemonInfo } from '../store/daemon-info.js'
 import { proveDaemon, type DaemonProbe } from './daemon-identity.js'
 
 /**

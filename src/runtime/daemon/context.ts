@@ -15,7 +15,7 @@ export interface DaemonContext {
   readonly registry: ConnectorMCPRegistry
   readonly sessions: SessionTokens
   readonly startedAt: Date
-  /** This daemon's identity as daemon.json states it (see protocol/daemon-info.ts). */
+  /** This daemon's identity as daemon.json states it (see store/daemon-info.ts). */
   readonly identity: { nonce: string; processStart?: string }
   port(): number
   /** Resolves once the start-up reconcile of every installed connector has finished. */

@@ -6,7 +6,7 @@ import { lockOwner } from '../fs/lock.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import { thisProcess } from '../proc/pid.js'
-import { daemonInfoText, type DaemonInfo } from '../protocol/daemon-info.js'
+import { daemonInfoText, type DaemonInfo } from '../store/daemon-info.js'
 
 /**
  * How often daemon.json is looked at without being told of a change (a file

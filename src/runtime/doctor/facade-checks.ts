@@ -1,5 +1,5 @@
-import type { DoctorConnector, DoctorTool } from '../protocol/doctor.js'
-import type { AvailableResult } from '../protocol/available.js'
+import type { DoctorConnector, DoctorTool } from '../control-protocol/doctor.js'
+import type { AvailableResult } from '../control-protocol/available.js'
 import { shimCommand } from '../names.js'
 import { RECONCILE_FIX, type Finding } from './finding.js'
 

@@ -1,6 +1,6 @@
 import type { Logger } from '../log/logger.js'
 import type { EffectiveActivation } from '../manifest/schema.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ToolDifference } from '../registry/declared-tools.js'

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { ToolDifference } from '../registry/declared-tools.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { SkillSummary } from '../skills/skill-file.js'
 import type { FailedChange } from './failed-change.js'
 

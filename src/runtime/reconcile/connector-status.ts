@@ -1,4 +1,4 @@
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { FailedChange } from './failed-change.js'
 
 /** One connector's MCP status as its runtime last set it, and the waits for its outcome. */

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { effectiveActivation } from '../manifest/schema.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { ListedConnector } from '../store/connector-store.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
 

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { effectiveActivation } from '../manifest/schema.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { ToolDifference } from '../registry/declared-tools.js'
 import type { UpstreamSupervisor } from '../upstream/upstream-supervisor.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Logger } from '../log/logger.js'
-import type { InterfaceStatus } from '../protocol/connector-state.js'
+import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { ShimPublisher } from '../shims/shim-publisher.js'
 import { specHash, type DesiredConnector } from './desired-connector.js'
 

@@ -1,5 +1,5 @@
-import type { ConnectorState } from '../protocol/connector-state.js'
-import type { DoctorConnector } from '../protocol/doctor.js'
+import type { ConnectorState } from '../control-protocol/connector-state.js'
+import type { DoctorConnector } from '../control-protocol/doctor.js'
 import { overallReason, overallStatus, type ConnectorSnapshot } from './connector-snapshot.js'
 
 /** `daemon status` and reconcile answers: one connector's state, from its snapshot. */

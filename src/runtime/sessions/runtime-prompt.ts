@@ -1,4 +1,4 @@
-import type { AvailableResult } from '../protocol/available.js'
+import type { AvailableResult } from '../control-protocol/available.js'
 
 /**
  * The runtime guidance text: how to use connectors natively. It describes

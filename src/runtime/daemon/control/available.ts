@@ -1,5 +1,5 @@
 import { buildAvailable } from '../../available/build-available.js'
-import type { AvailableResult } from '../../protocol/available.js'
+import type { AvailableResult } from '../../control-protocol/available.js'
 import type { DaemonContext } from '../context.js'
 
 /** The public command never waits long on a slow upstream: what is still building is reported as starting. */

@@ -1,5 +1,5 @@
-import type { DoctorTool, doctorSnapshotMessage } from '../../protocol/doctor.js'
-import type { ResponseOf } from '../../protocol/message.js'
+import type { DoctorTool, doctorSnapshotMessage } from '../../control-protocol/doctor.js'
+import type { ResponseOf } from '../../control-protocol/message.js'
 import type { DaemonContext } from '../context.js'
 import { toDoctorConnector } from '../../reconcile/snapshot-views.js'
 import { handleAvailable } from './available.js'

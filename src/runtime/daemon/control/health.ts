@@ -1,6 +1,6 @@
-import type { healthMessage } from '../../protocol/health.js'
-import type { ResponseOf } from '../../protocol/message.js'
-import { CONTROL_PROTOCOL_VERSION } from '../../protocol/version.js'
+import type { healthMessage } from '../../control-protocol/health.js'
+import type { ResponseOf } from '../../control-protocol/message.js'
+import { CONTROL_PROTOCOL_VERSION } from '../../control-protocol/version.js'
 import { PRODUCT_VERSION } from '../../version.js'
 import type { DaemonContext } from '../context.js'
 

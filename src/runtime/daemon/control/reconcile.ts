@@ -1,5 +1,5 @@
-import type { ResponseOf, RequestOf } from '../../protocol/message.js'
-import type { reconcileMessage } from '../../protocol/reconcile.js'
+import type { ResponseOf, RequestOf } from '../../control-protocol/message.js'
+import type { reconcileMessage } from '../../control-protocol/reconcile.js'
 import { toConnectorState } from '../../reconcile/snapshot-views.js'
 import type { DaemonContext } from '../context.js'
 

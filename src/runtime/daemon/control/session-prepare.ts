@@ -1,5 +1,5 @@
-import type { RequestOf, ResponseOf } from '../../protocol/message.js'
-import type { sessionPrepareMessage } from '../../protocol/session-prepare.js'
+import type { RequestOf, ResponseOf } from '../../control-protocol/message.js'
+import type { sessionPrepareMessage } from '../../control-protocol/session-prepare.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleSessionPrepare(

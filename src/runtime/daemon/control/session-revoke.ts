@@ -1,5 +1,5 @@
-import type { RequestOf, ResponseOf } from '../../protocol/message.js'
-import type { sessionRevokeMessage } from '../../protocol/session-revoke.js'
+import type { RequestOf, ResponseOf } from '../../control-protocol/message.js'
+import type { sessionRevokeMessage } from '../../control-protocol/session-revoke.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleSessionRevoke(

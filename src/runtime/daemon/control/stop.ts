@@ -1,5 +1,5 @@
-import type { RequestOf, ResponseOf } from '../../protocol/message.js'
-import type { stopMessage } from '../../protocol/stop.js'
+import type { RequestOf, ResponseOf } from '../../control-protocol/message.js'
+import type { stopMessage } from '../../control-protocol/stop.js'
 import type { DaemonContext } from '../context.js'
 
 export async function handleStop(
