@@ -78,7 +78,6 @@ const LAYERS: Record<string, number> = {
   reconcile: 8,
   sessions: 8,
   mcpserver: 9,
-  available: 9,
   daemon: 10,
   client: 11,
   exec: 11.5,

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { expect, it } from 'vitest'
-import { buildAvailable } from '../../src/runtime/available/build-available.js'
+import { buildAvailable } from '../../src/runtime/reconcile/build-available.js'
 import { loadRelease, type LoadedRelease } from '../../src/runtime/manifest/load.js'
 import { availableResult } from '../../src/runtime/control-protocol/available.js'
 import type { ConnectorSnapshot } from '../../src/runtime/reconcile/connector-snapshot.js'

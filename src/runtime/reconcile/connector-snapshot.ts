@@ -8,7 +8,7 @@ import type { FailedChange } from './failed-change.js'
  * Everything the daemon knows about one installed connector at one moment,
  * frozen. It is the single source of `connector available`, `daemon
  * status`, the doctor and the sessions' Skill roots: each is a pure
- * function of the snapshots (available/, daemon/control/, doctor/).
+ * function of the snapshots (build-available.ts, daemon/control/, doctor/).
  */
 export interface ConnectorSnapshot {
   readonly key: string

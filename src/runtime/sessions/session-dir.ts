@@ -4,8 +4,8 @@ import path from 'node:path'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 import { isInside } from '../release/release-tree.js'
+import { mirrorRelease, notedSkills } from '../skills/noted-skills.js'
 import type { ToolName } from '../skills/tool-name-note.js'
-import { mirrorRelease, notedSkills } from './noted-skills.js'
 import type { SkillRoot } from './prepared-runtime.js'
 
 /** Every session's projection files live under `sessions/<id>/`, id derived from workspace + session. */
@@ -50,7 +50,7 @@ export interface SkillRootWithSkills extends SkillRoot {
  * Fill `target` with one entry per connector Skill, named after the Skill:
  * a symlink to the Skill's directory in the installed release, or, when it
  * names tools by their upstream names, to that Skill with a note mapping
- * them, in a mirror of its release beside `target` (noted-skills.ts). Both
+ * them, in a mirror of its release beside `target` (skills/noted-skills.ts). Both
  * are rebuilt whole, so Skills of connectors that went away disappear. The
  * Skills come from the daemon's snapshot, validated at install.
  */

@@ -1,4 +1,4 @@
-import { buildAvailable } from '../../available/build-available.js'
+import { buildAvailable } from '../../reconcile/build-available.js'
 import type { AvailableResult } from '../../control-protocol/available.js'
 import type { DaemonContext } from '../context.js'
 

@@ -2,8 +2,8 @@ import fs from 'node:fs/promises'
 import path from 'node:path'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { isInside } from '../release/release-tree.js'
-import { SKILL_FILE } from '../skills/skill-uris.js'
-import { mentionedTools, withToolNameNote, type ToolName } from '../skills/tool-name-note.js'
+import { SKILL_FILE } from './skill-uris.js'
+import { mentionedTools, withToolNameNote, type ToolName } from './tool-name-note.js'
 
 /**
  * Skills that name their connector's tools by upstream names get a note

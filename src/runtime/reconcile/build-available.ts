@@ -1,6 +1,6 @@
 import { SERVER_NAME, shimCommand, toolPrefix } from '../names.js'
 import type { AvailableConnector, AvailableResult } from '../control-protocol/available.js'
-import type { ConnectorSnapshot } from '../reconcile/connector-snapshot.js'
+import type { ConnectorSnapshot } from './connector-snapshot.js'
 
 export { shimCommand, toolPrefix }
 
