@@ -26,7 +26,14 @@ export function daemonEntry(bundle = DAEMON_BUNDLE, modules = DAEMON_MODULES_ENT
 }
 
 /** Signals a crash ends a process with (V8's fatal errors trap or abort), as opposed to one that was stopped. */
-export const CRASH_SIGNALS: ReadonlySet<string> = new Set(['SIGTRAP', 'SIGABRT', 'SIGSEGV', 'SIGILL', 'SIGBUS', 'SIGFPE'])
+export const CRASH_SIGNALS: ReadonlySet<string> = new Set([
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGSEGV',
+  'SIGILL',
+  'SIGBUS',
+  'SIGFPE',
+])
 
 export interface SpawnedDaemon {
   pid: number
