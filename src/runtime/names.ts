@@ -1,6 +1,6 @@
 /**
  * The names tutti gives things that others see: the MCP server, the shim
- * commands, the environment variables, the protocol revisions. Spelled once.
+ * commands, the environment variables. Spelled once (MCP's own: mcp-wire.ts).
  */
 
 /** At a release's root: what makes a directory a connector. */
@@ -36,12 +36,6 @@ export const RESERVED_VAR_PREFIX = 'TUTTI_'
 export const NO_FAST_PATH_ENV = 'TUTTI_NO_FAST_PATH'
 export const NO_DIRECT_CALLS_ENV = 'TUTTI_NO_DIRECT_CALLS'
 export const switchedOff = (name: string, env: NodeJS.ProcessEnv = process.env): boolean => env[name] === '1'
-
-/** MCP revisions: the stateless one, and the 2025 one every `initialize` is answered with. */
-export const MODERN_REVISION = '2026-07-28'
-export const LEGACY_REVISION = '2025-06-18'
-/** Other 2025 revisions a client may keep sending after the handshake; served as 2025-06-18. */
-export const TOLERATED_LEGACY_REVISIONS = ['2025-11-25', '2025-03-26'] as const
 
 /** How tutti introduces itself to upstream servers. */
 export const UPSTREAM_CLIENT_INFO = { name: 'tutti-connector-runtime', version: '1' } as const

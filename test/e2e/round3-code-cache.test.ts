@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { CRASH_SIGNALS } from '../../dist/runtime/client/daemon-process.js'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { modernPost, type Binding } from '../support/mcp-clients.js'
@@ -141,7 +142,8 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
     }
     const aborted = run()
     expect(await aborted.listening).toBe(false)
-    expect(await aborted.exited).toBe('SIGTRAP')
+    // V8 meets the damage where it happens to lie: mostly a trap, sometimes a segfault (seen in a full run)
+    expect([...CRASH_SIGNALS]).toContain(await aborted.exited)
 
     const next = run()
     expect(await next.listening).toBe(true)

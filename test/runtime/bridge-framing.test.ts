@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { parseClientMessage } from '../../src/runtime/bridge/client-message.js'
 import { LineSplitter } from '../../src/runtime/bridge/line-splitter.js'
-import { claimedRevision, headerValue, McpHeaders } from '../../src/runtime/bridge/mcp-headers.js'
+import { claimedRevision, McpHeaders } from '../../src/runtime/bridge/mcp-headers.js'
 import { SseParser } from '../../src/runtime/bridge/sse-parser.js'
-import { decodeParamValue } from '../../src/runtime/mcpserver/param-headers.js'
+import { decodeHeaderValue as decodeParamValue, encodeHeaderValue as headerValue } from '../../src/runtime/mcp-wire.js'
 
 const lines = (splitter: LineSplitter, ...chunks: string[]) =>
   chunks

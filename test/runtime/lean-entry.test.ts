@@ -10,9 +10,9 @@ import { REPO } from '../support/tutti.js'
 // Which file answers `connector available` without oclif (bin/lean-entry.cjs):
 // the CommonJS bundle, unless tsc rebuilt the modules after it in a source
 // checkout; an installed package (no src/) always runs its bundle. The
-// daemon's entry (client/daemon-process.ts) follows the same rule; it is ES
-// modules and this must run before any is loaded, so each layout below is
-// put to both, and they must choose alike.
+// daemon's entry (client/daemon-process.ts) asks the same rule
+// (bin/build-choice.cjs); each layout below is put to both callers, and
+// they must choose alike.
 const { leanEntry } = createRequire(import.meta.url)(path.join(REPO, 'bin', 'lean-entry.cjs')) as {
   leanEntry: (root: string) => { kind: string; file: string }
 }
@@ -45,8 +45,10 @@ function layout(times: { bundle?: number; modules?: number; src?: boolean }) {
     fs.utimesSync(file, t, t)
   }
   if (times.src) {
-    fs.mkdirSync(path.dirname(daemon.source), { recursive: true })
-    fs.writeFileSync(daemon.source, '')
+    for (const source of [daemon.source, path.join(root, 'src/cli/available-entry.ts')]) {
+      fs.mkdirSync(path.dirname(source), { recursive: true })
+      fs.writeFileSync(source, '')
+    }
   }
   const daemonKind = () =>
     daemonEntry(daemon.bundle, daemon.modules, daemon.source) === daemon.bundle ? 'bundle' : 'modules'
@@ -97,9 +99,8 @@ it(
   () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-unbuilt-'))
     try {
-      fs.mkdirSync(path.join(root, 'bin'))
-      for (const f of ['run.cjs', 'lean-entry.cjs'])
-        fs.copyFileSync(path.join(REPO, 'bin', f), path.join(root, 'bin', f))
+      // bin/ as a clone has it, dist/ not built
+      fs.cpSync(path.join(REPO, 'bin'), path.join(root, 'bin'), { recursive: true })
       for (const argv of [
         ['connector', 'available'],
         ['connector', 'install', 'x'],

@@ -18,6 +18,7 @@ import { claimedRevision, McpHeaders } from './mcp-headers.js'
 import { Relink } from './relink.js'
 import { StdoutBacklog } from './stdout-backlog.js'
 import { LIST_CHANGED, toolsWatch } from './tools-watch.js'
+import { META } from '../mcp-wire.js'
 
 type Request = Extract<ClientMessage, { kind: 'request' }>
 type Notification = Extract<ClientMessage, { kind: 'notification' }>
@@ -235,7 +236,7 @@ export class McpBridge {
             JSON.stringify({
               jsonrpc: '2.0',
               method: 'notifications/tools/list_changed',
-              params: { _meta: { 'io.modelcontextprotocol/subscriptionId': message.id } },
+              params: { _meta: { [META.subscriptionId]: message.id } },
             }),
           )
       },

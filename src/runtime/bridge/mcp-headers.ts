@@ -1,43 +1,12 @@
+import { encodeHeaderValue, HEADER, META, NAME_HEADER_SOURCE, PARAM_HEADER_PREFIX } from '../mcp-wire.js'
 import { headerParams } from '../registry/build-route.js'
 import type { HeaderParam } from '../registry/route.js'
 import type { ClientMessage } from './client-message.js'
 
-/** The `_meta` key a 2026-07-28 message claims its revision with. */
-export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion'
-
-/** Methods whose `Mcp-Name` header mirrors a body field (SEP-2243, the SDK's MCP_NAME_HEADER_SOURCE). */
-const NAME_SOURCE: Record<string, string> = {
-  'tools/call': 'name',
-  'prompts/get': 'name',
-  'resources/read': 'uri',
-  'tasks/get': 'taskId',
-  'tasks/update': 'taskId',
-  'tasks/cancel': 'taskId',
-}
-
-const SENTINEL_PREFIX = '=?base64?'
-const SENTINEL_SUFFIX = '?='
-
-/**
- * A value as an HTTP field value: plain printable ASCII as it is, anything else as `=?base64?…?=` (as the SDK encodes
- * it).
- */
-export function headerValue(value: string): string {
-  let plain =
-    value.length > 0 &&
-    value === value.trim() &&
-    !(value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX))
-  for (let i = 0; plain && i < value.length; i++) {
-    const c = value.charCodeAt(i)
-    plain = c === 9 || (c >= 32 && c <= 126)
-  }
-  return plain ? value : `${SENTINEL_PREFIX}${Buffer.from(value, 'utf8').toString('base64')}${SENTINEL_SUFFIX}`
-}
-
 /** The revision a message claims in its `_meta`: set only on 2026-07-28 (modern) traffic. */
 export function claimedRevision(params: Record<string, unknown> | undefined): string | undefined {
   const meta = params?._meta as Record<string, unknown> | undefined
-  const v = meta && typeof meta === 'object' ? meta[PROTOCOL_VERSION_META] : undefined
+  const v = meta && typeof meta === 'object' ? meta[META.protocolVersion] : undefined
   return typeof v === 'string' ? v : undefined
 }
 
@@ -64,11 +33,11 @@ export class McpHeaders {
 
   of(message: Extract<ClientMessage, { kind: 'request' | 'notification' }>): Record<string, string> {
     const revision = claimedRevision(message.params)
-    if (revision === undefined) return this.legacyRevision ? { 'mcp-protocol-version': this.legacyRevision } : {}
-    const headers: Record<string, string> = { 'mcp-protocol-version': revision, 'mcp-method': message.method }
-    const field = Object.hasOwn(NAME_SOURCE, message.method) ? NAME_SOURCE[message.method]! : undefined
+    if (revision === undefined) return this.legacyRevision ? { [HEADER.protocolVersion]: this.legacyRevision } : {}
+    const headers: Record<string, string> = { [HEADER.protocolVersion]: revision, [HEADER.method]: message.method }
+    const field = Object.hasOwn(NAME_HEADER_SOURCE, message.method) ? NAME_HEADER_SOURCE[message.method]! : undefined
     const name = field ? message.params?.[field] : undefined
-    if (typeof name === 'string') headers['mcp-name'] = headerValue(name)
+    if (typeof name === 'string') headers[HEADER.name] = encodeHeaderValue(name)
     if (message.method === 'tools/call' && typeof name === 'string') {
       for (const p of this.params.get(name) ?? []) {
         let node: unknown = message.params?.arguments
@@ -78,7 +47,7 @@ export class McpHeaders {
               ? (node as Record<string, unknown>)[key]
               : undefined
         const value = primitive(node)
-        if (value !== undefined) headers[`mcp-param-${p.header}`] = headerValue(value)
+        if (value !== undefined) headers[`${PARAM_HEADER_PREFIX}${p.header}`] = encodeHeaderValue(value)
       }
     }
     return headers

@@ -1,9 +1,8 @@
-import { MODERN_REVISION } from '../names.js'
+import { HEADER, META, MODERN_REVISION } from '../mcp-wire.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonHttp } from './daemon-http.js'
 import type { DaemonLink, Link } from './daemon-link.js'
 import { ListenRelay } from './listen-relay.js'
-import { PROTOCOL_VERSION_META } from './mcp-headers.js'
 
 /** What a 2025 client that initialized is sent when the tools changed (it has no listen stream of its own). */
 export const LIST_CHANGED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/tools/list_changed' })
@@ -21,9 +20,9 @@ const WATCH_REQUEST = Buffer.from(
     params: {
       notifications: { toolsListChanged: true },
       _meta: {
-        [PROTOCOL_VERSION_META]: MODERN_REVISION,
-        'io.modelcontextprotocol/clientCapabilities': {},
-        'io.modelcontextprotocol/clientInfo': { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
+        [META.protocolVersion]: MODERN_REVISION,
+        [META.clientCapabilities]: {},
+        [META.clientInfo]: { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
       },
     },
   }),
@@ -41,7 +40,7 @@ export function toolsWatch(
   return new ListenRelay({
     bytes: WATCH_REQUEST,
     id: WATCH_ID,
-    headers: { 'mcp-protocol-version': MODERN_REVISION, 'mcp-method': 'subscriptions/listen' },
+    headers: { [HEADER.protocolVersion]: MODERN_REVISION, [HEADER.method]: 'subscriptions/listen' },
     http,
     link,
     onMessage: (payload) => {

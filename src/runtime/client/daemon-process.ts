@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
@@ -15,26 +16,24 @@ export const DAEMON_MODULES_ENTRY = fileURLToPath(new URL('../daemon/main.js', i
 /** Present only in a source checkout: a package ships dist/ without src/. */
 const SOURCE_ENTRY = fileURLToPath(new URL('../../../src/runtime/daemon/main.ts', import.meta.url))
 
-/**
- * The bundle; in a source checkout, unless tsc rebuilt the modules after it
- * (a build without the bundle step), then the modules, which are current.
- * An installed package is never second-guessed: unpacking gives its files
- * mtimes in whatever order it wrote them.
- */
-export function daemonEntry(
-  bundle = DAEMON_BUNDLE,
-  modulesEntry = DAEMON_MODULES_ENTRY,
-  sourceEntry = SOURCE_ENTRY,
-): string {
-  const bundled = fs.statSync(bundle, { throwIfNoEntry: false })
-  if (!bundled) return modulesEntry
-  if (!fs.existsSync(sourceEntry)) return bundle
-  const built = fs.statSync(modulesEntry, { throwIfNoEntry: false })
-  return !built || bundled.mtimeMs >= built.mtimeMs ? bundle : modulesEntry
+type ChooseBuild = (builds: { bundle: string; modules: string; source: string }) => 'bundle' | 'modules'
+/** bin/build-choice.cjs, the rule the CLI's lean entry uses too: three levels up from src/ and dist/ alike. */
+const { chooseBuild } = createRequire(import.meta.url)('../../../bin/build-choice.cjs') as { chooseBuild: ChooseBuild }
+
+/** The bundle or the modules, by the one rule (bin/build-choice.cjs). */
+export function daemonEntry(bundle = DAEMON_BUNDLE, modules = DAEMON_MODULES_ENTRY, source = SOURCE_ENTRY): string {
+  return chooseBuild({ bundle, modules, source }) === 'bundle' ? bundle : modules
 }
 
 /** Signals a crash ends a process with (V8's fatal errors trap or abort), as opposed to one that was stopped. */
-const CRASH_SIGNALS: ReadonlySet<string> = new Set(['SIGTRAP', 'SIGABRT', 'SIGSEGV', 'SIGILL', 'SIGBUS', 'SIGFPE'])
+export const CRASH_SIGNALS: ReadonlySet<string> = new Set([
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGSEGV',
+  'SIGILL',
+  'SIGBUS',
+  'SIGFPE',
+])
 
 export interface SpawnedDaemon {
   pid: number

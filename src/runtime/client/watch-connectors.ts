@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport, type McpSubscription } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { MODERN_REVISION, SERVER_NAME } from '../names.js'
+import { MODERN_REVISION } from '../mcp-wire.js'
+import { SERVER_NAME } from '../names.js'
 import type { MCPServerBinding } from '../sessions/prepared-runtime.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { SerialRuns } from './serial-runs.js'

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { ensureDaemon } from '../client/ensure-daemon.js'
-import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME } from '../names.js'
+import { LEGACY_REVISION, MODERN_REVISION } from '../mcp-wire.js'
+import { SERVER_NAME } from '../names.js'
 import type { StatePaths } from '../paths.js'
 import type { doctorSnapshotMessage } from '../control-protocol/doctor.js'
 import type { sessionPrepareMessage } from '../control-protocol/session-prepare.js'

@@ -7,7 +7,7 @@ import {
   type InboundClassificationOutcome,
 } from '@modelcontextprotocol/server'
 import type { HeaderLookup } from '../http-surface/header-lookup.js'
-import { LEGACY_REVISION, MODERN_REVISION } from '../names.js'
+import { HEADER, LEGACY_REVISION, MODERN_REVISION } from '../mcp-wire.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { MCPToolBinding } from '../registry/route.js'
 
@@ -77,12 +77,12 @@ function exactlyRight(
   if (era === 'legacy')
     return (
       params._meta === undefined &&
-      headers.get('mcp-protocol-version') === LEGACY_REVISION &&
+      headers.get(HEADER.protocolVersion) === LEGACY_REVISION &&
       accept.includes('text/event-stream')
     )
   if (!plainEnvelope(params._meta)) return false
-  if (headers.get('mcp-protocol-version') !== MODERN_REVISION || headers.get('mcp-method') !== method) return false
-  return method !== 'tools/call' || headers.get('mcp-name') === params.name
+  if (headers.get(HEADER.protocolVersion) !== MODERN_REVISION || headers.get(HEADER.method) !== method) return false
+  return method !== 'tools/call' || headers.get(HEADER.name) === params.name
 }
 
 /**
@@ -94,7 +94,7 @@ function exactlyRight(
  */
 export function plainEra(body: Record<string, unknown>, headers: HeaderLookup): Era | undefined {
   const method = typeof body.method === 'string' ? body.method : undefined
-  const version = headers.get('mcp-protocol-version')
+  const version = headers.get(HEADER.protocolVersion)
   const era: Era | undefined =
     version === LEGACY_REVISION ? 'legacy' : version === MODERN_REVISION ? 'modern' : undefined
   if (!era || !exactlyRight(era, method, body, headers)) return undefined
@@ -126,9 +126,9 @@ export function classifyMcpRequest(
   if (!era) {
     outcome = classifyInboundRequest({
       httpMethod: 'POST',
-      protocolVersionHeader: headers.get('mcp-protocol-version') ?? undefined,
-      mcpMethodHeader: headers.get('mcp-method') ?? undefined,
-      mcpNameHeader: headers.get('mcp-name') ?? undefined,
+      protocolVersionHeader: headers.get(HEADER.protocolVersion) ?? undefined,
+      mcpMethodHeader: headers.get(HEADER.method) ?? undefined,
+      mcpNameHeader: headers.get(HEADER.name) ?? undefined,
       body,
     })
     era = outcome.kind === 'reject' ? undefined : outcome.kind

@@ -1,4 +1,5 @@
 import type { HeaderLookup } from '../http-surface/header-lookup.js'
+import { decodeHeaderValue } from '../mcp-wire.js'
 import type { HeaderParam } from '../registry/route.js'
 
 /**
@@ -11,21 +12,6 @@ export interface ParamHeaderMismatch {
   header: string
   body: string
   problem: 'param-header-missing' | 'param-header-invalid-encoding' | 'param-header-mismatch'
-}
-
-const SENTINEL = /^=\?base64\?(.*)\?=$/
-const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/
-const utf8 = new TextDecoder('utf-8', { fatal: true })
-
-export function decodeParamValue(raw: string): string | undefined {
-  const m = SENTINEL.exec(raw)
-  if (!m) return raw
-  if (!BASE64.test(m[1]!)) return undefined
-  try {
-    return utf8.decode(Buffer.from(m[1]!, 'base64'))
-  } catch {
-    return undefined
-  }
 }
 
 function valueAt(args: unknown, path: readonly string[]): unknown {
@@ -55,7 +41,7 @@ export function checkParamHeaders(
     const raw = headers.get(name)
     const body = String(value)
     if (raw === null) return { header: name, body, problem: 'param-header-missing' }
-    const decoded = decodeParamValue(raw)
+    const decoded = decodeHeaderValue(raw)
     if (decoded === undefined) return { header: name, body, problem: 'param-header-invalid-encoding' }
     if (!matches(decoded, value, p.type)) return { header: name, body, problem: 'param-header-mismatch' }
   }

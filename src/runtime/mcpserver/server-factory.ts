@@ -1,5 +1,6 @@
 import { Server, type McpRequestContext } from '@modelcontextprotocol/server'
-import { LEGACY_REVISION, MODERN_REVISION, SERVER_NAME, TOLERATED_LEGACY_REVISIONS } from '../names.js'
+import { LEGACY_REVISION, MODERN_REVISION, TOLERATED_LEGACY_REVISIONS } from '../mcp-wire.js'
+import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { exchangeOf } from './exchange.js'
 import type { SkillCatalogue } from './skill-catalogue.js'

@@ -1,6 +1,7 @@
 import { discoverOAuthProtectedResourceMetadata, extractWWWAuthenticateParams } from '@modelcontextprotocol/client'
 import { UPSTREAM_CLIENT_INFO } from '../names.js'
 import { OAUTH_REQUEST_TIMEOUT_MS, oauthFetch } from './oauth-fetch.js'
+import { HEADER, LEGACY_REVISION } from '../mcp-wire.js'
 
 /** What a remote MCP server asks of a client that sends no token. */
 export type SignInProbe =
@@ -12,7 +13,7 @@ export type SignInProbe =
   | { kind: 'credentials' }
 
 /** The era whose initialize every Streamable HTTP server of today answers (or refuses with 401 first). */
-const PROBE_REVISION = '2025-06-18'
+const PROBE_REVISION = LEGACY_REVISION
 
 /**
  * Ask the server at `serverUrl` what it wants, the way a sign-in starts:
@@ -37,7 +38,7 @@ export async function probeSignIn(serverUrl: string, headers: Record<string, str
   })
   await res.body?.cancel().catch(() => undefined)
   if (res.status !== 401) {
-    await endSession(fetchFn, serverUrl, res.headers.get('mcp-session-id'))
+    await endSession(fetchFn, serverUrl, res.headers.get(HEADER.sessionId))
     return { kind: 'open' }
   }
   if (extractWWWAuthenticateParams(res).resourceMetadataUrl) return { kind: 'oauth' }
@@ -54,7 +55,7 @@ type Fetch = ReturnType<typeof oauthFetch>
 async function endSession(fetchFn: Fetch, serverUrl: string, session: string | null): Promise<void> {
   if (!session) return
   const signal = AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS)
-  const headers = { 'mcp-session-id': session, 'mcp-protocol-version': PROBE_REVISION }
+  const headers = { [HEADER.sessionId]: session, [HEADER.protocolVersion]: PROBE_REVISION }
   await fetchFn(serverUrl, { method: 'DELETE', headers, redirect: 'manual', signal }).then(
     (r) => r.body?.cancel(),
     () => undefined,

@@ -1,4 +1,5 @@
 import type { JSONRPCMessage } from '@modelcontextprotocol/client'
+import { META } from '../mcp-wire.js'
 
 /**
  * What a direct tools/call (direct-calls.ts) must decide about the answer
@@ -64,11 +65,7 @@ export function isCanonicalCallResult(result: Record<string, unknown>): boolean 
   if (!Array.isArray(content)) return false
   if (
     meta !== undefined &&
-    !(
-      plainRecord(meta) &&
-      !Object.hasOwn(meta, 'progressToken') &&
-      !Object.hasOwn(meta, 'io.modelcontextprotocol/related-task')
-    )
+    !(plainRecord(meta) && !Object.hasOwn(meta, 'progressToken') && !Object.hasOwn(meta, META.relatedTask))
   )
     return false
   if (structuredContent !== undefined && !plainRecord(structuredContent)) return false
