@@ -26,7 +26,14 @@ export function daemonEntry(bundle = DAEMON_BUNDLE, modules = DAEMON_MODULES_ENT
 }
 
 /** Signals a crash ends a process with (V8's fatal errors trap or abort), as opposed to one that was stopped. */
-export const CRASH_SIGNALS: ReadonlySet<string> = new Set(['SIGTRAP', 'SIGABRT', 'SIGSEGV', 'SIGILL', 'SIGBUS', 'SIGFPE'])
+export const CRASH_SIGNALS: ReadonlySet<string> = new Set([
+  'SIGTRAP',
+  'SIGABRT',
+  'SIGSEGV',
+  'SIGILL',
+  'SIGBUS',
+  'SIGFPE',
+])
 
 export interface SpawnedDaemon {
   pid: number
@@ -69,6 +76,7 @@ export function logTail(paths: StatePaths, lines = 5): string {
     const text = fs.readFileSync(paths.daemonLog, 'utf8')
     return text.trimEnd().split('\n').slice(-lines).join('\n')
   } catch {
+    // no log to quote (never written, or removed): the caller still says the start failed
     return '(no daemon.log)'
   }
 }

@@ -78,6 +78,7 @@ export class ProcessGroupStdioTransport implements Transport {
       try {
         accessSync(this.options.command, constants.X_OK)
       } catch (err) {
+        // rejected below with what is wrong with the command
         const code = (err as NodeJS.ErrnoException).code
         this.exitInfo = `command "${this.options.command}" ${code === 'ENOENT' ? 'not found' : 'is not executable'}`
         return Promise.reject(new Error(this.exitInfo))
