@@ -204,7 +204,7 @@ function extract(file: string, dir: string): Promise<void> {
       unpack.end()
       if (!failed) resolve()
     })
-    gunzip.on('error', (err) => fail(new Error(`not gzip data (${err.message})`)))
+    gunzip.on('error', (err) => fail(new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `not gzip data (${err.message})`)))
     input.on('error', fail)
     input.pipe(gunzip)
   })
