@@ -57,6 +57,7 @@ export function oclifNeeded(env: NodeJS.ProcessEnv = process.env): string | unde
     if (env.SHELL === undefined) os.userInfo()
     if (existsSync(oclifUserPlugins(env))) return 'oclif user plugins may be installed'
   } catch {
+    // the failed lookup is the answer: the full oclif CLI runs instead and reports it
     return 'oclif would fail to find the home directory or the shell'
   }
   return undefined
@@ -94,6 +95,7 @@ export async function answerAvailable(argv: readonly string[]): Promise<boolean>
         : redactor.redact((await import('./available-table.js')).renderAvailable(result)),
     )
   } catch (err) {
+    // reported below like any command's failure: on stderr (or as JSON), with its exit code
     const failure = failureOf(err)
     const { stream, text } = errorOutput(err as Error, failure, lean.json, redactor)
     process.exitCode = failure.exit

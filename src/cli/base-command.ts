@@ -1,6 +1,6 @@
 import { Command, Errors } from '@oclif/core'
 import { format } from 'node:util'
-import { ErrorCodes, isTuttiError } from '../runtime/errors.js'
+import { ErrorCodes, isTuttiError, TuttiError } from '../runtime/errors.js'
 import { statePaths, type StatePaths } from '../runtime/paths.js'
 import { errorOutput, failureOf, jsonText, OutputRedactor, type Failure } from './command-output.js'
 import { unknownFlagMessage, type KnownFlag } from './unknown-flag.js'
@@ -59,7 +59,7 @@ export abstract class TuttiCommand extends Command {
     // the command did parse, and the parse refused the input: not oclif's "did not parse its arguments"
     if (badInput) this.parsed = true
     const shown = isUnknownFlagError(err)
-      ? new Error(unknownFlagMessage(err.flags, this.knownFlags(), this.usage()))
+      ? new TuttiError(ErrorCodes.ARGUMENT_INVALID, unknownFlagMessage(err.flags, this.knownFlags(), this.usage()))
       : err
     const { stream, text } = errorOutput(shown, failure, this.jsonEnabled(), this.redactor)
     process.exitCode = failure.exit

@@ -14,6 +14,7 @@ function readJson(file: string): { connectors?: Record<string, unknown> } | unde
   try {
     return JSON.parse(readFileSync(file, 'utf8')) as { connectors?: Record<string, unknown> }
   } catch {
+    // absent, or torn by a crash: nothing of it is printed, as the doc comment says
     return undefined
   }
 }

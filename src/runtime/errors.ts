@@ -35,6 +35,8 @@ export const ErrorCodes = {
   LOCK_TIMEOUT: 'LOCK_TIMEOUT',
   LOCK_COMPROMISED: 'LOCK_COMPROMISED',
   INTERNAL: 'INTERNAL',
+  /** A request withdrawn before its answer came: the client cancelled it. */
+  CANCELLED: 'CANCELLED',
   // refusals of the daemon's HTTP surface: the CLI meets them only when it talks to a daemon that is not its
   // own (another token, another version), which is a failure, not bad input
   UNAUTHORIZED: 'UNAUTHORIZED',

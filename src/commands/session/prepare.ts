@@ -69,6 +69,7 @@ async function readAgentInitialize(source: string | undefined): Promise<unknown>
     const text = source === '-' ? await readStdin() : await fs.readFile(source, 'utf8')
     return JSON.parse(text)
   } catch {
+    // unreadable or not JSON: no connector context, as the doc comment says
     return undefined
   }
 }

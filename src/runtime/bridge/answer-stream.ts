@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import { SseParser } from './sse-parser.js'
 import type { StdoutBacklog } from './stdout-backlog.js'
 
@@ -47,7 +48,8 @@ export function readMessages(
     })
     response.once('error', (err) => reject(err))
     response.once('close', () => {
-      if (!stopped && !response.complete) reject(new Error('the answer was cut off'))
+      if (!stopped && !response.complete)
+        reject(new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, 'the answer was cut off'))
     })
   })
 }

@@ -26,6 +26,7 @@ export function parseClientMessage(bytes: Buffer): ClientMessage {
   try {
     body = JSON.parse(bytes.toString('utf8'))
   } catch {
+    // answered as a JSON-RPC parse error: the client's line is at fault
     return { kind: 'invalid', id: null, code: PARSE_ERROR, message: 'Parse error: the line is not valid JSON' }
   }
   if (Array.isArray(body))

@@ -1,4 +1,5 @@
 import http from 'node:http'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import type { Link } from './daemon-link.js'
 
 export type Exchange =
@@ -44,7 +45,7 @@ export class DaemonHttp {
           authorization: `Bearer ${link.token}`,
         },
       })
-      const onAbort = () => req.destroy(new Error('cancelled by the client'))
+      const onAbort = () => req.destroy(new TuttiError(ErrorCodes.CANCELLED, 'cancelled by the client'))
       signal?.addEventListener('abort', onAbort, { once: true })
       req.once('response', (response) => {
         signal?.removeEventListener('abort', onAbort)

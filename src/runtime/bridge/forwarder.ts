@@ -52,6 +52,7 @@ export class Forwarder {
       try {
         link = await this.link.ready()
       } catch (err) {
+        // the client hears why, as this request's JSON-RPC error
         return fail(`the tutti daemon cannot be reached: ${firstLine(err)}`)
       }
       const ex = await this.http.post(link, this.headers.of(message), message.bytes, signal)
@@ -105,6 +106,7 @@ export class Forwarder {
       const bytes = Buffer.from(JSON.stringify({ jsonrpc: '2.0', ...list }))
       const ex = await this.http.post(link, this.headers.of({ kind: 'request', ...list, bytes }), bytes, signal)
       if (ex.kind !== 'answer') return
+      // a list cut off teaches no headers: the call is sent again, and relayed as the daemon answers it
       const body = await readAll(ex).catch(() => undefined)
       if (body === undefined || ex.status !== 200) return
       this.headers.learn(body)
@@ -150,6 +152,7 @@ export class Forwarder {
         this.backlog,
       )
     } catch (err) {
+      // after the answer or a cancel, a cut-off stream is expected; otherwise the client hears why
       if (signal?.aborted || answered) return
       return fail(`the tutti daemon went away while answering (${firstLine(err)}); the call may or may not have run`)
     }
@@ -185,6 +188,7 @@ function errorCode(payload: string): unknown {
   try {
     return (JSON.parse(payload) as { error?: { code?: unknown } }).error?.code
   } catch {
+    // not JSON: no error code, so no header mismatch; the payload is relayed as it is
     return undefined
   }
 }

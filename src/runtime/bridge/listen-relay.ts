@@ -121,6 +121,7 @@ function parse(payload: string): Parsed | undefined {
     const v = JSON.parse(payload) as unknown
     return v && typeof v === 'object' ? (v as Parsed) : undefined
   } catch {
+    // not JSON: no message this relay acts on; the payload is passed on as it is
     return undefined
   }
 }

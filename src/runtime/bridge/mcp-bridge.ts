@@ -206,6 +206,7 @@ export class McpBridge {
     try {
       await this.link.ready()
     } catch (err) {
+      // the client hears why, as this request's JSON-RPC error
       opened()
       return this.write(
         errorLine(
@@ -253,6 +254,7 @@ export class McpBridge {
       else if (message.method === 'tools/list') this.headers.learn(payload)
       this.write(asLine(payload))
     } catch {
+      // the client hears why, as an internal error for this request
       this.write(errorLine(message.id, INTERNAL_ERROR, 'the tutti daemon answered with a message that is not JSON'))
     }
   }

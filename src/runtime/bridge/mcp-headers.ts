@@ -64,6 +64,7 @@ export class McpHeaders {
     try {
       tools = (JSON.parse(payload) as { result?: { tools?: unknown } }).result?.tools
     } catch {
+      // not JSON: no declarations to learn; the payload is relayed as it is
       return
     }
     if (!Array.isArray(tools)) return

@@ -58,6 +58,7 @@ export class Relink {
       while (!this.closed && !this.link.link) {
         // watch first, then look: a daemon.json written between the two is not missed
         const appeared = this.waitFor(undefined, true)
+        // no daemon to attach to yet: the loop waits for daemon.json to appear and tries again
         if (await this.link.attach().catch(() => undefined)) break
         await appeared
       }

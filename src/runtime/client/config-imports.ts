@@ -58,6 +58,7 @@ async function readDocument(source: string): Promise<string> {
 /** Whether a `.json` source is an MCP client config (`.mcp.json`, a map of servers) rather than a server.json. */
 export async function isConfigFile(source: string): Promise<boolean> {
   if (!source.endsWith('.json')) return false
+  // unreadable: not taken for a config; the install that follows says why it cannot be read
   const text = await fs.readFile(source, 'utf8').catch(() => undefined)
   if (text === undefined) return false
   const { isConfigDocument } = await import('../sources/client-configs/clients.js')
@@ -65,6 +66,7 @@ export async function isConfigFile(source: string): Promise<boolean> {
   try {
     data = JSON.parse(text)
   } catch {
+    // not JSON: not a config document; the server.json reader reports the parse error
     data = undefined
   }
   return isConfigDocument(source, data)

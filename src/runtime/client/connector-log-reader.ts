@@ -73,10 +73,12 @@ export class ConnectorLogReader {
 
   /** What was appended since `at`; after a rotation, the rest of the rotated file first, then the new one. */
   private async readNew(file: string, at: LogPosition, onRecord: OnRecord): Promise<LogPosition> {
+    // no log yet, or rotated away this instant: nothing new, the next poll looks again
     const stat = await fsp.stat(file).catch(() => undefined)
     if (!stat) return at
     let { offset } = at
     if (stat.ino !== at.ino || stat.size < offset) {
+      // the rotated file may be gone: its rest is lost, and reading starts on the new file
       const rotated = await fsp.stat(rotatedLog(file)).catch(() => undefined)
       const rest = rotated?.ino === at.ino ? await readLines(rotatedLog(file), offset) : undefined
       if (rest) lines(rest.text).flatMap(parse).forEach(onRecord)
@@ -105,6 +107,7 @@ function parse(line: string): ConnectorLogRecord[] {
     const record = JSON.parse(line) as ConnectorLogRecord
     return record && typeof record.msg === 'string' ? [record] : []
   } catch {
+    // a torn line is skipped, as the doc comment says
     return []
   }
 }
@@ -114,6 +117,7 @@ function parse(line: string): ConnectorLogRecord[] {
  * the last of them: a line the daemon is still writing is read next time.
  */
 async function readLines(file: string, offset: number): Promise<{ text: string; ino: number; end: number }> {
+  // gone between stat and open: nothing to read this time
   const handle = await fsp.open(file, 'r').catch(() => undefined)
   if (!handle) return { text: '', ino: 0, end: offset }
   try {

@@ -67,6 +67,7 @@ export async function updateConnectors(
       const state = result.state ? { state: result.state } : {}
       outcome.updated.push({ key: row.key, from: row.installed, to, change: result.change, ...state })
     } catch (err) {
+      // reported per connector in the outcome; one failed update does not stop the others
       outcome.failed.push({ key: row.key, error: (err as Error).message })
     }
   }

@@ -52,7 +52,9 @@ export class DaemonClient {
           res.on('error', reject)
         },
       )
-      req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)))
+      req.on('timeout', () =>
+        req.destroy(new TuttiError(ErrorCodes.DAEMON_UNREACHABLE, `no answer within ${timeoutMs} ms`)),
+      )
       req.on('error', reject)
       req.end(body)
     }).catch((err: Error) => {

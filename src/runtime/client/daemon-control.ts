@@ -52,6 +52,7 @@ export class DaemonControl {
       await removeDaemonInfoIfOurs(this.paths, info.pid)
       return { stopped: false, stale: proof.why }
     }
+    // the daemon may exit before it answers the stop: waitForExit decides whether it stopped
     await proof.client!.stop(true).catch(() => undefined)
     if (!(await waitForExit(info.pid, STOP_GRACE_MS)) && proof.proven)
       await terminateProven(proof.process, STOP_GRACE_MS)

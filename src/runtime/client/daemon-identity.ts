@@ -53,6 +53,7 @@ export async function proveDaemon(paths: StatePaths, info: DaemonInfo): Promise<
     try {
       health = await client.health(BUSY_DAEMON_HEALTH_MS)
     } catch (again) {
+      // a second silence is the answer: reported as busy, not proven
       const why = `pid ${info.pid} does not answer on port ${info.port} (${(again as Error).message})`
       return { proven: false, why, busy: true }
     }

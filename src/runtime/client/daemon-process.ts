@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath } from 'node:url'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import { ensurePrivateDir } from '../fs/atomic-write.js'
 import type { StatePaths } from '../paths.js'
 
@@ -63,7 +64,7 @@ export async function spawnDaemon(paths: StatePaths): Promise<SpawnedDaemon> {
       exited = true
     })
     child.unref()
-    if (child.pid === undefined) throw new Error('spawn returned no pid')
+    if (child.pid === undefined) throw new TuttiError(ErrorCodes.DAEMON_START_FAILED, 'spawn returned no pid')
     return { pid: child.pid, exited: () => exited, crashed: () => crashed }
   } finally {
     fs.closeSync(logFd)
@@ -76,6 +77,7 @@ export function logTail(paths: StatePaths, lines = 5): string {
     const text = fs.readFileSync(paths.daemonLog, 'utf8')
     return text.trimEnd().split('\n').slice(-lines).join('\n')
   } catch {
+    // no log to quote (never written, or removed): the caller still says the start failed
     return '(no daemon.log)'
   }
 }

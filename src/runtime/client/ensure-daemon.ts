@@ -92,6 +92,7 @@ export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
 /** Stop a proven daemon of another version: ask it to stop, then TERM, then KILL, while it is still that process. */
 async function retire(paths: StatePaths, proof: Extract<DaemonProof, { proven: true }>): Promise<void> {
   // a version replacement is not a user stop: keep sessions so running agents reconnect
+  // it may exit before it answers: waitForExit below decides, and TERM, then KILL, follow if it did not
   await proof.client.stop(false).catch(() => undefined)
   if (!(await waitForExit(proof.process.pid, RETIRE_GRACE_MS))) await terminateProven(proof.process, RETIRE_GRACE_MS)
   await removeDaemonInfoIfOurs(paths, proof.process.pid)
@@ -104,6 +105,7 @@ async function retire(paths: StatePaths, proof: Extract<DaemonProof, { proven: t
  * over, at once when its owner record proves the holder gone (fs/lock.ts).
  */
 async function clearOrphans(paths: StatePaths): Promise<void> {
+  // no daemon.pid, or unreadable: no live pid to keep, so it is removed below
   const pid = Number.parseInt(await fs.readFile(paths.daemonPid, 'utf8').catch(() => ''), 10)
   if (Number.isInteger(pid) && pid > 0 && isAlive(pid)) return
   await fs.rm(paths.daemonPid, { force: true })
@@ -131,6 +133,7 @@ async function untilHealthy(paths: StatePaths, child: SpawnedDaemon, logTail: (p
     const info = await readDaemonInfo(paths)
     if (info?.pid === child.pid) {
       const client = new DaemonClient(info)
+      // not answering yet: polled again until it does, exits, or the deadline passes
       const health = await client.health().catch(() => undefined)
       if (health && matchesOurVersion(health)) return client
     }

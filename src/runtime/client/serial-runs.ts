@@ -34,6 +34,7 @@ export class SerialRuns {
       try {
         await this.run()
       } catch (err) {
+        // handed to the owner's onError; a later change runs again
         this.onError(err)
       }
     }

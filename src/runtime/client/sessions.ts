@@ -50,6 +50,7 @@ export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<Pr
     try {
       return await prepareWithDaemon(paths, options, env)
     } catch (err) {
+      // an ACP agent starts anyway: the reason goes into the plain session's projection
       return plainRuntime(
         options,
         `the tutti daemon could not be reached: ${isTuttiError(err) ? err.message : (err as Error).message}`,

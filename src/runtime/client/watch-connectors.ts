@@ -81,6 +81,7 @@ class ConnectorWatcher implements ConnectorWatch {
       this.client = client
       this.follow(await this.listen())
     } catch (err) {
+      // the connect failure is thrown below; closing the half-open client adds nothing to it
       await client.close().catch(() => {})
       throw unreachable('could not open the connector change stream', err)
     }
@@ -89,7 +90,9 @@ class ConnectorWatcher implements ConnectorWatch {
   async close(): Promise<void> {
     if (this.closing) return this.ended.then(() => {})
     this.closing = true
+    // the daemon may have ended the subscription already: closing is best-effort
     await this.subscription?.close().catch(() => {})
+    // the client may be gone with the daemon already: closing is best-effort
     await this.client?.close().catch(() => {})
     await this.runs.stop()
     this.end(undefined)
@@ -122,11 +125,13 @@ class ConnectorWatcher implements ConnectorWatch {
         this.runs.changed()
         return
       } catch (err) {
+        // kept for the report: the next delay tries again, and the last error is reported if all fail
         last = err
       }
     }
     if (this.closing) return
     this.closing = true
+    // the stream already ended, and that is what is reported below, not a failed close
     await this.client?.close().catch(() => {})
     await this.runs.stop()
     this.end(unreachable(`the connector change stream ended (${how}) and could not be reopened`, last))

@@ -84,6 +84,7 @@ function markStart(cacheFile: string): string | undefined {
     writeFileSync(marker, JSON.stringify(thisProcess()), { mode: PRIVATE_FILE_MODE })
     return marker
   } catch {
+    // an unwritable cache dir: this start runs without the cache rather than risk it
     return undefined
   }
 }

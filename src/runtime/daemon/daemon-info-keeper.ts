@@ -23,6 +23,7 @@ function whatWasFound(text: string | undefined): string {
   try {
     parsed = JSON.parse(text)
   } catch {
+    // the description is the outcome: daemon.json's content is never logged
     return 'not JSON'
   }
   const pid = (parsed as { pid?: unknown } | null)?.pid

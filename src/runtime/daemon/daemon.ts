@@ -227,6 +227,7 @@ export class TuttiDaemon {
         }
         // a holder that refreshes the lock is alive: refuse now rather than wait out the stale period
         const refreshedMsAgo =
+          // the lock dir may be gone meanwhile: then it counts as refreshed long ago
           Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
         if (refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
           this.log.error('another daemon holds the lock for this state directory', {
@@ -268,6 +269,7 @@ export class TuttiDaemon {
     const { paths } = this.options
     // end listen streams gracefully first (their final result), or closing the listener would wait on them
     await this.endpoint.close()
+    // shutdown must finish: a failed write leaves sessions.json as it was, for the next daemon
     if (options.revokeSessions) await this.sessions.revoke({ all: true }).catch(() => 0)
     await Promise.race([
       bestEffort(this.listener?.close() ?? Promise.resolve(), this.log, 'closing the listener'),
@@ -275,6 +277,7 @@ export class TuttiDaemon {
     ])
     await this.reconciler.closeAll()
     await removeDaemonInfoIfOurs(paths, process.pid)
+    // no daemon.pid, or unreadable: not ours to remove
     if ((await fs.readFile(paths.daemonPid, 'utf8').catch(() => '')).trim() === String(process.pid))
       await fs.rm(paths.daemonPid, { force: true })
     if (this.releaseLock) await bestEffort(this.releaseLock(), this.log, 'releasing the singleton lock')

@@ -46,6 +46,7 @@ export async function runDoctor(paths: StatePaths): Promise<DoctorReport> {
   } finally {
     await daemon
       .call<typeof sessionRevokeMessage>('session-revoke', { session, workspace: DOCTOR_WORKSPACE })
+      // the listing is the report either way; a failed revoke leaves only the doctor's own session
       .catch(() => undefined)
   }
   const shims = await observeShims(paths)

@@ -30,6 +30,7 @@ export async function listToolsInEra(
     const { tools } = await client.listTools()
     return tools.map((t) => ({ name: t.name, inputSchema: t.inputSchema, description: t.description }))
   } catch (err) {
+    // the failure is the doctor's finding, reported in the result
     return { error: (err as Error).message }
   } finally {
     // the listing is what the doctor reports; a failure to close its own short-lived client is not a finding
@@ -39,6 +40,7 @@ export async function listToolsInEra(
 
 export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
   const binDir = paths.binDir
+  // no bin dir yet: no shims to observe
   const files = await fs.readdir(binDir).catch(() => [] as string[])
   const keys = new Set(
     files.map((f) => /^tutti-connector-([a-z][a-z0-9-]*?)(\.cmd|\.ps1)?$/.exec(f)?.[1]).filter((k): k is string => !!k),
@@ -55,6 +57,7 @@ export async function observeShims(paths: StatePaths): Promise<ShimOnDisk[]> {
     if (gen !== undefined) {
       shim.generation = gen
       const digest = pinnedDigest(
+        // a launch target that cannot be read pins no digest; the shim is reported without one
         await fs.readFile(shimTargetPath(paths, { key, generation: gen }), 'utf8').catch(() => ''),
       )
       if (digest) shim.pinnedDigest = digest
@@ -79,6 +82,7 @@ export async function observeSkillRoots(connectors: readonly DoctorConnector[]):
           (s) => s.name,
         )
       } catch (err) {
+        // the problem is the doctor's finding, reported in the result
         obs.problems.push((err as Error).message.replace(/^tutti-connector\.json: /, ''))
       }
     }

@@ -22,6 +22,7 @@ function executable(file: string): boolean {
     fs.accessSync(file, fs.constants.X_OK)
     return fs.statSync(file).isFile()
   } catch {
+    // absent or not accessible: not an executable, and the caller says so
     return false
   }
 }

@@ -118,5 +118,6 @@ async function release(options: ExecOptions, workspace: string, session: string)
         `\`tutti session revoke --session ${session}\` revokes it`,
     )
   }
+  // the daemon's revoke removes them too; one left behind (EACCES, EBUSY) must not fail the agent's exit
   await removeSessionDirs(paths, [{ workspace, session }]).catch(() => undefined)
 }

@@ -31,6 +31,7 @@ export function inTerminalForeground(): boolean {
     const [, , pgrp, , ttyNr, tpgid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     return ttyNr !== '0' && pgrp === tpgid
   } catch {
+    // no /proc (not Linux): the TTY test is the best guess left
     return process.stdin.isTTY === true
   }
 }

@@ -121,12 +121,14 @@ export type LockHolder =
   | { state: 'held'; why: string }
 
 async function readOwner(lockDir: string): Promise<{ text: string; record: ProcessRecord } | undefined> {
+  // no owner record (an older tutti's lock, or one being made): the caller treats it as held
   const text = await fs.readFile(ownerOf(lockDir), 'utf8').catch(() => undefined)
   if (text === undefined) return undefined
   try {
     const record = JSON.parse(text) as ProcessRecord
     return typeof record?.pid === 'number' ? { text, record } : undefined
   } catch {
+    // a torn record proves nothing: treated as none
     return undefined
   }
 }
@@ -144,6 +146,7 @@ export async function lockOwner(target: string): Promise<ProcessRecord | undefin
  */
 export async function liveLockHolder(target: string): Promise<ProcessRecord | undefined> {
   const lockDir = `${target}.lock`
+  // no lock dir: the lock is free
   const [seen, stat] = await Promise.all([readOwner(lockDir), fs.stat(lockDir).catch(() => undefined)])
   if (!seen || !stat || Date.now() - stat.mtimeMs >= LOCK_STALE_MS) return undefined
   return provenAlive(seen.record) ? seen.record : undefined
@@ -163,6 +166,7 @@ export async function breakLockOfGoneHolder(target: string): Promise<LockHolder>
   const lockDir = `${target}.lock`
   const seen = await readOwner(lockDir)
   if (!seen)
+    // no lock dir: the lock is free
     return (await fs.stat(lockDir).catch(() => undefined))
       ? { state: 'held', why: 'the lock has no owner record' }
       : { state: 'free' }

@@ -53,12 +53,14 @@ export async function tightenStatePermissions(paths: StatePaths, log: Logger): P
     try {
       names = await fs.readdir(dir)
     } catch (err) {
+      // reported in `failed` (a directory gone meanwhile is not a failure)
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
         failed.push({ path: rel(dir), error: (err as Error).message })
       return
     }
     for (const name of names) {
       const p = path.join(dir, name)
+      // reported in `failed` (an entry gone meanwhile is not a failure)
       const st = await fs.lstat(p).catch((err: NodeJS.ErrnoException) => {
         if (err.code !== 'ENOENT') failed.push({ path: rel(p), error: err.message })
         return undefined

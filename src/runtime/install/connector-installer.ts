@@ -128,6 +128,7 @@ export class ConnectorInstaller {
       return this.paths.tmpDir
     }
     scratch.push(async () => {
+      // rmdir refuses tmp/ while another install uses it: then it stays, as it should
       if (madeTmp) await fs.rmdir(this.paths.tmpDir).catch(() => undefined)
     })
     try {
@@ -215,6 +216,7 @@ export class ConnectorInstaller {
       if (prepared.generated) noticeMapping(prepared.generated, options.notice)
       return { dryRun: true, manifest, generated: !!prepared.generated, ...described, installScripts }
     } finally {
+      // temporary copies under tmp/: a leftover is removed by the next install, and must not hide the outcome
       for (const cleanup of scratch.reverse()) await cleanup().catch(() => undefined)
     }
   }

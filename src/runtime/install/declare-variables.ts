@@ -66,7 +66,9 @@ export async function declareAndStore(
       return store.record(stored, runtime, { source, checked, keys: values })
     })
   } finally {
+    // a staged copy under tmp/: a leftover is removed by the next install, and must not hide the outcome
     await removeTree(staged).catch(() => undefined)
+    // rmdir refuses tmp/ while another install uses it: then it stays, as it should
     if (madeTmp) await fs.rmdir(paths.tmpDir).catch(() => undefined)
   }
 }

@@ -25,6 +25,7 @@ const readJson = async (file: string): Promise<Record<string, unknown> | undefin
     const value = JSON.parse(await fs.readFile(file, 'utf8')) as unknown
     return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined
   } catch {
+    // absent or not JSON: no scripts known from it (npm refuses a broken package.json itself)
     return undefined
   }
 }

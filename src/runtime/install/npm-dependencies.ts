@@ -23,6 +23,7 @@ const LOCKFILES = ['npm-shrinkwrap.json', 'package-lock.json'] as const
 const NPM_ERROR_LINES = 12
 
 async function readJson(file: string): Promise<Record<string, unknown> | undefined> {
+  // no package.json: nothing declared; a broken one is refused below
   const text = await fs.readFile(file, 'utf8').catch(() => undefined)
   if (text === undefined) return undefined
   try {
@@ -42,6 +43,7 @@ export async function checkDependencies(root: string): Promise<DependencyCheck> 
   >
   const missing: string[] = []
   for (const [name, range] of Object.entries(deps)) {
+    // absent or broken in node_modules: counted as missing, so npm installs it
     const installed = await readJson(path.join(root, 'node_modules', name, 'package.json')).catch(() => undefined)
     const version = typeof installed?.version === 'string' ? installed.version : undefined
     // a range semver cannot read (a git URL, a tarball, an alias) is satisfied by any installed copy

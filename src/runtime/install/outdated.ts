@@ -48,6 +48,7 @@ async function comparison(key: string, entry: InstalledConnector): Promise<Compa
   const npm = npmOriginSpec(origin.source)
   if (npm) return { name: npm.name, spec: npm.spec, installed: entry.version, newerOnly: false }
   if (entry.source?.kind === 'server.json') {
+    // the message is reported as why this connector cannot be compared
     const pkg = await serverJsonNpmPackage(origin.source, origin.server).catch((err: Error) => err.message)
     if (typeof pkg === 'string') return `connector "${key}" cannot be compared: ${origin.source}: ${pkg}`
     const installed = origin.packageVersion ?? pkg.version ?? entry.version
@@ -63,6 +64,7 @@ async function compare(key: string, entry: InstalledConnector, how: Comparison, 
   try {
     found = await npmVersions(how.name, env)
   } catch (err) {
+    // reported in the row's error; one failed query does not stop the others
     return { ...row, wanted: null, latest: null, outdated: false, error: (err as Error).message.split('\n')[0]! }
   }
   const latest = found.distTags.latest ?? null

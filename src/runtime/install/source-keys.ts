@@ -54,5 +54,6 @@ export async function previousManifest(
   const key = String(generated.manifest.key)
   const taken = await installedSource(store, paths, key)
   if (!taken || !sameSource(taken.source, generated.source, String(generated.manifest.name))) return undefined
+  // a stored release that cannot be read offers no previous manifest: the install starts afresh
   return (await store.get(key).catch(() => undefined))?.release.manifest
 }

@@ -45,8 +45,9 @@ export async function unchangedNpmReinstall(
   const offered = exact ? undefined : await npmVersions(npm.name, options.env).catch(() => undefined)
   const wanted = exact ?? (offered ? pickVersion(offered, npm.spec) : undefined)
   if (wanted === undefined || wanted !== entry.version) return undefined
+  // an unreadable release is replaced by a full install
   const installed = await store.get(key).catch(() => undefined)
-  if (!installed) return undefined // an unreadable release is replaced by a full install
+  if (!installed) return undefined
   const stored: StoredRelease = { digest: entry.digest, dir: installed.release.root, release: installed.release }
   const claim = { source: entry.source, checked: { digest: entry.digest, same: true }, origin }
   return store.record(stored, await resolveRuntime(installed.release), claim)

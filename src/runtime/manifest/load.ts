@@ -54,6 +54,7 @@ export async function loadRelease(dir: string, options: { walk: boolean } = { wa
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'does not exist' : 'cannot be read'
     throw new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `${dir} ${why}`)
   }
+  // gone meanwhile counts as not a directory, reported below
   if (!(await fs.stat(root).catch(() => undefined))?.isDirectory())
     throw new TuttiError(
       ErrorCodes.MANIFEST_NOT_FOUND,

@@ -1,4 +1,5 @@
 import type { AuthInfo } from '@modelcontextprotocol/server'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import type { McpRequest } from './classify.js'
 import type { ToolOutcome } from './tool-service.js'
 
@@ -27,6 +28,7 @@ export function exchangeAuth(exchange: McpExchange): AuthInfo {
 export function exchangeOf(auth: AuthInfo | undefined): McpExchange {
   const exchange = auth?.extra?.[KEY] as McpExchange | undefined
   // the factory is only ever called through the endpoint, which always sets it
-  if (!exchange) throw new Error('an MCP request reached the SDK handler without its classification')
+  if (!exchange)
+    throw new TuttiError(ErrorCodes.INTERNAL, 'an MCP request reached the SDK handler without its classification')
   return exchange
 }

@@ -171,6 +171,7 @@ export class FastPath {
     try {
       payload = `{"result":${encodeResult(era, outcome.result)},"jsonrpc":"2.0","id":${JSON.stringify(body.id)}}`
     } catch (err) {
+      // answered as the call's protocol error, like any failed call (tool-service.ts)
       return failure(err, outcome.connector)
     }
     return era === 'modern' ? modernAnswer(payload) : legacyAnswer(payload)

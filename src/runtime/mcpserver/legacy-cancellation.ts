@@ -35,6 +35,8 @@ export class LegacyCancellation {
   cancel(session: string, id: unknown, reason: string): boolean {
     const cancel = this.inFlight.get(session)?.get(id)
     if (!cancel) return false
+    // a plain Error as the abort reason: the SDK sends String(reason) upstream ('Error: …'), and a cancelled call's
+    // answer gets the connector's name only for an error that is not a TuttiError (tool-service.ts)
     cancel.cancel(new Error(reason))
     return true
   }

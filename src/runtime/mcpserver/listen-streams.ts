@@ -95,6 +95,7 @@ export class ListenStreams {
             controller.close()
           } else controller.enqueue(value)
         } catch (err) {
+          // handed on: the stream's reader sees the same error
           forget()
           controller.error(err)
         }

@@ -73,6 +73,8 @@ export class NodeFront {
     // the client going away cancels the call; an answer already written makes this a no-op
     const cancel = new CallCancel()
     res.once('close', () => {
+      // a plain Error as the abort reason: the SDK sends String(reason) upstream ('Error: …'), and a cancelled call's
+      // answer gets the connector's name only for an error that is not a TuttiError (tool-service.ts)
       if (!res.writableFinished) cancel.cancel(new Error('the client went away'))
     })
     const answer = await this.fastPath.call(request.era!, request, message, session, cancel)

@@ -58,6 +58,7 @@ export function parseMessage(read: BodyRead): Record<string, unknown> | Response
   try {
     body = JSON.parse(read.text)
   } catch {
+    // answered as a JSON-RPC parse error: the client's body is at fault
     return jsonRpcError(400, JSONRPC.PARSE_ERROR, 'Parse error: the body is not valid JSON')
   }
   if (Array.isArray(body)) return jsonRpcError(400, JSONRPC.INVALID_REQUEST, 'JSON-RPC batches are not supported')

@@ -70,6 +70,7 @@ export class ToolService {
       })
       return { ok: true, result: withoutUpstreamIdentity(result), connector: binding.connectorKey }
     } catch (err) {
+      // answered as the call's protocol error, naming the connector
       return failure(err, binding.connectorKey)
     } finally {
       legacy?.done()

@@ -20,6 +20,7 @@ export function unsafeOAuthUrl(value: string): string | undefined {
   try {
     url = new URL(value)
   } catch {
+    // the reason is the answer, as the doc comment says
     return 'it is not a URL'
   }
   if (url.protocol === 'https:') return undefined

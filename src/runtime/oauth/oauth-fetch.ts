@@ -62,6 +62,7 @@ async function boundedRequest(base: FetchLike, url: URL, init: RequestInit | und
   try {
     const res = await base(url, { ...init, signal, redirect })
     if (posts && res.status >= 300 && res.status < 400) {
+      // the body is abandoned: a failed cancel changes nothing about the error thrown next
       await res.body?.cancel().catch(() => undefined)
       throw new OAuthHttpError(
         `${where(url)} answered with a redirect (${res.status}); a request that carries credentials is not sent on`,
@@ -82,6 +83,7 @@ async function capped(res: Response, url: URL): Promise<Response> {
   const tooLarge = () =>
     new OAuthHttpError(`${where(url)} answered with more than ${OAUTH_BODY_LIMIT_BYTES / 1024} KiB`)
   if (declared > OAUTH_BODY_LIMIT_BYTES) {
+    // the body is abandoned: a failed cancel changes nothing about the error thrown next
     await res.body?.cancel().catch(() => undefined)
     throw tooLarge()
   }
@@ -94,6 +96,7 @@ async function capped(res: Response, url: URL): Promise<Response> {
       if (done) break
       size += value.byteLength
       if (size > OAUTH_BODY_LIMIT_BYTES) {
+        // the body is abandoned: a failed cancel changes nothing about the error thrown next
         await reader.cancel().catch(() => undefined)
         throw tooLarge()
       }

@@ -54,6 +54,7 @@ export async function revokeGrant(
     try {
       res = await fetchFn(url, { method: 'POST', headers, body })
     } catch (err) {
+      // returned as the reason: revocation is best-effort, and the caller reports it
       return {
         revoked: false,
         reason: `the revocation endpoint ${url.href} could not be reached: ${(err as Error).message}`,
@@ -86,6 +87,7 @@ async function issuingServer(
       | ServerMetadata
       | undefined
   } catch (err) {
+    // returned as the reason: revocation is best-effort, and the caller reports it
     return { reason: `the authorization server could not be discovered: ${(err as Error).message}` }
   }
   if (!metadata) return { reason: 'the authorization server could not be discovered: it serves no metadata' }

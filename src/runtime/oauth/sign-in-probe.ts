@@ -36,6 +36,7 @@ export async function probeSignIn(serverUrl: string, headers: Record<string, str
     redirect: 'manual',
     signal: AbortSignal.timeout(OAUTH_REQUEST_TIMEOUT_MS),
   })
+  // only the status and headers count: a failed cancel of the body changes nothing
   await res.body?.cancel().catch(() => undefined)
   if (res.status !== 401) {
     await endSession(fetchFn, serverUrl, res.headers.get(HEADER.sessionId))
@@ -46,6 +47,7 @@ export async function probeSignIn(serverUrl: string, headers: Record<string, str
     const metadata = await discoverOAuthProtectedResourceMetadata(serverUrl, undefined, fetchFn)
     return metadata.authorization_servers?.length ? { kind: 'oauth' } : { kind: 'credentials' }
   } catch {
+    // no protected-resource metadata: the server wants credentials, not an OAuth sign-in
     return { kind: 'credentials' }
   }
 }

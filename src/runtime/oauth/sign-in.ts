@@ -121,6 +121,7 @@ export class OAuthSignIn {
         throw this.failure(err)
       })
     } finally {
+      // the sign-in's own outcome is what counts; a transport that fails to close adds nothing
       await transport.close().catch(() => undefined)
       await redirect.close()
     }
@@ -163,6 +164,7 @@ function registeredPort(uris: unknown): number | undefined {
     const url = new URL(first)
     return url.hostname === '127.0.0.1' && url.pathname === REDIRECT_PATH && url.port ? Number(url.port) : undefined
   } catch {
+    // a registered redirect that is not a URL names no port to reuse
     return undefined
   }
 }

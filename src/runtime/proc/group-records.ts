@@ -46,6 +46,7 @@ export class GroupRecords {
     try {
       names = fs.readdirSync(this.dir)
     } catch {
+      // no records dir: no group to reap
       return killed
     }
     const records: GroupRecord[] = []
@@ -82,6 +83,7 @@ function groupOf(pid: number): number | undefined {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8')
     return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2])
   } catch {
+    // the process is gone (or there is no /proc): no group to name
     return undefined
   }
 }
@@ -90,6 +92,7 @@ function environOf(pid: number): string[] {
   try {
     return fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
   } catch {
+    // the process is gone, or its environ is not ours to read: nothing proves it ours
     return []
   }
 }

@@ -14,6 +14,7 @@ export function runsAsMain(moduleUrl: string): boolean {
   try {
     return realpathSync(path.resolve(main)) === realpathSync(fileURLToPath(moduleUrl))
   } catch {
+    // argv[1] or the module does not resolve (deleted, or a bundle): not the main module
     return false
   }
 }

@@ -5,6 +5,7 @@ export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
   } catch (err) {
+    // ESRCH: no such process; EPERM: alive, but another user's
     return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
   if (process.platform !== 'linux') return true
@@ -12,6 +13,7 @@ export function isAlive(pid: number): boolean {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
   } catch {
+    // the /proc entry vanished: the process exited meanwhile
     return false
   }
 }
@@ -26,6 +28,7 @@ export function processStartTicks(pid: number): string | undefined {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
     return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
   } catch {
+    // gone, or no /proc: no start time to compare
     return undefined
   }
 }
@@ -57,6 +60,7 @@ function pidNamespace(): string | undefined {
   try {
     return readlinkSync('/proc/self/ns/pid')
   } catch {
+    // no /proc: no namespace to record
     return undefined
   }
 }
@@ -117,6 +121,7 @@ export async function terminateProven(p: ProvenProcess, graceMs: number): Promis
   try {
     process.kill(p.pid, 'SIGTERM')
   } catch {
+    // it exited meanwhile (ESRCH): terminated
     return true
   }
   if (await waitUntil(() => !stillSame(p), graceMs)) return true
@@ -124,6 +129,7 @@ export async function terminateProven(p: ProvenProcess, graceMs: number): Promis
   try {
     process.kill(p.pid, 'SIGKILL')
   } catch {
+    // it exited meanwhile (ESRCH): terminated
     return true
   }
   return waitUntil(() => !stillSame(p), KILL_SETTLE_MS)

@@ -78,6 +78,7 @@ export function signalGroup(pgid: number, signal: NodeJS.Signals): boolean {
     process.kill(process.platform === 'win32' ? pgid : -pgid, signal)
     return true
   } catch {
+    // no such group (all exited) or not ours: false says nothing was signalled
     return false
   }
 }
@@ -89,6 +90,7 @@ export function groupAlive(pgid: number): boolean {
     process.kill(-pgid, 0)
     return true
   } catch {
+    // ESRCH: no process of the group is left
     return false
   }
 }

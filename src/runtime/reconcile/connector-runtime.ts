@@ -128,6 +128,7 @@ export class ConnectorRuntime {
     try {
       route = buildRoute(this.key, generation, client, tools)
     } catch (err) {
+      // fail() logs it with the reason; the previous generation keeps serving
       this.fail(err, reason, client)
       return false
     }

@@ -65,11 +65,9 @@ export class Reconciler {
     const listed = await this.store.list()
     const installed = new Map(listed.map((c) => [c.installed.key, c]))
     // a full reconcile also visits leftovers on disk (say, uninstalled while no daemon ran)
-    const onDisk = keys
-      ? []
-      : (await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])).filter((name) =>
-          CONNECTOR_KEY.test(name),
-        )
+    // no connectors dir yet: no leftovers
+    const names = keys ? [] : await fs.readdir(this.paths.connectorsDir).catch(() => [] as string[])
+    const onDisk = names.filter((name) => CONNECTOR_KEY.test(name))
     const targets = keys
       ? [...new Set(keys)]
       : [...new Set([...installed.keys(), ...this.runtimes.keys(), ...this.inactive.keys(), ...onDisk])]

@@ -86,6 +86,7 @@ async function checkLink(realRoot: string, rel: string, abs: string, target: str
   try {
     real = await fs.realpath(abs)
   } catch (err) {
+    // rethrown below as a ReleaseTreeError that says why
     const code = (err as NodeJS.ErrnoException).code
     const why =
       code === 'ENOENT' || code === 'ENOTDIR'

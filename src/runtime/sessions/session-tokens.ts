@@ -74,6 +74,7 @@ export class SessionTokens {
     try {
       raw = await readJsonIfExists(this.file)
     } catch (err) {
+      // setAside logs it, moves the file aside and starts with no sessions
       return this.setAside('not valid JSON', err)
     }
     if (raw === undefined) return // no session was ever issued here
@@ -87,6 +88,7 @@ export class SessionTokens {
 
   private async setAside(why: string, error?: unknown): Promise<void> {
     const aside = `${this.file}.unreadable-${Date.now()}`
+    // the file may be gone meanwhile; the warning below is logged either way
     await fs.rename(this.file, aside).catch(() => undefined)
     this.log.warn('sessions.json unreadable; moved aside, starting with no sessions', {
       why,
@@ -185,6 +187,7 @@ export class SessionTokens {
   private persist(): Promise<void> {
     // serialize writes; each writes the latest state, whatever became of the one before
     const write = this.persisting
+      // the write before failed to its own caller; this one writes the latest state regardless
       .catch(() => undefined)
       .then(() => writeJsonAtomic(this.file, { schemaVersion: 1, sessions: Object.fromEntries(this.byHash) }))
     this.persisting = write

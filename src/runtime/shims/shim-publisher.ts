@@ -124,6 +124,7 @@ export class ShimPublisher {
    */
   private async pruneTargets(key: string, published: number): Promise<void> {
     const dir = this.paths.shimTargetsDir(key)
+    // no targets dir: nothing to prune
     const files = (await fs.readdir(dir).catch(() => [] as string[])).flatMap((name) => {
       const m = TARGET_FILE.exec(name)
       return m ? [{ name, generation: Number(m[1]) }] : []
@@ -134,6 +135,7 @@ export class ShimPublisher {
 
   /** Every shim on disk, by connector key (for doctor and tests). */
   async list(): Promise<string[]> {
+    // no bin dir yet: no shims
     const names = await fs.readdir(this.paths.binDir).catch(() => [] as string[])
     return names
       .filter((n) => n.startsWith(SHIM_PREFIX) && CONNECTOR_KEY.test(n.slice(SHIM_PREFIX.length)))

@@ -33,6 +33,7 @@ export function tuttiCommandSource(paths: StatePaths): { posix: string; cmd: str
 export async function publishTuttiCommand(paths: StatePaths): Promise<boolean> {
   const file = path.join(paths.binDir, 'tutti')
   const { posix, cmd } = tuttiCommandSource(paths)
+  // absent or unreadable: written below
   if ((await fs.readFile(file, 'utf8').catch(() => '')) === posix) return false
   await ensurePrivateDir(paths.binDir)
   await writeFileAtomic(file, posix, 0o700)

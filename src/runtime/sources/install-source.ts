@@ -38,6 +38,7 @@ const isFile = (p: string) =>
 export async function prepareSource(source: string | undefined, options: SourceOptions): Promise<PreparedSource> {
   const cleanups: Array<() => Promise<void>> = []
   const cleanup = async () => {
+    // temporary copies under tmp/: a leftover is removed by the next install, and must not hide the outcome
     for (const c of cleanups.reverse()) await c().catch(() => undefined)
   }
   const unpack = async (archive: string): Promise<string> => {
@@ -90,6 +91,7 @@ export async function prepareSource(source: string | undefined, options: SourceO
 
 /** undefined for a tutti release; otherwise the manifest the package maps to. */
 async function describe(root: string, options: SourceOptions): Promise<GeneratedSource | undefined> {
+  // a root that cannot be stat'ed goes to the release loader, which says why
   const st = await fs.stat(root).catch(() => undefined)
   if (!st?.isDirectory()) return undefined // the release loader says what is wrong with it
   if (await isFile(path.join(root, MANIFEST_FILE))) {

@@ -92,6 +92,7 @@ async function servers(
 
 async function singleExecutable(root: string, skipped: string[]): Promise<string | undefined> {
   const dir = path.join(root, 'bin')
+  // no bin/ dir: no executable
   const names = await fs.readdir(dir).catch(() => [] as string[])
   const executables: string[] = []
   for (const name of names.sort()) {

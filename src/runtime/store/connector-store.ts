@@ -269,6 +269,7 @@ export class ConnectorStore {
       try {
         listed.release = await this.loadStored(key, entry.digest)
       } catch (err) {
+        // reported as this connector's loadError; the others still list
         listed.loadError = (err as Error).message
       }
       out.push(listed)

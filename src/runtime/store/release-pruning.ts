@@ -30,6 +30,7 @@ export async function pruneReleases(paths: StatePaths, key: string, keep: Readon
     const kept = new Set(keep)
     if (installed) kept.add(installed.digest)
     const dir = paths.releasesDir(key)
+    // no releases dir: nothing to prune
     const names = await fs.readdir(dir).catch(() => [] as string[])
     const removed: string[] = []
     // dot entries are temporary copies of a release being stored
@@ -40,7 +41,9 @@ export async function pruneReleases(paths: StatePaths, key: string, keep: Readon
     if (!installed) {
       // rmdir refuses non-empty directories: a data dir with something in it stays
       await fs.rmdir(paths.dataDir(key)).catch(() => undefined)
+      // a non-empty directory, or one already gone, stays as it is
       await fs.rmdir(dir).catch(() => undefined)
+      // a non-empty directory, or one already gone, stays as it is
       await fs.rmdir(paths.connectorDir(key)).catch(() => undefined)
     }
     return removed

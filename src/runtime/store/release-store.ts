@@ -49,11 +49,13 @@ export async function removeTree(dir: string): Promise<void> {
     try {
       st = await fs.lstat(p)
     } catch {
+      // gone already: nothing to make writable
       return
     }
     if (!st.isDirectory()) return
     // an entry that cannot be made writable is reported by the rm below, with its path
     await fs.chmod(p, 0o755).catch(() => undefined)
+    // unreadable: the rm below reports it with its path
     for (const name of await fs.readdir(p).catch(() => [] as string[])) await restore(path.join(p, name))
   }
   await restore(dir)

@@ -53,6 +53,7 @@ export async function unpackArchive(
     const nested =
       entries.length === 1 &&
       entries[0]!.isDirectory() &&
+      // no manifest at the top: the single directory is the release
       !(await fs.stat(path.join(dir, MANIFEST_FILE)).catch(() => undefined))
     return { root: nested ? path.join(dir, entries[0]!.name) : dir, cleanup }
   } catch (err) {
@@ -164,6 +165,7 @@ function extract(file: string, dir: string): Promise<void> {
           guard(entry as ReadEntry)
           return true
         } catch (err) {
+          // handed to fail(), which rejects the extraction with it
           fail(err as Error)
           unpack.abort(err as Error)
           return false
@@ -202,7 +204,7 @@ function extract(file: string, dir: string): Promise<void> {
       unpack.end()
       if (!failed) resolve()
     })
-    gunzip.on('error', (err) => fail(new Error(`not gzip data (${err.message})`)))
+    gunzip.on('error', (err) => fail(new TuttiError(ErrorCodes.MANIFEST_NOT_FOUND, `not gzip data (${err.message})`)))
     input.on('error', fail)
     input.pipe(gunzip)
   })

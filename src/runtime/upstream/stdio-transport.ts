@@ -2,6 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { accessSync, constants, existsSync } from 'node:fs'
 import path from 'node:path'
 import { serializeMessage, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client'
+import { ErrorCodes, TuttiError } from '../errors.js'
 import { spawnInGroup, stopGroup } from '../proc/process-group.js'
 import { StdinBatch } from './stdin-batch.js'
 import { StdioMessageReader } from './stdio-message-reader.js'
@@ -72,15 +73,16 @@ export class ProcessGroupStdioTransport implements Transport {
   }
 
   start(): Promise<void> {
-    if (this.child) throw new Error('transport already started')
+    if (this.child) throw new TuttiError(ErrorCodes.INTERNAL, 'transport already started')
     // checked here, not by spawn: the command may run through a wrapper (proc/process-group.ts)
     if (path.isAbsolute(this.options.command)) {
       try {
         accessSync(this.options.command, constants.X_OK)
       } catch (err) {
+        // rejected below with what is wrong with the command
         const code = (err as NodeJS.ErrnoException).code
         this.exitInfo = `command "${this.options.command}" ${code === 'ENOENT' ? 'not found' : 'is not executable'}`
-        return Promise.reject(new Error(this.exitInfo))
+        return Promise.reject(new TuttiError(ErrorCodes.UPSTREAM_FAILED, this.exitInfo))
       }
     }
     return new Promise((resolve, reject) => {
@@ -92,7 +94,7 @@ export class ProcessGroupStdioTransport implements Transport {
       this.batch = new StdinBatch(child.stdin!)
       child.once('error', (err: NodeJS.ErrnoException) => {
         this.exitInfo = spawnFailure(this.options.command, this.options.cwd, err)
-        reject(new Error(this.exitInfo))
+        reject(new TuttiError(ErrorCodes.UPSTREAM_FAILED, this.exitInfo))
         this.onerror?.(err)
         this.finish()
       })
@@ -130,6 +132,8 @@ export class ProcessGroupStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin
+    // a plain Error: through the SDK it becomes a tool call's answer, which asProtocolError prefixes with the
+    // connector only when it is not a TuttiError (mcpserver/tool-service.ts)
     if (!stdin || this.closed) return Promise.reject(new Error('not connected'))
     const local = this.answerLocally?.(message)
     if (local) {

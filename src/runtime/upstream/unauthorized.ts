@@ -25,6 +25,7 @@ export async function unauthorizedFailure(spec: HttpUpstreamSpec, cause: unknown
     const check = `check them (tutti connector connect ${spec.key} --env …)`
     return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${refused}; ${check}`, { cause })
   }
+  // a failed probe proves no OAuth: the credentials error below is the answer
   const probe = await probeSignIn(spec.url, spec.headers).catch(() => undefined)
   if (probe?.kind === 'oauth') return new TuttiError(ErrorCodes.OAUTH_NEEDS_AUTH, signInRequired(spec.key), { cause })
   const header = `tutti connector install --key ${spec.key} --header "Authorization: Bearer …" <url>`

@@ -90,7 +90,10 @@ export class UpstreamConnection implements RouteClient {
           const named = spec.timeouts?.startupMs ? ' (mcp.timeouts.startupSeconds)' : ''
           const timedOut = () => reject(new StartupTimeout(`no initialize answer within ${seconds(startupMs)}${named}`))
           timer = setTimeout(timedOut, startupMs)
-          onAbort = () => reject(new Error('the connect was abandoned: the connector changed meanwhile'))
+          onAbort = () =>
+            reject(
+              new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'the connect was abandoned: the connector changed meanwhile'),
+            )
           if (signal?.aborted) onAbort()
           else signal?.addEventListener('abort', onAbort, { once: true })
         }),

@@ -185,6 +185,7 @@ export class UpstreamSupervisor implements RouteClient {
     try {
       tools = await conn.listTools()
     } catch (err) {
+      // closed, then rethrown below
       await bestEffort(conn.close(0), this.log, 'closing an upstream whose tools/list failed', {
         connector: this.spec.key,
       })

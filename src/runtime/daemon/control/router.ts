@@ -79,6 +79,7 @@ export async function handleControl(
   try {
     json = read.text ? JSON.parse(read.text) : {}
   } catch {
+    // answered as a 400 that says why: the caller's body is at fault
     return errorResponse(400, ErrorCodes.ARGUMENT_INVALID, 'control request body is not JSON')
   }
   const parsed = r.message.request.safeParse(json)

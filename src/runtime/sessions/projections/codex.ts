@@ -34,6 +34,7 @@ export async function projectCodex(
   const userHome = userCodexHome(env)
   const userConfigPath = path.join(userHome, 'config.toml')
   let config: Record<string, unknown> = {}
+  // no user config.toml: the projection starts from an empty config
   const text = await fs.readFile(userConfigPath, 'utf8').catch(() => undefined)
   if (text !== undefined) {
     try {
