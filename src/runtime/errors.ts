@@ -35,6 +35,8 @@ export const ErrorCodes = {
   LOCK_TIMEOUT: 'LOCK_TIMEOUT',
   LOCK_COMPROMISED: 'LOCK_COMPROMISED',
   INTERNAL: 'INTERNAL',
+  /** A file of an installed release changed on disk after it was read (a Skill file served over MCP). */
+  RELEASE_CHANGED: 'RELEASE_CHANGED',
   /** A request withdrawn before its answer came: the client cancelled it. */
   CANCELLED: 'CANCELLED',
   // refusals of the daemon's HTTP surface: the CLI meets them only when it talks to a daemon that is not its

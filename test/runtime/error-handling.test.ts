@@ -50,26 +50,8 @@ function bareCatches(file: string, text: string): string[] {
   return out
 }
 
-/**
- * Files another branch is moving (issue 22): their catches and errors are typed after the move. An entry that is
- * fixed, or moved under a new name, fails the check below until this list is brought up to date.
- */
-const DEFERRED: Record<string, number> = {
-  'src/runtime/protocol/daemon-info.ts': 2,
-  'src/runtime/sessions/noted-skills.ts': 1,
-  'src/runtime/skills/skill-entries.ts': 5,
-  'src/runtime/skills/skill-uris.ts': 1,
-}
-
 it('every catch in src/ rethrows, logs, or says in a comment why swallowing is safe', () => {
-  const bare = sources().flatMap((s) => bareCatches(s.file, s.text))
-  const deferred: Record<string, number> = {}
-  for (const site of bare) {
-    const file = site.slice(0, site.indexOf(':'))
-    if (file in DEFERRED) deferred[file] = (deferred[file] ?? 0) + 1
-  }
-  expect(bare.filter((site) => !(site.slice(0, site.indexOf(':')) in DEFERRED))).toEqual([])
-  expect(deferred).toEqual(DEFERRED)
+  expect(sources().flatMap((s) => bareCatches(s.file, s.text))).toEqual([])
 })
 
 it('the check finds a bare catch, a bare promise catch, and passes the ones that say why', () => {
@@ -108,9 +90,6 @@ const PLAIN_ERRORS: Record<string, { count: number; why: string }> = {
     count: 1,
     why: "send()'s rejection becomes a tool call's answer through the SDK, prefixed with the connector's name",
   },
-  // deferred: another branch is moving these folders (issue 22)
-  'src/runtime/http/http-limits.ts': { count: 5, why: 'deferred until src/runtime/http/ has moved' },
-  'src/runtime/skills/skill-entries.ts': { count: 2, why: 'deferred until src/runtime/skills/ has moved' },
 }
 
 it('src/ throws typed TuttiErrors: a plain new Error only where the allowlist says why', () => {

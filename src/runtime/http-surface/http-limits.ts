@@ -1,3 +1,5 @@
+import { ErrorCodes, TuttiError } from '../errors.js'
+
 /**
  * Every limit and timeout of the daemon's HTTP surface, in one place. The
  * clients are local agents and the CLI: they send a request at once and in
@@ -72,20 +74,21 @@ export function resolveHttpLimits(raw: string | undefined): HttpLimits {
   try {
     parsed = JSON.parse(raw)
   } catch {
-    throw new Error(`${HTTP_LIMITS_ENV} is not JSON`)
+    // JSON.parse's own message adds nothing the user can act on
+    throw limitsInvalid(`${HTTP_LIMITS_ENV} is not JSON`)
   }
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
-    throw new Error(`${HTTP_LIMITS_ENV} must be a JSON object`)
+    throw limitsInvalid(`${HTTP_LIMITS_ENV} must be a JSON object`)
   const limits: Record<string, number> = { ...DEFAULT_HTTP_LIMITS }
   for (const [key, value] of Object.entries(parsed)) {
-    if (!Object.hasOwn(DEFAULT_HTTP_LIMITS, key)) throw new Error(`${HTTP_LIMITS_ENV}: unknown limit "${key}"`)
+    if (!Object.hasOwn(DEFAULT_HTTP_LIMITS, key)) throw limitsInvalid(`${HTTP_LIMITS_ENV}: unknown limit "${key}"`)
     if (!Number.isSafeInteger(value) || (value as number) <= 0)
-      throw new Error(`${HTTP_LIMITS_ENV}: ${key} must be a positive integer`)
+      throw limitsInvalid(`${HTTP_LIMITS_ENV}: ${key} must be a positive integer`)
     limits[key] = value as number
   }
   // node refuses a headers timeout longer than the request timeout
   if (limits.headersTimeoutMs > limits.requestTimeoutMs)
-    throw new Error(`${HTTP_LIMITS_ENV}: headersTimeoutMs must not exceed requestTimeoutMs`)
+    throw limitsInvalid(`${HTTP_LIMITS_ENV}: headersTimeoutMs must not exceed requestTimeoutMs`)
   return limits as HttpLimits
 }
 
@@ -117,3 +120,6 @@ export const BRIDGE_LIMITS = {
   /** stdout not drained for this long: the client has stopped reading, and its log (stderr) is told once. */
   unreadWarnMs: 5_000,
 } as const
+
+/** A bad TUTTI_HTTP_LIMITS is the user's input: the daemon does not start, and says which limit. */
+const limitsInvalid = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)

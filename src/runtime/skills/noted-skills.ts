@@ -18,6 +18,7 @@ export async function notedSkills(dirs: readonly string[], tools: readonly ToolN
   const out = new Map<string, string>()
   if (!tools.length) return out
   for (const dir of dirs) {
+    // a folder without a readable SKILL.md is no Skill: it gets no note
     const text = await fs.readFile(path.join(dir, SKILL_FILE), 'utf8').catch(() => undefined)
     const mentioned = text === undefined ? [] : mentionedTools(text, tools)
     if (mentioned.length) out.set(dir, withToolNameNote(text!, mentioned))

@@ -8,6 +8,7 @@ import { SKILL_LIMITS as EXTENSION_LIMITS } from '@modelcontextprotocol/server/e
 import { parse as parseYaml } from 'yaml'
 import { isInside, RELEASE_LIMITS } from '../release/release-tree.js'
 import { AGENT_SKILL_NAME, DIRECTORY, MARKDOWN, mimeTypeOf, SKILL_FILE, skillUri } from './skill-uris.js'
+import { ErrorCodes, TuttiError } from '../errors.js'
 
 /** One file of a Skill as served: its URI, where its bytes are, and what they were when listed. */
 export interface SkillFile {
@@ -91,6 +92,7 @@ export async function buildSkill(key: string, name: string, dir: string): Promis
     const entry: Skill = { uri, frontmatter, resources }
     return { ok: true, skill: { key, entry, realRoot, files, directories: childrenOf(key, name, walked, files) } }
   } catch (err) {
+    // the reason goes into the Skill's listing as why it is not served
     return { ok: false, reason: `it cannot be read: ${(err as Error).message}` }
   }
 }
@@ -98,10 +100,10 @@ export async function buildSkill(key: string, name: string, dir: string): Promis
 /** The bytes of a listed file, only while they are still inside the Skill and still what was listed. */
 export async function readServedFile(skill: ServedSkill, file: SkillFile): Promise<Buffer> {
   const real = await fs.realpath(file.path)
-  if (!isInside(skill.realRoot, real)) throw new Error(`${file.uri} now resolves outside its Skill`)
+  if (!isInside(skill.realRoot, real)) throw releaseChanged(`${file.uri} now resolves outside its Skill`)
   const bytes = await fs.readFile(real)
   if (bytes.length !== file.size || new ContentDigest().update(bytes).finish().digest !== file.digest)
-    throw new Error(`${file.uri} changed since it was listed`)
+    throw releaseChanged(`${file.uri} changed since it was listed`)
   return bytes
 }
 
@@ -118,6 +120,7 @@ async function walk(realRoot: string): Promise<Walked | string> {
       let st = await fs.lstat(abs)
       let real = abs
       if (st.isSymbolicLink()) {
+        // a dangling link resolves to nothing, which no Skill root contains: it is skipped below
         real = await fs.realpath(abs).catch(() => '')
         // a link out of the Skill, or to a directory (which could loop), is not part of what is served
         if (!real || !isInside(realRoot, real)) continue
@@ -151,6 +154,7 @@ function frontMatterOf(bytes: Buffer, name: string): Skill['frontmatter'] | stri
   try {
     data = parseYaml(match[1]!)
   } catch (err) {
+    // returned as the reason the Skill is not served
     return `its front matter is not YAML: ${(err as Error).message.split('\n')[0]}`
   }
   if (!data || typeof data !== 'object' || Array.isArray(data)) return 'its front matter is not a mapping'
@@ -169,6 +173,7 @@ function utf8Text(bytes: Uint8Array): string | undefined {
   try {
     return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes)
   } catch {
+    // a fatal decoder throws on bytes that are not UTF-8: the caller serves them as a base64 blob
     return undefined
   }
 }
@@ -197,6 +202,7 @@ class ContentDigest {
       this.decoder.decode(chunk, { stream })
       return true
     } catch {
+      // not UTF-8 (a fatal decoder throws): the answer is false
       return false
     }
   }
@@ -234,3 +240,5 @@ function childrenOf(
     )
   return byUri
 }
+
+const releaseChanged = (message: string) => new TuttiError(ErrorCodes.RELEASE_CHANGED, message)

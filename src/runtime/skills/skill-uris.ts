@@ -34,6 +34,7 @@ export function canonicalSkillUri(uri: string): string | undefined {
     try {
       segment = decodeURIComponent(raw)
     } catch {
+      // a malformed %-escape: not one of our URIs
       return undefined
     }
     if (segment === '' || segment === '.' || segment === '..' || segment.includes('/')) return undefined

@@ -40,6 +40,7 @@ export async function readDaemonInfo(paths: StatePaths): Promise<DaemonInfo | un
     const raw = await readJsonIfExists(paths.daemonJson)
     return isDaemonInfo(raw) ? raw : undefined
   } catch {
+    // unreadable or not JSON: as if no daemon had written it (the next daemon writes it anew)
     return undefined
   }
 }
@@ -63,6 +64,7 @@ export async function readPreferredPort(paths: StatePaths): Promise<number | und
     const raw = (await readJsonIfExists(paths.daemonPort)) as { port?: unknown } | undefined
     return typeof raw?.port === 'number' && raw.port > 0 && raw.port < 65536 ? raw.port : undefined
   } catch {
+    // no usable preference: the daemon takes any free port
     return undefined
   }
 }
