@@ -130,8 +130,11 @@ export function snapshotTree(root: string): Record<string, string> {
     for (const name of names.sort()) {
       const p = path.join(dir, name)
       const rel = path.relative(root, p)
-      // the daemon writes these on its own schedule: its log, and its code cache a moment after it starts
-      if (rel === 'daemon.log' || rel === 'code-cache') continue
+      // the daemon writes these on its own schedule: its log, its code cache a moment after it starts, the
+      // records of upstream process groups (one goes when a retired upstream ends, up to 30 s after an
+      // upgrade), and each connector's log of those events
+      if (rel === 'daemon.log' || rel === 'code-cache' || rel === 'upstreams') continue
+      if (/^connectors\/[^/]+\/connector\.log(\.1)?$/.test(rel)) continue
       const st = fs.lstatSync(p)
       if (st.isDirectory()) {
         out[`${rel}/`] = ''
