@@ -13,6 +13,8 @@ const repo = path.resolve(fileURLToPath(new URL('..', import.meta.url)))
 const count = Number(process.env.BENCH_LAZY_CONNECTORS ?? 50)
 const rounds = Number(process.env.BENCH_LAZY_ROUNDS ?? 3)
 const { ConnectorStore } = await import(pathToFileURL(path.join(repo, 'dist/runtime/store/connector-store.js')).href)
+const installerModule = pathToFileURL(path.join(repo, 'dist/runtime/install/connector-installer.js')).href
+const { ConnectorInstaller } = await import(installerModule)
 const { statePaths } = await import(pathToFileURL(path.join(repo, 'dist/runtime/paths.js')).href)
 
 /** @param {string} f */
@@ -73,9 +75,12 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 async function measure(lazy) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-bench-${lazy ? 'lazy' : 'eager'}-`))
   const stateDir = path.join(root, 'state')
-  const store = new ConnectorStore(statePaths(stateDir))
-  for (let i = 0; i < count; i++)
-    await store.install(connectorDir(path.join(root, 'src'), `c-${String(i).padStart(3, '0')}`, lazy))
+  const paths = statePaths(stateDir)
+  const installer = new ConnectorInstaller(paths, new ConnectorStore(paths))
+  for (let i = 0; i < count; i++) {
+    const dir = connectorDir(path.join(root, 'src'), `c-${String(i).padStart(3, '0')}`, lazy)
+    await installer.install(dir, { env: process.env })
+  }
   const env = { ...process.env, TUTTI_STATE_DIR: stateDir }
   /** @param {string[]} args */
   const tutti = (...args) =>
