@@ -14,9 +14,10 @@ export default defineConfig({
     // e2e files spawn real daemons, upstream servers, npm and agents; two cores run two files at once
     // (three were measured: 347 s against 361 s quiet, not worth the extra contention on a loaded machine)
     maxWorkers: 2,
-    // the longest files first, so that the two workers finish together (a fresh clone has no timing cache)
+    // the longest files first (test/support/file-seconds.json), so that the workers finish together
     sequence: { sequencer: LongestFirst },
-    reporters: ['default', './test/support/closing-line-reporter.ts'],
+    // TUTTI_RECORD_TIMES=1 on a full run rewrites file-seconds.json
+    reporters: ['default', './test/support/file-seconds-reporter.ts', './test/support/closing-line-reporter.ts'],
     projects: [
       // `npm run test:unit`: in-process tests of the runtime
       { test: { ...shared, name: 'unit', include: ['test/runtime/**/*.test.ts'] } },
