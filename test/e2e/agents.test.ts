@@ -1,19 +1,15 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { prepareRuntime, type ClaudeProjection, type CodexProjection, type PreparedRuntime } from 'tutti'
 import { CLAUDE_OFFLINE, claudeBinary, CodexAppServer } from '../support/agents.js'
 import { memoryConnector } from '../support/fixture-connector.js'
 import { cleanupState, control, EXAMPLES, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 const run = (file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024, timeout: 60_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  })
+  runProgram(file, args, { ...options, timeout: 60_000 })
 
 describe('real agents use the prepared runtime natively', () => {
   let dir: string

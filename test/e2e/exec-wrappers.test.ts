@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { CLAUDE_OFFLINE, claudeBinary } from '../support/agents.js'
 import { TOKEN_SHAPE } from '../support/bridge-clients.js'
 import { filesUnder } from '../support/agent-probe.js'
@@ -48,15 +48,12 @@ describe('session exec with wrappers and from a clone', () => {
     }
   })
 
-  const exec = (agent: string[], cwd = path.join(clone, 'src', 'deep')) =>
-    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      const args = [BIN, 'session', 'exec', '--provider', 'claude', '--', ...agent]
-      const options = { env, cwd, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 }
-      execFile(process.execPath, args, options, (err, stdout, stderr) => {
-        outputs.push(stdout, stderr)
-        resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr })
-      })
-    })
+  const exec = async (agent: string[], cwd = path.join(clone, 'src', 'deep')) => {
+    const args = [BIN, 'session', 'exec', '--provider', 'claude', '--', ...agent]
+    const res = await runProgram(process.execPath, args, { env, cwd, timeout: 90_000 })
+    outputs.push(res.stdout, res.stderr)
+    return res
+  }
   /** Claude Code's init line: the tools and Skills its session has. */
   const init = (stdout: string) =>
     stdout

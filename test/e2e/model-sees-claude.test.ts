@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { prepareRuntime, type ClaudeProjection } from 'tutti'
 import { CLAUDE_OFFLINE, claudeBinary } from '../support/agents.js'
 import { ClaudeStream, STREAM_FLAGS, type McpServerStatus } from '../support/claude-stream.js'
@@ -50,11 +50,7 @@ const SKILLS_EXTENSION = 'io.modelcontextprotocol/skills'
 const claudeDebugLog = (home: string) => path.join(home, 'claude-debug.log')
 
 const run = (file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { ...options, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  })
+  runProgram(file, args, { ...options, timeout: 90_000 })
 
 describe('what the model sees from Claude Code', () => {
   let dir: string

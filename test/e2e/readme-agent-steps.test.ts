@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { CLAUDE_OFFLINE, claudeBinary, codexBinary } from '../support/agents.js'
 import { modernClient } from '../support/mcp-clients.js'
 import { BIN, cleanupState, EXAMPLES, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
@@ -22,14 +22,7 @@ function readmeBlock(name: string): string {
 }
 
 const sh = (script: string, env: NodeJS.ProcessEnv, cwd: string) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(
-      '/bin/sh',
-      ['-c', script],
-      { env, cwd, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 },
-      (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  })
+  runProgram('/bin/sh', ['-c', script], { env, cwd, timeout: 90_000 })
 
 describe("the README's Claude Code and Codex steps", () => {
   let dir: string

@@ -1,8 +1,8 @@
-import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { CLAUDE_OFFLINE, claudeBinary, CodexAppServer, codexBinary } from '../support/agents.js'
 import { bridgeClient, MODERN_ENVELOPE, RawBridge, TOKEN_SHAPE, type Era } from '../support/bridge-clients.js'
 import { eventually, until } from '../support/eventually.js'
@@ -28,11 +28,7 @@ function readmeBlock(name: string, lang = 'sh'): string {
 }
 
 const run = (file: string, args: string[], env: NodeJS.ProcessEnv, cwd: string) =>
-  new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(file, args, { env, cwd, maxBuffer: 16 * 1024 * 1024, timeout: 90_000 }, (err, stdout, stderr) =>
-      resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    )
-  })
+  runProgram(file, args, { env, cwd, timeout: 90_000 })
 
 const text = (r: any) => r.content?.[0]?.text
 const bridgeSessions = (dir: string) =>

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { run as runProgram } from '../support/package-install.js'
 import { CLAUDE_OFFLINE, claudeBinary, codexBinary } from '../support/agents.js'
 import { TOKEN_SHAPE } from '../support/bridge-clients.js'
 import {
@@ -327,18 +328,10 @@ describe('tutti session exec', () => {
 
   describe('real agents from npm', () => {
     const run = (args: string[], extra: NodeJS.ProcessEnv) =>
-      new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-        execFile(
-          process.execPath,
-          [BIN, 'session', 'exec', ...args],
-          {
-            env: { ...process.env, TUTTI_STATE_DIR: dir, ...CLAUDE_OFFLINE, ...extra },
-            cwd: workspace,
-            maxBuffer: 16 * 1024 * 1024,
-            timeout: 90_000,
-          },
-          (err, stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-        )
+      runProgram(process.execPath, [BIN, 'session', 'exec', ...args], {
+        env: { ...process.env, TUTTI_STATE_DIR: dir, ...CLAUDE_OFFLINE, ...extra },
+        cwd: workspace,
+        timeout: 90_000,
       })
     let home: string
     beforeAll(() => {
@@ -377,24 +370,16 @@ describe('tutti session exec', () => {
               `exec '${claudeBinary()}' -p hello --output-format stream-json --verbose --strict-mcp-config "$@"\n`,
             { mode: 0o755 },
           )
-          const res = await new Promise<{ stdout: string; stderr: string }>((resolve) =>
-            execFile(
-              '/bin/sh',
-              ['-c', block!],
-              {
-                env: {
-                  PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
-                  HOME: home,
-                  TUTTI_STATE_DIR: dir,
-                  ...CLAUDE_OFFLINE,
-                },
-                cwd: workspace,
-                maxBuffer: 16 * 1024 * 1024,
-                timeout: 90_000,
-              },
-              (_err, stdout, stderr) => resolve({ stdout, stderr }),
-            ),
-          )
+          const res = await runProgram('/bin/sh', ['-c', block!], {
+            env: {
+              PATH: `${bin}${path.delimiter}${path.dirname(process.execPath)}${path.delimiter}/usr/bin:/bin`,
+              HOME: home,
+              TUTTI_STATE_DIR: dir,
+              ...CLAUDE_OFFLINE,
+            },
+            cwd: workspace,
+            timeout: 90_000,
+          })
           outputs.push(res.stdout, res.stderr)
           const init = res.stdout
             .split('\n')

@@ -35,17 +35,20 @@ export function copyCloneOf(repo: string, dest: string): number {
   return copied
 }
 
-/** Run a program without a shell; resolves with its exit code and output, never rejects. */
+/**
+ * Run a program without a shell; resolves with its exit code and output, never rejects. Its stdin is closed at
+ * once: `claude -p` waits 3 s for input on an open pipe before it starts. `timeout` kills a hung program.
+ */
 export function run(
   file: string,
   args: string[],
-  options: { cwd?: string; env: NodeJS.ProcessEnv },
+  options: { cwd?: string; env: NodeJS.ProcessEnv; timeout?: number },
 ): Promise<RunResult> {
   return new Promise((resolve) => {
     const child = execFile(
       file,
       args,
-      { cwd: options.cwd, env: options.env, maxBuffer: 64 * 1024 * 1024 },
+      { cwd: options.cwd, env: options.env, maxBuffer: 64 * 1024 * 1024, timeout: options.timeout ?? 0 },
       (err, stdout, stderr) => {
         const numeric = typeof (err as { code?: unknown } | null)?.code === 'number'
         // a spawn failure (ENOENT) has no exit code: report it as exit 1 with the reason
