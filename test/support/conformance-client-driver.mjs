@@ -4,27 +4,36 @@
 // suite appends its mock server's URL and names the scenario in
 // MCP_CONFORMANCE_SCENARIO. What is tested is tutti's upstream client, so the
 // driver does what a user does: writes a remote connector manifest for that
-// URL, installs it with the built CLI into a fresh state dir (its own daemon),
-// connects it (an OAuth sign-in follows the authorization URL through
-// --browser), lists and calls the scenario's tools through the daemon's
-// `connector` MCP server with a session token, and stops the daemon.
+// URL, installs it, connects it (an OAuth sign-in follows the authorization
+// URL through the browser command), lists and calls the scenario's tools
+// through the daemon's `connector` MCP server with a session token, and
+// uninstalls it.
 //
-// Inside the test (conformance-client.test.ts) the scenarios share one daemon: the test names its state dir
-// and session in TUTTI_CONFORMANCE_STATE_DIR, TUTTI_CONFORMANCE_URL and TUTTI_CONNECTOR_TOKEN, each driver
-// installs its mock under a key of its own and uninstalls it at the end. What is tested is the upstream
-// client, which a daemon of its own per scenario would not test better; a daemon start, a session prepare
-// and a daemon stop per scenario cost about a second of CPU each time, 37 times over.
-import { execFile } from 'node:child_process'
+// Install, connect and uninstall are the runtime calls the CLI's commands make (client/connectors.js), made
+// here in-process: what the CLI adds, parsing flags and printing, is tested elsewhere, and three CLI starts
+// cost about a second of CPU per scenario, 37 times over. Inside the test (conformance-client.test.ts) the
+// scenarios also share one daemon and one session: the test names them in TUTTI_CONFORMANCE_STATE_DIR,
+// TUTTI_CONFORMANCE_URL and TUTTI_CONNECTOR_TOKEN, and each driver installs its mock under a key of its own.
+// Run alone, the driver makes a state dir of its own and stops its daemon at the end.
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { fileURLToPath, pathToFileURL } from 'node:url'
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client'
 
 const HERE = path.dirname(fileURLToPath(import.meta.url))
-const BIN = path.join(HERE, '..', '..', 'bin', 'run.js')
+const DIST = path.join(HERE, '..', '..', 'dist', 'runtime')
 const BROWSER = path.join(HERE, 'conformance-browser.mjs')
+/** @param {string} rel */
+const runtime = (rel) => import(pathToFileURL(path.join(DIST, rel)).href)
+const { Connectors } = await runtime('client/connectors.js')
+const { prepareRuntime } = await runtime('client/sessions.js')
+const { DaemonControl } = await runtime('client/daemon-control.js')
+const { isTuttiError } = await runtime('errors.js')
+const { statePaths } = await runtime('paths.js')
+const { CLIENT_METADATA_URL_VAR } = await runtime('oauth/sign-in.js')
+
 const shared = process.env.TUTTI_CONFORMANCE_STATE_DIR
 /** A key of its own in a shared daemon (connector-key.ts: a lowercase letter, then [a-z0-9-]). */
 const KEY = shared ? `conf-${randomBytes(4).toString('hex')}` : 'conf'
@@ -33,6 +42,9 @@ const KEY = shared ? `conf-${randomBytes(4).toString('hex')}` : 'conf'
  * any https URL).
  */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
+/** What the CLI waits for a connector's outcome (--timeout), and for the browser to come back (--sign-in-timeout). */
+const OUTCOME_WAIT = { wait: true, timeoutMs: 30_000 }
+const SIGN_IN_WAIT_MS = 20_000
 
 const serverUrl = process.argv.at(-1)
 const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? ''
@@ -44,6 +56,8 @@ const run = process.env.TUTTI_TEST_RUN
 const stateDir =
   shared ??
   fs.mkdtempSync(path.join(os.tmpdir(), run ? `tutti-suite-${run}-conformance-client-` : 'tutti-conformance-client-'))
+const paths = statePaths(stateDir)
+const connectors = new Connectors(paths, { ...process.env, [CLIENT_METADATA_URL_VAR]: CLIENT_METADATA_URL })
 // the release and the browser script live outside the state dir, as a user's download would
 const workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-conformance-release-'))
 const releaseDir = path.join(workDir, 'release')
@@ -52,30 +66,22 @@ const began = Date.now()
 const log = (line) => process.stderr.write(`[driver +${Date.now() - began} ms] ${line}\n`)
 
 /**
- * @param {string[]} args @param {Record<string, string>} [extraEnv]
- * @returns {Promise<{ code: number, stdout: string, stderr: string }>}
+ * One runtime call, logged as the CLI command it stands for with the exit code that command would have (2: bad
+ * input, such as a sign-in tutti refuses; 1: a failure).
+ * @param {string} command @param {() => Promise<unknown>} call
+ * @returns {Promise<{ code: number, message: string }>}
  */
-function tutti(args, extraEnv = {}) {
-  return new Promise((resolve) => {
-    const env = { ...process.env, TUTTI_STATE_DIR: stateDir, NODE_OPTIONS: '', ...extraEnv }
-    execFile(
-      process.execPath,
-      [BIN, ...args, '--json'],
-      { env, maxBuffer: 16 * 1024 * 1024 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : 1) : 0
-        log(`tutti ${args.join(' ')} -> ${code}\n${stdout}${stderr}`)
-        resolve({ code, stdout, stderr })
-      },
-    )
-  })
-}
-
-/** @param {string[]} args @param {Record<string, string>} [extraEnv] */
-async function tuttiJson(args, extraEnv) {
-  const res = await tutti(args, extraEnv)
-  if (res.code !== 0) throw new Error(`tutti ${args.join(' ')} exited ${res.code}`)
-  return JSON.parse(res.stdout)
+async function as(command, call) {
+  try {
+    const result = await call()
+    log(`tutti ${command} -> 0\n${JSON.stringify(result)}`)
+    return { code: 0, message: '' }
+  } catch (err) {
+    const code = isTuttiError(err) ? /** @type {{ exitCode: number }} */ (err).exitCode : 1
+    const message = /** @type {Error} */ (err).message
+    log(`tutti ${command} -> ${code}\n${message}`)
+    return { code, message }
+  }
 }
 
 function manifest() {
@@ -113,21 +119,17 @@ async function connect() {
   fs.writeFileSync(browser, `#!/bin/sh\nexec "${process.execPath}" "${BROWSER}" "$1"\n`, { mode: 0o755 })
   for (;;) {
     signIns++
-    // a confidential pre-registered client (auth/pre-registration): its secret through the environment, as a user gives
-    // it
+    // a confidential pre-registered client (auth/pre-registration): its id and secret, as --client-id and
+    // --client-secret-from-env give them
     const client = context.client_secret
-      ? ['--client-id', String(context.client_id), '--client-secret-from-env', 'CONFORMANCE_CLIENT_SECRET']
-      : []
-    const env = {
-      TUTTI_OAUTH_CLIENT_METADATA_URL: CLIENT_METADATA_URL,
-      ...(context.client_secret ? { CONFORMANCE_CLIENT_SECRET: String(context.client_secret) } : {}),
-    }
-    const res = await tutti(
-      ['connector', 'connect', KEY, '--browser', browser, '--sign-in-timeout', '20', ...client],
-      env,
+      ? { clientId: String(context.client_id), clientSecret: String(context.client_secret) }
+      : {}
+    const signIn = { browser, timeoutMs: SIGN_IN_WAIT_MS, print: log, client }
+    const res = await as(`connector connect ${KEY} --browser`, () =>
+      connectors.connect(KEY, { keys: [], settings: {}, signIn, ...OUTCOME_WAIT }),
     )
     if (res.code === 0) return
-    if (signIns >= MAX_SIGN_INS || !NEEDS_SIGN_IN.test(res.stdout)) throw new Error('connect failed')
+    if (signIns >= MAX_SIGN_INS || !NEEDS_SIGN_IN.test(res.message)) throw new Error('connect failed')
   }
 }
 
@@ -185,7 +187,9 @@ async function exercise(client) {
 async function main() {
   fs.mkdirSync(releaseDir)
   fs.writeFileSync(path.join(releaseDir, 'tutti-connector.json'), JSON.stringify(manifest(), null, 2))
-  const installed = await tutti(['connector', 'install', releaseDir])
+  const installed = await as(`connector install ${releaseDir}`, () =>
+    connectors.install(releaseDir, { ...OUTCOME_WAIT }),
+  )
   // an OAuth connector installs as needing a sign-in; anything else must be ready
   if (!isAuth && installed.code !== 0) throw new Error('install failed')
   if (isAuth) await connect()
@@ -195,16 +199,12 @@ async function main() {
         headers: { authorization: `Bearer ${process.env.TUTTI_CONNECTOR_TOKEN}` },
       }
     : (
-        await tuttiJson([
-          'session',
-          'prepare',
-          '--provider',
-          'tutti-agent',
-          '--workspace',
-          'conformance',
-          '--session',
-          'driver',
-        ])
+        await prepareRuntime({
+          provider: 'tutti-agent',
+          workspace: 'conformance',
+          session: 'driver',
+          stateDir,
+        })
       ).mcpServers[0]
   const client = new Client(
     { name: 'conformance-driver', version: '1' },
@@ -228,7 +228,8 @@ try {
   log(`failed: ${/** @type {Error} */ (err).stack ?? err}`)
 } finally {
   // a shared daemon keeps serving the other scenarios: only this scenario's connector goes
-  await tutti(shared ? ['connector', 'uninstall', KEY, '--purge'] : ['daemon', 'stop'])
+  if (shared) await as(`connector uninstall ${KEY} --purge`, () => connectors.uninstall(KEY, { purge: true }))
+  else await as('daemon stop', () => new DaemonControl(paths).stop())
   const daemonLog = path.join(stateDir, 'daemon.log')
   if (fs.existsSync(daemonLog)) {
     const lines = fs.readFileSync(daemonLog, 'utf8').split('\n')
