@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared, uninstalled } from '../support/in-process.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import {
   childPids,
@@ -43,9 +44,7 @@ describe('crashed upstreams and upgrades under load', () => {
   }
   beforeAll(async () => {
     dir = tempStateDir('faults')
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'faults'])
-    ).mcpServers[0]
+    binding = (await prepared(dir, { session: 'faults' })).mcpServers[0]!
   })
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close()
@@ -58,11 +57,7 @@ describe('crashed upstreams and upgrades under load', () => {
     'kill -9 of the upstream mid-call: ' + 'the call fails within 2 s, the connector comes back as a new generation',
     async () => {
       const trace = traceFile()
-      await tuttiJson(dir, [
-        'connector',
-        'install',
-        faultConnector({ key: 'killed', activation: 'eager', env: { FIXTURE_TRACE: trace } }),
-      ])
+      await installed(dir, faultConnector({ key: 'killed', activation: 'eager', env: { FIXTURE_TRACE: trace } }))
       const client = await connect()
       const before = await connectorState(dir, 'killed')
       const pid = Number(text(await client.callTool({ name: 'killed_pid', arguments: {} })))
@@ -94,7 +89,7 @@ describe('crashed upstreams and upgrades under load', () => {
   )
 
   it('an upstream that crashes on a call is restarted; the call gets an MCP error, not a hang', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'crashy', activation: 'eager' })])
+    await installed(dir, faultConnector({ key: 'crashy', activation: 'eager' }))
     const client = await connect()
     const before = await connectorState(dir, 'crashy')
     await expect(client.callTool({ name: 'crashy_crash', arguments: {} })).rejects.toThrow()
@@ -107,7 +102,7 @@ describe('crashed upstreams and upgrades under load', () => {
   })
 
   it('an upstream that floods stdout past the 16 MiB message cap is cut off and restarted', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'flood', activation: 'eager' })])
+    await installed(dir, faultConnector({ key: 'flood', activation: 'eager' }))
     const client = await connect()
     const before = await connectorState(dir, 'flood')
     await expect(client.callTool({ name: 'flood_flood', arguments: {} })).rejects.toThrow()
@@ -124,21 +119,13 @@ describe('crashed upstreams and upgrades under load', () => {
   it('upgrading while 100 calls are in flight: no call fails because of the swap', async () => {
     const trace = traceFile()
     const gate = path.join(path.dirname(trace), 'open')
-    await tuttiJson(dir, [
-      'connector',
-      'install',
-      faultConnector({ key: 'swap', env: { FIXTURE_TRACE: trace, FIXTURE_GATE: gate } }),
-    ])
+    await installed(dir, faultConnector({ key: 'swap', env: { FIXTURE_TRACE: trace, FIXTURE_GATE: gate } }))
     const client = await connect()
     const oldPid = Number(text(await client.callTool({ name: 'swap_pid', arguments: {} })))
     const calls = Array.from({ length: 100 }, () => client.callTool({ name: 'swap_slow', arguments: { ms: 100 } }))
     // all 100 are in the old upstream, and stay there (the gate is shut) until the swap is done
     expect(await until(() => started(trace, 'slow') === 100)).toBe(true)
-    const upgraded = await tuttiJson(dir, [
-      'connector',
-      'install',
-      faultConnector({ key: 'swap', version: '2.0.0', variant: 'v2' }),
-    ])
+    const upgraded = await installed(dir, faultConnector({ key: 'swap', version: '2.0.0', variant: 'v2' }))
     expect(upgraded).toMatchObject({ version: '2.0.0', changed: true, state: { status: 'ready' } })
     // the new generation serves new calls while the old one drains
     expect(text(await client.callTool({ name: 'swap_version', arguments: {} }))).toBe('v2')
@@ -157,7 +144,7 @@ describe('crashed upstreams and upgrades under load', () => {
   it(
     'a new version whose upstream cannot start fails closed: ' + 'the previous generation serves on, and says so',
     async () => {
-      await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'closed', version: '2.0.0', variant: 'v2' })])
+      await installed(dir, faultConnector({ key: 'closed', version: '2.0.0', variant: 'v2' }))
       const client = await connect()
       const before = await connectorState(dir, 'closed')
       const broken = faultConnector({
@@ -189,16 +176,16 @@ describe('crashed upstreams and upgrades under load', () => {
         reason: expect.stringMatching(/^2\.0\.0 serving; 3\.0\.0 failed: /),
       })
       // fixing it (reinstalling a working version) recovers
-      await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'closed', version: '3.0.1', variant: 'v2' })])
+      await installed(dir, faultConnector({ key: 'closed', version: '3.0.1', variant: 'v2' }))
       expect(await connectorState(dir, 'closed')).toMatchObject({ status: 'ready', version: '3.0.1' })
     },
   )
 
   it('uninstall fences the route: new calls fail with an MCP error and the process group is gone', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fenced' })])
+    await installed(dir, faultConnector({ key: 'fenced' }))
     const client = await connect()
     const pid = Number(text(await client.callTool({ name: 'fenced_pid', arguments: {} })))
-    await tuttiJson(dir, ['connector', 'uninstall', 'fenced'])
+    await uninstalled(dir, 'fenced')
     await expect(client.callTool({ name: 'fenced_echo', arguments: { message: 'x' } })).rejects.toThrow(/unknown tool/)
     expect(await until(() => !isAlive(pid))).toBe(true)
     // it wrote no data: nothing of it stays (data it wrote would, unless --purge)
