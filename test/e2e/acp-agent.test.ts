@@ -15,8 +15,9 @@ import {
   type FakeAnthropic,
 } from '../support/fake-model-api/anthropic.js'
 import { probeConnector } from '../support/fixture-connector.js'
+import { installed } from '../support/in-process.js'
 import { filesContaining, MEMORY_TOOLS, seenConnector, skillDescription, treeArgv } from '../support/model-sees.js'
-import { cleanupState, control, isAlive, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { cleanupState, control, isAlive, REPO, tempStateDir, tutti } from '../support/tutti.js'
 
 /**
  * ACP with a real agent from npm: @zed-industries/claude-agent-acp, Zed's ACP
@@ -85,9 +86,9 @@ describe('ACP with a real agent from npm (@zed-industries/claude-agent-acp)', ()
     fake = await startFakeAnthropic()
     // side requests that carry no tools (none are expected) are answered without the test
     fake.autoReply = (req) => (toolsOf(req).length === 0 ? { text: 'ok' } : undefined)
-    await tuttiJson(dir, ['connector', 'install', seenConnector('alpha')])
+    await installed(dir, seenConnector('alpha'))
     // a CLI-only connector: its shim is what the agent's commands must find on PATH
-    await tuttiJson(dir, ['connector', 'install', probeConnector('beta', { release: 'beta-through-acp' })])
+    await installed(dir, probeConnector('beta', { release: 'beta-through-acp' }))
   })
   afterAll(async () => {
     await fake?.close()

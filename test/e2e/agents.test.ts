@@ -6,7 +6,8 @@ import { run as runProgram } from '../support/package-install.js'
 import { prepareRuntime, type ClaudeProjection, type CodexProjection, type PreparedRuntime } from 'tutti'
 import { CLAUDE_OFFLINE, claudeBinary, CodexAppServer } from '../support/agents.js'
 import { memoryConnector } from '../support/fixture-connector.js'
-import { cleanupState, control, EXAMPLES, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { connected, installed } from '../support/in-process.js'
+import { cleanupState, control, EXAMPLES, tempStateDir } from '../support/tutti.js'
 
 const run = (file: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd: string }) =>
   runProgram(file, args, { ...options, timeout: 60_000 })
@@ -19,9 +20,9 @@ describe('real agents use the prepared runtime natively', () => {
     dir = tempStateDir('agents')
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-agent-home-'))
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-workspace-'))
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', 'EVERYTHING_API_KEY=agents-test-key'])
+    await installed(dir, path.join(EXAMPLES, 'notes'))
+    await installed(dir, path.join(EXAMPLES, 'everything'))
+    await connected(dir, 'everything', { env: { EVERYTHING_API_KEY: 'agents-test-key' } })
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -72,7 +73,7 @@ describe('real agents use the prepared runtime natively', () => {
     })
 
     it('a connector installed afterwards shows up on the next mcpServerStatus/list', async () => {
-      await tuttiJson(dir, ['connector', 'install', memoryConnector('journal')])
+      await installed(dir, memoryConnector('journal'))
       await codex.request('config/mcpServer/reload')
       const status = await connectorStatus()
       expect(Object.keys(status.tools)).toEqual(expect.arrayContaining(['journal_read_graph', 'notes_read_graph']))

@@ -4,6 +4,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared } from '../support/in-process.js'
 import { modernClient } from '../support/mcp-clients.js'
 import { cleanupState, snapshotTree, spawnTutti, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -30,11 +31,9 @@ describe('tutti connector logs', () => {
     // a server that writes its key and each echo to stderr; eager, so it starts at install
     const env = { FIXTURE_STDERR: 'SERVICE_TOKEN' }
     const release = faultConnector({ key: 'chatty', auth: ['SERVICE_TOKEN'], env, activation: 'eager' })
-    const fromEnv = ['--from-env', 'SERVICE_TOKEN']
-    await tuttiJson(dir, ['connector', 'install', release, ...fromEnv], { env: { SERVICE_TOKEN: FIRST_KEY } })
-    const session = ['--provider', 'codex', '--workspace', 'w', '--session', 'logs']
-    const binding = (await tuttiJson(dir, ['session', 'prepare', ...session])).mcpServers[0]
-    client = await modernClient(binding)
+    const keys = [{ name: 'SERVICE_TOKEN', value: FIRST_KEY, secret: false, flag: '--from-env' }]
+    await installed(dir, release, { keys })
+    client = await modernClient((await prepared(dir, { workspace: 'w', session: 'logs' })).mcpServers[0]!)
   })
   afterAll(async () => {
     await client?.close()
@@ -106,8 +105,7 @@ describe('tutti connector logs', () => {
     const exit = (await records()).find((r) => r.msg === 'upstream exited; restarting with backoff')
     const reason = expect.stringMatching(/^upstream exited with code 3/)
     expect(exit).toMatchObject({ source: 'tutti', level: 'warn', reason })
-    const rotated = { env: { SERVICE_TOKEN: SECOND_KEY } }
-    await tuttiJson(dir, ['connector', 'connect', 'chatty', '--from-env', 'SERVICE_TOKEN'], rotated)
+    await connected(dir, 'chatty', { env: { SERVICE_TOKEN: SECOND_KEY } })
     await until(() => said('credentials or settings changed: starting it'))
     const text = JSON.stringify(await records()) + fs.readFileSync(logFile(), 'utf8')
     for (const key of [FIRST_KEY, SECOND_KEY]) expect(text).not.toContain(key)

@@ -2,6 +2,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FAULT_TOOLS, fullConnector, lazyConnector, probeConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared, uninstalled } from '../support/in-process.js'
 import { modernClient } from '../support/mcp-clients.js'
 import { cleanupState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -18,11 +19,11 @@ describe('tutti daemon doctor: facade parity', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('doctor')
-    await tuttiJson(dir, ['connector', 'install', journal])
-    await tuttiJson(dir, ['connector', 'install', fullConnector('vault', { auth: 'VAULT_KEY' })])
-    await tuttiJson(dir, ['connector', 'connect', 'vault', '--env', 'VAULT_KEY=doctor-key'])
-    await tuttiJson(dir, ['connector', 'install', probeConnector('probe')])
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('lazy')])
+    await installed(dir, journal)
+    await installed(dir, fullConnector('vault', { auth: 'VAULT_KEY' }))
+    await connected(dir, 'vault', { env: { VAULT_KEY: 'doctor-key' } })
+    await installed(dir, probeConnector('probe'))
+    await installed(dir, lazyConnector('lazy'))
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -103,11 +104,9 @@ describe('tutti daemon doctor: facade parity', () => {
 
   it('an upstream that disagrees with its declaration is found once it runs', async () => {
     const declared = FAULT_TOOLS.map((t) => (t.name === 'echo' ? { ...t, description: 'declared long ago' } : t))
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('drifty', { declared })])
+    await installed(dir, lazyConnector('drifty', { declared }))
     expect((await doctor()).report.findings).toEqual([]) // not running yet: nothing to compare
-    const binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'doc'])
-    ).mcpServers[0]
+    const binding = (await prepared(dir, { workspace: 'w', session: 'doc' })).mcpServers[0]!
     const client = await modernClient(binding)
     await client.callTool({ name: 'drifty_echo', arguments: { message: 'wake up' } })
     await client.close()
@@ -122,7 +121,7 @@ describe('tutti daemon doctor: facade parity', () => {
       }),
     ])
     // the other tests start from a clean report
-    await tuttiJson(dir, ['connector', 'uninstall', 'drifty', '--purge'])
+    await uninstalled(dir, 'drifty', { purge: true })
     expect((await doctor()).report.findings).toEqual([])
   })
 })

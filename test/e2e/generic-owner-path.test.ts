@@ -4,8 +4,9 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { lazyConnector, memoryConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared } from '../support/in-process.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, REPO, tempStateDir } from '../support/tutti.js'
 
 // Seed 004: every capability is reached the same generic way: discovered
 // (tools/list) and called by name (tools/call), with zero per-connector code.
@@ -38,22 +39,11 @@ describe('one generic discover + call path for every connector kind', () => {
         },
       }),
     )
-    await tuttiJson(dir, ['connector', 'install', memoryConnector('journal')]) // stdio, eager (npm memory server)
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('lazyfx')]) // stdio, lazy (declared tools)
-    await tuttiJson(dir, ['connector', 'install', remoteDir]) // remote Streamable HTTP
-    await tuttiJson(dir, ['connector', 'connect', 'remote', '--env', 'REMOTE_TOKEN=generic-remote-token'])
-    binding = (
-      await tuttiJson(dir, [
-        'session',
-        'prepare',
-        '--provider',
-        'tutti-agent',
-        '--workspace',
-        'owner',
-        '--session',
-        'generic',
-      ])
-    ).mcpServers[0]
+    await installed(dir, memoryConnector('journal')) // stdio, eager (npm memory server)
+    await installed(dir, lazyConnector('lazyfx')) // stdio, lazy (declared tools)
+    await installed(dir, remoteDir) // remote Streamable HTTP
+    await connected(dir, 'remote', { env: { REMOTE_TOKEN: 'generic-remote-token' } })
+    binding = (await prepared(dir, { provider: 'tutti-agent', workspace: 'owner', session: 'generic' })).mcpServers[0]!
   })
   afterAll(async () => {
     remote?.kill()

@@ -8,6 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { makeConnector } from '../support/connector-fixture.js'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyClient, modernClient, rawRequest } from '../support/mcp-clients.js'
 import {
   cleanupState,
@@ -27,10 +28,16 @@ import {
  */
 describe('hardening: the daemon', () => {
   let dir: string
-  const bystanderIsFine = async () => {
-    const binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening'])
-    ).mcpServers[0]
+  const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'hardening']
+  /**
+   * The session is prepared in-process, or through the CLI where the test is about what the next command does with
+   * the state files.
+   */
+  const bystanderIsFine = async (through: 'in-process' | 'cli' = 'in-process') => {
+    const binding =
+      through === 'cli'
+        ? (await tuttiJson(dir, prepare)).mcpServers[0]
+        : (await prepared(dir, { workspace: 'w', session: 'hardening' })).mcpServers[0]!
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       const names = (await client.listTools()).tools.map((t) => t.name)
@@ -44,7 +51,7 @@ describe('hardening: the daemon', () => {
   const state = (key: string) => connectorState(dir, key)
   beforeAll(async () => {
     dir = tempStateDir('hardening')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'bystander' })])
+    await installed(dir, faultConnector({ key: 'bystander' }))
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -80,7 +87,7 @@ describe('hardening: the daemon', () => {
       await bystanderIsFine()
       await tuttiJson(dir, ['daemon', 'stop'])
       await bystanderIsFine()
-      await tuttiJson(dir, ['connector', 'uninstall', 'deep', '--purge'])
+      await uninstalled(dir, 'deep', { purge: true })
     },
   )
 
@@ -139,7 +146,7 @@ describe('hardening: the daemon', () => {
         expect(isAlive(bystander.pid!)).toBe(true)
         expect(fs.existsSync(path.join(dir, 'daemon.json'))).toBe(false)
         fs.writeFileSync(path.join(dir, 'daemon.json'), JSON.stringify(forged), { mode: 0o600 })
-        await bystanderIsFine()
+        await bystanderIsFine('cli')
         expect(isAlive(bystander.pid!)).toBe(true)
         expect(readDaemonJson(dir)!.pid).not.toBe(bystander.pid)
       },
@@ -154,7 +161,7 @@ describe('hardening: the daemon', () => {
       expect(stop.stdout).toMatch(/serves another state directory/)
       expect(isAlive(otherPid)).toBe(true)
       expect((await tuttiJson(other, ['daemon', 'status'])).pid).toBe(otherPid)
-      await bystanderIsFine()
+      await bystanderIsFine('cli')
       expect(isAlive(otherPid)).toBe(true)
     })
   })
@@ -194,11 +201,10 @@ describe('hardening: the daemon', () => {
     'after kill -9 of the daemon, a server that ignores stdin EOF dies with it, and its grandchild is reaped by ' +
       'the next daemon',
     async () => {
-      const res = await tuttiJson(dir, [
-        'connector',
-        'install',
+      const res = await installed(
+        dir,
         faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } }),
-      ])
+      )
       const serverPid = res.state.pid
       expect(fs.existsSync(path.join(dir, 'upstreams', `${serverPid}.json`))).toBe(true)
       const [grandchild] = await eventually(
@@ -215,7 +221,7 @@ describe('hardening: the daemon', () => {
       expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toMatch(
         new RegExp(`reaped upstream processes a previous daemon left running.*${grandchild}`),
       )
-      await tuttiJson(dir, ['connector', 'uninstall', 'stubborn', '--purge'])
+      await uninstalled(dir, 'stubborn', { purge: true })
     },
   )
 
@@ -241,7 +247,7 @@ describe('hardening: the daemon', () => {
     expect(delays.slice(0, 4)).toEqual([250, 500, 1000, 2000])
     const status = await tutti(dir, ['daemon', 'status'])
     expect(status.stdout).toMatch(/flaky 1\.0\.0: .*restarts/)
-    await tuttiJson(dir, ['connector', 'uninstall', 'flaky', '--purge'])
+    await uninstalled(dir, 'flaky', { purge: true })
   })
 
   it('a failed first start is retried with the same backoff; status shows the next retry', async () => {
@@ -263,7 +269,7 @@ describe('hardening: the daemon', () => {
       nextRetryAt: expect.any(String),
     })
     expect((await tutti(dir, ['daemon', 'status'])).stdout).toMatch(/dead 1\.0\.0: failed[\s\S]*next retry: /)
-    await tuttiJson(dir, ['connector', 'uninstall', 'dead', '--purge'])
+    await uninstalled(dir, 'dead', { purge: true })
   })
 
   it(
@@ -284,14 +290,13 @@ describe('hardening: the daemon', () => {
         /more than 1000 lines on stdout that are not JSON-RPC within 10 s \(first: "garbage garbage/,
       )
       await bystanderIsFine()
-      await tuttiJson(dir, ['connector', 'uninstall', 'noisy', '--purge'])
+      await uninstalled(dir, 'noisy', { purge: true })
     },
   )
 
   it('a corrupt credentials.json is named without quoting what it holds', async () => {
-    await tuttiJson(dir, [
-      'connector',
-      'install',
+    await installed(
+      dir,
       makeConnector(
         {
           schemaVersion: 1,
@@ -303,7 +308,7 @@ describe('hardening: the daemon', () => {
         },
         { 'c.js': 'console.log(1)\n' },
       ),
-    ])
+    )
     const file = path.join(dir, 'credentials.json')
     const before = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined
     fs.writeFileSync(file, '{"schemaVersion":1,"connectors":{"locked":{"L_KEY":"corrupt-secret-4711"', { mode: 0o600 })
@@ -319,9 +324,7 @@ describe('hardening: the daemon', () => {
   })
 
   it('daemon.log stays NDJSON when a client aborts mid-body', async () => {
-    const token = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'aborts'])
-    ).env.TUTTI_CONNECTOR_TOKEN
+    const token = (await prepared(dir, { workspace: 'w', session: 'aborts' })).env.TUTTI_CONNECTOR_TOKEN
     const info = readDaemonJson(dir)!
     await new Promise<void>((resolve) => {
       const socket = net.connect(info.port, '127.0.0.1', () => {

@@ -6,6 +6,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { legacyPost, MODERN_META, modernClient, modernPost, rawRequest, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, readDaemonJson, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -126,13 +127,11 @@ describe('hardening: the HTTP surface of the daemon', () => {
     }
     fs.writeFileSync(path.join(release, 'tutti-connector.json'), JSON.stringify(manifest))
     dir = tempStateDir('hardening-http')
+    // the CLI starts the daemon with ENV (its limits are read at start); the rest is set up in-process
     await tutti(['connector', 'install', release])
-    await tutti(['connector', 'install', faultConnector({ key: 'fx' })])
-    binding = (
-      await tutti(['session', 'prepare', '--provider', 'claude', '--workspace', 'ws', '--session', 'attacker'])
-    ).mcpServers[0]
-    other = (await tutti(['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'bystander']))
-      .mcpServers[0]
+    await installed(dir, faultConnector({ key: 'fx' }))
+    binding = (await prepared(dir, { provider: 'claude', session: 'attacker' })).mcpServers[0]!
+    other = (await prepared(dir, { provider: 'codex', session: 'bystander' })).mcpServers[0]!
     const info = readDaemonJson(dir)!
     port = info.port
     controlToken = info.controlToken
@@ -257,7 +256,7 @@ describe('hardening: the HTTP surface of the daemon', () => {
     expect(await closed(slow)).toMatch(/^HTTP\/1\.1 408/)
 
     // the stream opened before the slow request is still open and still delivers
-    await tutti(['connector', 'install', faultConnector({ key: 'late' })])
+    await installed(dir, faultConnector({ key: 'late' }))
     expect(
       await eventually(
         () => changes.length,

@@ -8,6 +8,7 @@ import { ARCHIVE_LIMITS } from '../../src/runtime/store/unpack-archive.js'
 import { baseManifest, CLI_FILE, makeConnector, skill, type FixtureFiles } from '../support/connector-fixture.js'
 import { fullConnector, probeConnector } from '../support/fixture-connector.js'
 import { bytesUnder, entriesUnder, peakWhile, tuttiSh, writeTgz, type TarEntry } from '../support/hostile-archives.js'
+import { connected, installed, uninstalled } from '../support/in-process.js'
 import { cleanupState, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 // Hostile releases (issue 9, items 4, 11, 12, 13, 14): each is refused with exit 2 naming what is wrong, and leaves the
@@ -40,7 +41,7 @@ describe('hostile releases', () => {
     stateDir = tempStateDir('hostile')
     // an installed connector, so that "left as it was" covers an existing state (a small one: snapshotTree reads every
     // file)
-    await tuttiJson(stateDir, ['connector', 'install', probeConnector('present')])
+    await installed(stateDir, probeConnector('present'))
     fs.mkdirSync(path.join(stateDir, 'tmp'), { recursive: true, mode: 0o700 })
   })
   afterAll(async () => {
@@ -133,7 +134,7 @@ describe('hostile releases', () => {
       { path: 'package/node_modules/.bin/tool', type: 'SymbolicLink', linkpath: '../../lib/tool.js' },
     ])
     expect((await tuttiJson(stateDir, ['connector', 'install', tgz, '--no-wait'])).key).toBe('linked2')
-    for (const key of ['linked', 'linked2']) await tuttiJson(stateDir, ['connector', 'uninstall', key, '--purge'])
+    for (const key of ['linked', 'linked2']) await uninstalled(stateDir, key, { purge: true })
     expect(fs.readdirSync(path.join(stateDir, 'tmp'))).toEqual([])
   })
 
@@ -283,7 +284,7 @@ describe('hostile releases', () => {
         scratch,
       )
       expect((await tuttiJson(stateDir, ['connector', 'install', ok, '--no-wait'])).key).toBe('argv')
-      await tuttiJson(stateDir, ['connector', 'uninstall', 'argv', '--purge'])
+      await uninstalled(stateDir, 'argv', { purge: true })
     },
   )
 
@@ -300,7 +301,7 @@ describe('hostile releases', () => {
       },
       scratch,
     )
-    await tuttiJson(stateDir, ['connector', 'install', src])
+    await installed(stateDir, src)
     const raw = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/
     const table = await tutti(stateDir, ['connector', 'available'])
     expect(table.code).toBe(0)
@@ -324,7 +325,7 @@ describe('hostile releases', () => {
       (await tuttiJson(stateDir, ['daemon', 'status'])).connectors.find((c: { key: string }) => c.key === 'ansi')
         .version,
     ).toBe(version)
-    await tuttiJson(stateDir, ['connector', 'uninstall', 'ansi', '--purge'])
+    await uninstalled(stateDir, 'ansi', { purge: true })
   })
 })
 
@@ -377,8 +378,8 @@ describe('state directory permissions', () => {
   it('an existing state dir with lax permissions is tightened at daemon start, with a warning', async () => {
     const stateDir = tempStateDir('lax')
     dirs.push(stateDir)
-    await tuttiJson(stateDir, ['connector', 'install', probeConnector('lax', { auth: ['LAX_TOKEN'] })])
-    await tuttiJson(stateDir, ['connector', 'connect', 'lax', '--env', 'LAX_TOKEN=s3cret-value'])
+    await installed(stateDir, probeConnector('lax', { auth: ['LAX_TOKEN'] }))
+    await connected(stateDir, 'lax', { env: { LAX_TOKEN: 's3cret-value' } })
     await tuttiJson(stateDir, ['daemon', 'stop'])
     const lax = {
       '.': 0o777,

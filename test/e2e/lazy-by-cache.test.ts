@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, until } from '../support/eventually.js'
 import { FAULT_TOOLS, faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
 import { childPids, cleanupState, connectorState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -25,14 +26,12 @@ describe('every stdio connector lazy by cache', () => {
     return tuttiJson(dir, ['daemon', 'start'])
   }
   /** Sessions are revoked by `daemon stop`; each test prepares its own after its restart. */
-  const prepare = async () =>
-    (await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'cache']))
-      .mcpServers[0] as Binding
+  const prepare = async () => (await prepared(dir, { session: 'cache' })).mcpServers[0] as Binding
 
   beforeAll(async () => {
     dir = tempStateDir('lazy-cache')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'cached' })])
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'kept', activation: 'eager' })])
+    await installed(dir, faultConnector({ key: 'cached' }))
+    await installed(dir, faultConnector({ key: 'kept', activation: 'eager' }))
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -124,7 +123,7 @@ describe('every stdio connector lazy by cache', () => {
   )
 
   it('an upgrade is a cache miss: the new release is started to list its tools', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'cached', version: '2.0.0', variant: 'v2' })])
+    await installed(dir, faultConnector({ key: 'cached', version: '2.0.0', variant: 'v2' }))
     const s = await state('cached')
     expect(s).toMatchObject({ status: 'ready', version: '2.0.0', upstream: 'running' })
     const cache = JSON.parse(fs.readFileSync(cacheFile('cached'), 'utf8'))
@@ -132,9 +131,9 @@ describe('every stdio connector lazy by cache', () => {
   })
 
   it('uninstall removes the cache with the release', async () => {
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'gone' })])
+    await installed(dir, faultConnector({ key: 'gone' }))
     expect(fs.existsSync(cacheFile('gone'))).toBe(true)
-    await tuttiJson(dir, ['connector', 'uninstall', 'gone'])
+    await uninstalled(dir, 'gone')
     expect(fs.existsSync(cacheFile('gone'))).toBe(false)
   })
 })

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, until } from '../support/eventually.js'
 import { FAULT_TOOLS, lazyConnector } from '../support/fixture-connector.js'
+import { installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
 import { childPids, cleanupState, connectorState, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -27,16 +28,14 @@ describe('lazy activation from declared tools', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('lazy')
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'lazy'])
-    ).mcpServers[0]
+    binding = (await prepared(dir, { session: 'lazy' })).mcpServers[0]!
   })
   afterAll(async () => {
     await cleanupState(dir)
   })
 
   it('the route is listed (both eras) before anything is spawned', async () => {
-    const res = await tuttiJson(dir, ['connector', 'install', lazyConnector('lz')])
+    const res = await installed(dir, lazyConnector('lz'))
     expect(res.state).toMatchObject({
       status: 'ready',
       activation: 'lazy',
@@ -57,7 +56,7 @@ describe('lazy activation from declared tools', () => {
   })
 
   it('20 concurrent first calls start the upstream exactly once, and every call is answered', async () => {
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('burst')])
+    await installed(dir, lazyConnector('burst'))
     const before = daemonChildren()
     const client = await modernClient(binding)
     const results = await Promise.all(
@@ -84,7 +83,7 @@ describe('lazy activation from declared tools', () => {
       client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
       // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
       const sub = await client.listen({ toolsListChanged: true })
-      await tuttiJson(dir, ['connector', 'install', lazyConnector('drift', { declared, variant: 'v2' })])
+      await installed(dir, lazyConnector('drift', { declared, variant: 'v2' }))
       expect(await seen(changes, 1)).toBe(true)
       const before = await state('drift')
       expect(before.tools).toBe(declared.length)
@@ -117,7 +116,7 @@ describe('lazy activation from declared tools', () => {
   )
 
   it('the idle timeout stops the upstream; the next call starts it again', async () => {
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('idle', { idleTimeoutSeconds: 1 })])
+    await installed(dir, lazyConnector('idle', { idleTimeoutSeconds: 1 }))
     const client = await modernClient(binding)
     const pid1 = Number(text(await client.callTool({ name: 'idle_pid', arguments: {} })))
     // no status check in between: on a loaded machine one status call may outlast the 1 s idle timeout
@@ -135,7 +134,7 @@ describe('lazy activation from declared tools', () => {
   })
 
   it("a running lazy upstream's own tools/list_changed rebuilds the route too", async () => {
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('grower')])
+    await installed(dir, lazyConnector('grower'))
     const client = await modernClient(binding)
     // running first (its declaration matches: no new generation), then it changes its own table
     await client.callTool({ name: 'grower_echo', arguments: { message: 'start' } })
@@ -152,13 +151,13 @@ describe('lazy activation from declared tools', () => {
   })
 
   it('uninstalling a running lazy connector closes its upstream', async () => {
-    await tuttiJson(dir, ['connector', 'install', lazyConnector('leaving')])
+    await installed(dir, lazyConnector('leaving'))
     const client = await modernClient(binding)
     await client.callTool({ name: 'leaving_echo', arguments: { message: 'start' } })
     await client.close()
     const pid = (await state('leaving')).pid
     expect(daemonChildren()).toContain(pid)
-    await tuttiJson(dir, ['connector', 'uninstall', 'leaving'])
+    await uninstalled(dir, 'leaving')
     expect(await until(() => !daemonChildren().includes(pid))).toBe(true)
   })
 })
@@ -184,9 +183,7 @@ describe('scale: 50 lazy connectors', () => {
         (c: { status: string; upstream: string }) => c.status === 'ready' && c.upstream === 'stopped',
       ),
     ).toBe(true)
-    const binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'claude', '--workspace', 'w', '--session', 's'])
-    ).mcpServers[0]
+    const binding = (await prepared(dir, { provider: 'claude', workspace: 'w', session: 's' })).mcpServers[0]!
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
       expect((await client.listTools()).tools).toHaveLength(50 * FAULT_TOOLS.length)

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { memoryConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyClient, legacyPost, modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, control, EXAMPLES, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -13,19 +14,9 @@ describe('the connector MCP server with real upstreams from npm', () => {
   let binding: Binding
   beforeAll(async () => {
     dir = tempStateDir('mcp')
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', `EVERYTHING_API_KEY=${KEY}`])
-    const prepared = await tuttiJson(dir, [
-      'session',
-      'prepare',
-      '--provider',
-      'tutti-agent',
-      '--workspace',
-      'ws',
-      '--session',
-      'mcp-1',
-    ])
-    binding = prepared.mcpServers[0]
+    await installed(dir, path.join(EXAMPLES, 'everything'))
+    await connected(dir, 'everything', { env: { EVERYTHING_API_KEY: KEY } })
+    binding = (await prepared(dir, { provider: 'tutti-agent', session: 'mcp-1' })).mcpServers[0]!
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -136,7 +127,7 @@ describe('the connector MCP server with real upstreams from npm', () => {
     // follows a step can only be shown by a quiet period, since notices carry nothing that tells them apart
     const settle = () => new Promise((r) => setTimeout(r, 400))
 
-    await tuttiJson(dir, ['connector', 'install', memoryConnector('memory')])
+    await installed(dir, memoryConnector('memory'))
     expect(
       (await eventually(
         () => changes.length,
@@ -145,11 +136,11 @@ describe('the connector MCP server with real upstreams from npm', () => {
     ).toBe(1)
     expect(await names()).toContain('memory_read_graph')
 
-    await tuttiJson(dir, ['connector', 'install', memoryConnector('vault', 'VAULT_TOKEN')])
+    await installed(dir, memoryConnector('vault', 'VAULT_TOKEN'))
     await settle()
     expect(changes).toHaveLength(1) // needs-auth: nothing visible changed, nothing sent
 
-    await tuttiJson(dir, ['connector', 'connect', 'vault', '--env', 'VAULT_TOKEN=vault-secret-1'])
+    await connected(dir, 'vault', { env: { VAULT_TOKEN: 'vault-secret-1' } })
     await eventually(
       () => changes.length,
       (n) => n >= 2,
@@ -167,11 +158,11 @@ describe('the connector MCP server with real upstreams from npm', () => {
     expect(changes).toHaveLength(3)
     expect(await names()).not.toContain('vault_search_nodes')
 
-    await tuttiJson(dir, ['connector', 'uninstall', 'vault'])
+    await uninstalled(dir, 'vault')
     await settle()
     expect(changes).toHaveLength(3) // already inactive
 
-    await tuttiJson(dir, ['connector', 'uninstall', 'memory'])
+    await uninstalled(dir, 'memory')
     await eventually(
       () => changes.length,
       (n) => n >= 4,
@@ -188,7 +179,7 @@ describe('the connector MCP server with real upstreams from npm', () => {
   it(
     'a call through the server reaches the real memory server ' + 'and its data persists in the connector data dir',
     async () => {
-      await tuttiJson(dir, ['connector', 'install', memoryConnector('graph')])
+      await installed(dir, memoryConnector('graph'))
       const client: Client = await modernClient(binding)
       await client.callTool({
         name: 'graph_create_entities',

@@ -17,6 +17,7 @@ import {
   type FakeAnthropic,
 } from '../support/fake-model-api/anthropic.js'
 import type { RecordedRequest } from '../support/fake-model-api/server.js'
+import { installed } from '../support/in-process.js'
 import {
   cliHas,
   filesContaining,
@@ -25,7 +26,7 @@ import {
   skillDescription,
   treeArgv,
 } from '../support/model-sees.js'
-import { BIN, cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { BIN, cleanupState, tempStateDir } from '../support/tutti.js'
 
 /**
  * What the model is given when Claude Code (@anthropic-ai/claude-code from
@@ -63,7 +64,7 @@ describe('what the model sees from Claude Code', () => {
     fake = await startFakeAnthropic()
     // side requests of Claude Code that carry no tools (none are expected) are answered without the test
     fake.autoReply = (req) => (toolsOf(req).length === 0 ? { text: 'ok' } : undefined)
-    await tuttiJson(dir, ['connector', 'install', seenConnector('alpha')])
+    await installed(dir, seenConnector('alpha'))
   })
   afterAll(async () => {
     await fake?.close()
@@ -167,7 +168,7 @@ describe('what the model sees from Claude Code', () => {
         const held = await fake.next()
         expect(mcpTools(held.request, added)).toEqual([])
 
-        await tuttiJson(dir, ['connector', 'install', seenConnector(added)])
+        await installed(dir, seenConnector(added))
         // nothing is done to the session: its own view gains the connector from the server's list_changed alone
         const status = await eventually(
           () => claude.mcpStatus(),

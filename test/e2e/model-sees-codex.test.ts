@@ -21,6 +21,7 @@ import {
   type FakeOpenAI,
 } from '../support/fake-model-api/openai.js'
 import type { RecordedRequest } from '../support/fake-model-api/server.js'
+import { installed, uninstalled } from '../support/in-process.js'
 import {
   cliHas,
   filesContaining,
@@ -29,7 +30,7 @@ import {
   skillDescription,
   treeArgv,
 } from '../support/model-sees.js'
-import { BIN, cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { BIN, cleanupState, tempStateDir } from '../support/tutti.js'
 
 /**
  * What the model is given when Codex (@openai/codex from npm) runs with
@@ -98,7 +99,7 @@ describe('what the model sees from Codex', () => {
     dir = tempStateDir('model-sees-codex')
     workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-codex-ws-'))
     fake = await startFakeOpenAI()
-    await tuttiJson(dir, ['connector', 'install', seenConnector('alpha')])
+    await installed(dir, seenConnector('alpha'))
   })
   afterAll(async () => {
     await fake?.close()
@@ -242,7 +243,7 @@ describe('what the model sees from Codex', () => {
         'without the helper, a connector installed before the next turn is not in it: ' +
           'Codex does not refresh by itself',
         async () => {
-          await tuttiJson(dir, ['connector', 'install', seenConnector('gamma')])
+          await installed(dir, seenConnector('gamma'))
           const next = await turn('two')
           // the install finished before turn/start, so a Codex that listed tools at turn start would have it
           expect(connectorFunctions(next, 'gamma')).toEqual([])
@@ -262,7 +263,7 @@ describe('what the model sees from Codex', () => {
             { runtime, onError: (e) => reloadErrors.push(e) },
           )
           const ready = readyReports(codex, threadId)
-          await tuttiJson(dir, ['connector', 'install', seenConnector('beta')])
+          await installed(dir, seenConnector('beta'))
           await eventually(
             () => reloads,
             (n) => n >= 1,
@@ -275,7 +276,7 @@ describe('what the model sees from Codex', () => {
 
           const before = reloads
           const readyBefore = readyReports(codex, threadId)
-          await tuttiJson(dir, ['connector', 'uninstall', 'beta'])
+          await uninstalled(dir, 'beta')
           await eventually(
             () => reloads,
             (n) => n > before,
@@ -416,7 +417,7 @@ describe('what the model sees from Codex', () => {
           async () => {
             const heard = () => codex.stderr.join('').split('MCP server tool list changed').length - 1
             const before = heard()
-            await tuttiJson(dir, ['connector', 'install', seenConnector('epsilon')])
+            await installed(dir, seenConnector('epsilon'))
             expect(await until(() => heard() > before)).toBe(true)
             const next = await turn('two')
             expect(connectorFunctions(next, 'epsilon')).toEqual([])
@@ -443,7 +444,7 @@ describe('what the model sees from Codex', () => {
               { runtime: watcher, onError: (e) => reloadErrors.push(e) },
             )
             const ready = readyReports(codex, threadId)
-            await tuttiJson(dir, ['connector', 'install', seenConnector('zeta')])
+            await installed(dir, seenConnector('zeta'))
             await eventually(
               () => reloads,
               (n) => n >= 1,

@@ -9,8 +9,9 @@ import { ClaudeStream, STREAM_FLAGS } from '../support/claude-stream.js'
 import { promptText, startFakeAnthropic, toolResults, toolsOf } from '../support/fake-model-api/anthropic.js'
 import type { FakeAnthropic } from '../support/fake-model-api/anthropic.js'
 import { inputText, namespaceFunctions, startFakeOpenAI, type FakeOpenAI } from '../support/fake-model-api/openai.js'
+import { installed } from '../support/in-process.js'
 import { linearPlugin, TRIAGE_MAPPING } from '../support/skill-plugin.js'
-import { cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, tempStateDir } from '../support/tutti.js'
 
 const SEARCH = 'mcp__connector__linear_search_issues'
 const NOTE_HEADING = '## Tool names in this session'
@@ -38,7 +39,7 @@ describe('what the model is sent of a Skill that names upstream tools (Claude Co
     fake = await startFakeAnthropic()
     // side requests that carry no tools are answered without the test
     fake.autoReply = (req) => (toolsOf(req).length === 0 ? { text: 'ok' } : undefined)
-    await tuttiJson(dir, ['connector', 'install', plugin])
+    await installed(dir, plugin)
     const runtime = await prepareRuntime({ provider: 'claude', workspace, session: 'skill-names', stateDir: dir })
     const projection = runtime.projection as ClaudeProjection
     const env = {
@@ -111,7 +112,7 @@ describe('what the model is sent of a Skill that names upstream tools (Codex)', 
     config.push('name = "fake Responses API"', `base_url = "${fake.origin}/v1"`, 'wire_api = "responses"')
     config.push('env_key = "TUTTI_FAKE_OPENAI_KEY"', '')
     fs.writeFileSync(path.join(home, '.codex', 'config.toml'), config.join('\n'))
-    await tuttiJson(dir, ['connector', 'install', plugin])
+    await installed(dir, plugin)
   })
   afterAll(async () => {
     await fake?.close()

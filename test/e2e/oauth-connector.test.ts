@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeConnector } from '../support/connector-fixture.js'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import {
   FOLLOW_BROWSER,
@@ -15,7 +16,7 @@ import {
   stateFiles,
   type FixtureUrls,
 } from '../support/oauth-fixture.js'
-import { cleanupState, connectorState, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
+import { cleanupState, connectorState, tempStateDir, tutti, type RunResult } from '../support/tutti.js'
 
 const BROWSER = FOLLOW_BROWSER
 
@@ -74,10 +75,8 @@ describe('OAuth connectors: sign-in, refresh, needs-auth, revocation', () => {
     ;({ child: fixture, urls } = await startOAuthFixture())
     ;({ child: bare, urls: bareUrls } = await startOAuthFixture({ FIXTURE_OAUTH_NO_METADATA: '1' }))
     dir = tempStateDir('oauth')
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'oauth'])
-    ).mcpServers[0]
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'other' })])
+    binding = (await prepared(dir, { session: 'oauth' })).mcpServers[0]!
+    await installed(dir, faultConnector({ key: 'other' }))
   })
   afterAll(async () => {
     fixture?.kill()
@@ -414,19 +413,9 @@ describe('OAuth connectors: a pre-registered confidential client (--client-id, -
       FIXTURE_OAUTH_PRE_REGISTERED: JSON.stringify(POST),
     }))
     dir = tempStateDir('oauth-client')
-    binding = (
-      await tuttiJson(dir, [
-        'session',
-        'prepare',
-        '--provider',
-        'codex',
-        '--workspace',
-        'ws',
-        '--session',
-        'oauth-client',
-      ])
-    ).mcpServers[0]
-    expect((await run(['connector', 'install', oauthConnector('vault', basicUrls.mcp), '--json'])).code).toBe(0)
+    binding = (await prepared(dir, { session: 'oauth-client' })).mcpServers[0]!
+    // throws where the CLI would exit non-zero
+    await installed(dir, oauthConnector('vault', basicUrls.mcp))
   })
   afterAll(async () => {
     basicAs?.kill()

@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Bystander } from '../support/bystander.js'
+import { prepared } from '../support/in-process.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { FOLLOW_BROWSER, plainRemoteConnector, startOAuthFixture, stateFiles } from '../support/oauth-fixture.js'
 import type { OAuthFixture } from '../support/oauth-fixture.js'
@@ -37,11 +38,7 @@ describe('OAuth found on a 401', () => {
     const connector = JSON.parse(res.stdout).connectors.find((c: { key: string }) => c.key === key)
     return connector?.interfaces.find((i: { kind: string }) => i.kind === 'mcp')
   }
-  const prepare = async (session: string): Promise<Binding> => {
-    const args = ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', session, '--json']
-    const prepared = await run(args)
-    return JSON.parse(prepared.stdout).mcpServers[0]
-  }
+  const prepare = async (session: string): Promise<Binding> => (await prepared(dir, { session })).mcpServers[0]!
   const hint = (key: string) => `sign-in required: run tutti connector connect ${key}`
   const toolNames = async (): Promise<string[]> => {
     const client = await modernClient(binding)

@@ -4,7 +4,8 @@ import path from 'node:path'
 import { parse } from 'smol-toml'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { prepareRuntime } from 'tutti'
-import { cleanupState, EXAMPLES, NPM_BIN, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
+import { connected, installed } from '../support/in-process.js'
+import { cleanupState, EXAMPLES, NPM_BIN, tempStateDir, tutti } from '../support/tutti.js'
 
 const API_KEY = 'everything-key-3141592653'
 
@@ -22,9 +23,9 @@ describe('session projections', () => {
   beforeAll(async () => {
     dir = tempStateDir('proj')
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-home-'))
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
-    await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'everything')])
-    await tuttiJson(dir, ['connector', 'connect', 'everything', '--env', `EVERYTHING_API_KEY=${API_KEY}`])
+    await installed(dir, path.join(EXAMPLES, 'notes'))
+    await installed(dir, path.join(EXAMPLES, 'everything'))
+    await connected(dir, 'everything', { env: { EVERYTHING_API_KEY: API_KEY } })
   })
   afterAll(async () => {
     await cleanupState(dir)

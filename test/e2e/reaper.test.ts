@@ -5,9 +5,10 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { finishRun } from '../support/global-teardown.js'
+import { installed } from '../support/in-process.js'
 import { isDaemonCommand, reapStateDirs } from '../support/reaper.js'
 import { newRunId, registerStateDir, runFile, scratchDir, statePrefix } from '../support/test-run.js'
-import { cleanupState, isAlive, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, isAlive, readDaemonJson, tempStateDir } from '../support/tutti.js'
 
 /**
  * The run's teardown (test/support/global-teardown.ts) against real leftovers:
@@ -57,9 +58,7 @@ describe('reaping a run', () => {
       const fixture = fs.mkdtempSync(path.join(scratchDir(run), 'tutti-fixture-'))
       const listed = tempStateDir('listed')
       registerStateDir(listed, run)
-      const [a, b] = await Promise.all(
-        [named, listed].map((dir) => tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])),
-      )
+      const [a, b] = await Promise.all([named, listed].map((dir) => installed(dir, faultConnector({ key: 'fx' }))))
       const daemons = [named, listed].map((dir) => readDaemonJson(dir)!.pid)
       const upstreams = [a.state.pid, b.state.pid]
       for (const pid of [...daemons, ...upstreams]) expect(isAlive(pid)).toBe(true)
@@ -76,11 +75,10 @@ describe('reaping a run', () => {
   it('what a killed daemon left in its recorded upstream groups is killed by its marker', async () => {
     const dir = tempStateDir('reap-groups')
     dirs.push(dir)
-    const res = await tuttiJson(dir, [
-      'connector',
-      'install',
+    const res = await installed(
+      dir,
       faultConnector({ key: 'stubborn', env: { FIXTURE_STUBBORN: '1', FIXTURE_GRANDCHILD: '1' } }),
-    ])
+    )
     const server = res.state.pid as number
     const [grandchild] = await eventually(
       () => groupMembers(server).filter((p) => p !== server),

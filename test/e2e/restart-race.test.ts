@@ -3,8 +3,9 @@ import path from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { FAULT_TOOLS, lazyConnector } from '../support/fixture-connector.js'
+import { prepared } from '../support/in-process.js'
 import { modernPost, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, readDaemonJson, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, readDaemonJson, REPO, tempStateDir } from '../support/tutti.js'
 
 let dir: string
 afterAll(async () => {
@@ -25,10 +26,8 @@ it('a call that reaches a restarted daemon before its start-up reconcile waits f
   // enough connectors that the start-up reconcile takes a while after the listener is up
   for (let i = 0; i < 40; i++)
     await installer.install(lazyConnector(`race-${String(i).padStart(2, '0')}`), { env: process.env })
-  await tuttiJson(dir, ['daemon', 'start'])
-  const binding: Binding = (
-    await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'race'])
-  ).mcpServers[0]
+  // preparing the session starts the first daemon
+  const binding: Binding = (await prepared(dir, { workspace: 'w', session: 'race' })).mcpServers[0]!
   const old = readDaemonJson(dir)!
   process.kill(old.pid, 'SIGKILL')
   expect(

@@ -7,8 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { MODERN_ENVELOPE } from '../support/bridge-clients.js'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { modernPost, type Binding } from '../support/mcp-clients.js'
-import { BIN, cleanupState, isAlive, readDaemonJson, tempStateDir, tuttiEnv, tuttiJson } from '../support/tutti.js'
+import { BIN, cleanupState, isAlive, readDaemonJson, tempStateDir, tuttiEnv } from '../support/tutti.js'
 
 const KiB = 1024
 const MB = 1000 * 1000
@@ -51,15 +52,10 @@ describe('round 3: a client that never reads its answers bounds neither the brid
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-round3-bridge-'))
     trace = path.join(scratch, 'calls')
     gate = path.join(scratch, 'gate')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx' })])
-    const gated = faultConnector({ key: 'gated', env: { FIXTURE_TRACE: trace, FIXTURE_GATE: gate } })
-    await tuttiJson(dir, ['connector', 'install', gated])
-    const prepare = async (provider: string, session: string): Promise<Binding> => {
-      const args = ['session', 'prepare', '--provider', provider, '--workspace', 'ws', '--session', session]
-      return (await tuttiJson(dir, args)).mcpServers[0]
-    }
-    bystander = await prepare('codex', 'bystander')
-    attacker = await prepare('claude', 'attacker')
+    await installed(dir, faultConnector({ key: 'fx' }))
+    await installed(dir, faultConnector({ key: 'gated', env: { FIXTURE_TRACE: trace, FIXTURE_GATE: gate } }))
+    bystander = (await prepared(dir, { provider: 'codex', session: 'bystander' })).mcpServers[0]!
+    attacker = (await prepared(dir, { provider: 'claude', session: 'attacker' })).mcpServers[0]!
   })
   afterAll(async () => {
     await cleanupState(dir)

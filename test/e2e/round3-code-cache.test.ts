@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CRASH_SIGNALS } from '../../dist/runtime/client/daemon-process.js'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { modernPost, type Binding } from '../support/mcp-clients.js'
 import {
   cleanupState,
@@ -79,8 +80,7 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
   async function goodCache(): Promise<{ file: string; binding: Binding }> {
     await tuttiJson(dir, ['daemon', 'start'])
     expect(await until(cacheSettled)).toBe(true)
-    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'bystander']
-    const binding = (await tuttiJson(dir, prepare)).mcpServers[0] as Binding
+    const binding = (await prepared(dir, { workspace: 'w', session: 'bystander' })).mcpServers[0] as Binding
     const pid = readDaemonJson(dir)!.pid
     process.kill(pid, 'SIGTERM')
     expect(await until(() => !isAlive(pid))).toBe(true)
@@ -89,7 +89,7 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('r3-code-cache')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'bystander' })])
+    await installed(dir, faultConnector({ key: 'bystander' }))
   })
   afterAll(async () => {
     await cleanupState(dir)
@@ -158,8 +158,7 @@ describe('round 3: a damaged code cache never wedges the state dir', () => {
     ).toBe('dropped')
     const dropped = log().filter((l) => l.msg.startsWith('code cache removed unused'))
     expect(dropped.at(-1)?.pids).toEqual([aborted.child.pid])
-    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'foreground']
-    const binding = (await tuttiJson(dir, prepare)).mcpServers[0] as Binding
+    const binding = (await prepared(dir, { workspace: 'w', session: 'foreground' })).mcpServers[0] as Binding
     expect(await listTools(binding)).toEqual({ status: 200, tools: expect.arrayContaining(['bystander_echo']) })
     next.child.kill('SIGINT')
     expect(await next.exited).toBeNull()

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, daemonPids, isAlive, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -55,7 +56,7 @@ describe('round 3: a damaged daemon.json never gets a second daemon forked besid
   beforeAll(async () => {
     dir = tempStateDir('r3-daemon-json')
     file = path.join(dir, 'daemon.json')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'bystander' })])
+    await installed(dir, faultConnector({ key: 'bystander' }))
     sleeper = spawn('sleep', ['600'], { stdio: 'ignore' })
     const gone = spawn('true', { stdio: 'ignore' })
     await new Promise((resolve) => gone.once('exit', resolve))
@@ -83,8 +84,7 @@ describe('round 3: a damaged daemon.json never gets a second daemon forked besid
     await tuttiJson(dir, ['daemon', 'start'])
     const original = fs.readFileSync(file, 'utf8')
     const info = JSON.parse(original) as Info
-    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'bystander']
-    const session = (await tuttiJson(dir, prepare)).mcpServers[0]
+    const session = (await prepared(dir, { workspace: 'w', session: 'bystander' })).mcpServers[0]!
     const listing = keepListing(session)
 
     attack(info)

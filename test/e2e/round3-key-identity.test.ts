@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { Bystander } from '../support/bystander.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { connected, installed } from '../support/in-process.js'
 import { pluginPackage } from '../support/package-sources.js'
 import { cleanupState, connectorState, snapshotTree, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -43,9 +44,9 @@ describe('another package under a taken key inherits nothing', () => {
   beforeAll(async () => {
     dir = tempStateDir('key-identity')
     bystander = await Bystander.start(dir)
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'gh', auth: ['GH_TOKEN'] })])
-    const connected = await tuttiJson(dir, ['connector', 'connect', 'gh', '--env', `GH_TOKEN=${TOKEN}`])
-    expect(connected.state.status).toBe('ready')
+    await installed(dir, faultConnector({ key: 'gh', auth: ['GH_TOKEN'] }))
+    const connect = await connected(dir, 'gh', { env: { GH_TOKEN: TOKEN } })
+    expect(connect.state.status).toBe('ready')
   })
   afterAll(() => cleanupState(dir))
 
@@ -125,7 +126,7 @@ describe('another package under a taken key inherits nothing', () => {
   })
 
   it('--replace --purge deletes what the replaced one leaves; uninstall --purge removes what was kept', async () => {
-    await tuttiJson(dir, ['connector', 'connect', 'gh', '--env', 'GH_TOKEN=plugin-token-2'])
+    await connected(dir, 'gh', { env: { GH_TOKEN: 'plugin-token-2' } })
     const out = await tutti(dir, ['connector', 'install', npmGh(), '--key', 'gh', '--replace', '--purge', '--json'])
     expect(out.code, out.stdout + out.stderr).toBe(0)
     const result = JSON.parse(out.stdout)

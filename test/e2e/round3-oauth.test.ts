@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { Bystander } from '../support/bystander.js'
 import { eventually, until } from '../support/eventually.js'
+import { installed, prepared } from '../support/in-process.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import {
   FOLLOW_BROWSER,
@@ -13,7 +14,7 @@ import {
   stateFiles,
   type OAuthFixture,
 } from '../support/oauth-fixture.js'
-import { cleanupState, REPO, tempStateDir, tutti, tuttiJson, type RunResult } from '../support/tutti.js'
+import { cleanupState, REPO, tempStateDir, tutti, type RunResult } from '../support/tutti.js'
 
 const FORGING_BROWSER = path.join(REPO, 'test/fixtures/oauth/forging-browser.mjs')
 
@@ -74,10 +75,9 @@ describe('round 3: OAuth that cannot be steered', () => {
     })
     dir = tempStateDir('round3-oauth')
     by = await Bystander.start(dir)
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'r3'])
-    ).mcpServers[0]
-    expect((await run(['connector', 'install', oauthConnector('vault', fx.urls.mcp), '--json'])).code).toBe(0)
+    binding = (await prepared(dir, { session: 'r3' })).mcpServers[0]!
+    // throws where the CLI would exit non-zero
+    await installed(dir, oauthConnector('vault', fx.urls.mcp))
   })
   // each attack starts from an honest server, whatever the one before left
   beforeEach(async () => {

@@ -5,6 +5,7 @@ import { processStartTicks, stillSame } from '../../src/runtime/proc/pid.js'
 import { Bystander } from '../support/bystander.js'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared } from '../support/in-process.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, connectorState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -36,8 +37,7 @@ describe('which generation serves after a change fails', () => {
   beforeAll(async () => {
     dir = tempStateDir('serving')
     bystander = await Bystander.start(dir)
-    const prepare = ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'serving']
-    binding = (await tuttiJson(dir, prepare)).mcpServers[0]
+    binding = (await prepared(dir, { session: 'serving' })).mcpServers[0]!
   })
   afterEach(async () => {
     for (const client of clients.splice(0)) await client.close()
@@ -52,7 +52,7 @@ describe('which generation serves after a change fails', () => {
       const env = { FIXTURE_CREDENTIAL: '${API_TOKEN}' }
       const release = faultConnector({ key: 'keyed', activation: 'eager', auth: ['API_TOKEN'], env })
       await tuttiJson(dir, ['connector', 'install', release, '--no-wait'])
-      await tuttiJson(dir, ['connector', 'connect', 'keyed', '--env', 'API_TOKEN=good-token-1'])
+      await connected(dir, 'keyed', { env: { API_TOKEN: 'good-token-1' } })
       const client = await connect()
       const old = await servingProcess(client, 'keyed')
       expect(fs.readFileSync(`/proc/${old.pid}/environ`, 'latin1').split('\0')).toContain('API_TOKEN=good-token-1')
@@ -80,7 +80,7 @@ describe('which generation serves after a change fails', () => {
         // the other connector never noticed
         await bystander.expectServing()
         // a good value brings it back, as a new process
-        await tuttiJson(dir, ['connector', 'connect', 'keyed', '--env', 'API_TOKEN=good-token-3'])
+        await connected(dir, 'keyed', { env: { API_TOKEN: 'good-token-3' } })
         expect(await until(async () => (await client.listTools()).tools.some((t) => t.name === 'keyed_echo'))).toBe(
           true,
         )
@@ -98,7 +98,7 @@ describe('which generation serves after a change fails', () => {
 
   it('an upgrade whose server fails to start keeps the previous release serving; every status says which', async () => {
     const v1 = faultConnector({ key: 'upgraded', version: '1.0.0', activation: 'eager' })
-    await tuttiJson(dir, ['connector', 'install', v1])
+    await installed(dir, v1)
     const client = await connect()
     const old = await servingProcess(client, 'upgraded')
     const before = await connectorState(dir, 'upgraded')
@@ -134,7 +134,7 @@ describe('which generation serves after a change fails', () => {
     expect((await tutti(dir, ['connector', 'available'])).stdout).toMatch(/ready \(1\.0\.0 serving; 1\.1\.0 failed: /)
     // a working 1.1.1 takes over, and the note is gone
     const fixedRelease = faultConnector({ key: 'upgraded', version: '1.1.1', activation: 'eager' })
-    await tuttiJson(dir, ['connector', 'install', fixedRelease])
+    await installed(dir, fixedRelease)
     const fixed = await connectorState(dir, 'upgraded')
     expect(fixed).toMatchObject({ status: 'ready', version: '1.1.1' })
     expect(fixed).not.toHaveProperty('reason')

@@ -7,6 +7,7 @@ import { CLAUDE_OFFLINE, claudeBinary, CodexAppServer, codexBinary } from '../su
 import { bridgeClient, MODERN_ENVELOPE, RawBridge, TOKEN_SHAPE, type Era } from '../support/bridge-clients.js'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector, memoryConnector } from '../support/fixture-connector.js'
+import { installed } from '../support/in-process.js'
 import {
   BIN,
   cleanupState,
@@ -67,7 +68,7 @@ describe('tutti session bridge', () => {
   beforeAll(async () => {
     dir = tempStateDir('bridge')
     trace = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-bridge-trace-')), 'calls')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } })])
+    await installed(dir, faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } }))
   })
   afterAll(async () => {
     try {
@@ -254,7 +255,7 @@ describe('tutti session bridge', () => {
       try {
         const sub = await modern.client.listen({ toolsListChanged: true })
         expect(sub.honoredFilter).toEqual({ toolsListChanged: true })
-        await tuttiJson(dir, ['connector', 'install', memoryConnector('journal')])
+        await installed(dir, memoryConnector('journal'))
         expect(await until(() => legacyChanges > 0 && modernChanges > 0)).toBe(true)
         for (const c of [legacy, modern])
           expect((await c.client.listTools()).tools.map((t) => t.name)).toEqual(
@@ -302,7 +303,7 @@ describe('tutti session bridge', () => {
         // the streams came back on the new daemon, each with a list_changed (changes while it was gone were not seen)
         expect(await until(() => legacyChanges > 0 && modernChanges > 0)).toBe(true)
         const [l0, m0] = [legacyChanges, modernChanges]
-        await tuttiJson(dir, ['connector', 'install', memoryConnector('diary')])
+        await installed(dir, memoryConnector('diary'))
         expect(await until(() => legacyChanges > l0 && modernChanges > m0)).toBe(true)
         expect(await Promise.race([sub.closed, Promise.resolve('open')])).toBe('open')
         expect([legacy.closed(), modern.closed()]).toEqual([false, false])

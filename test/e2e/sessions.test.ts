@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared } from '../support/in-process.js'
 import { modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, isAlive, readDaemonJson, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -11,6 +12,7 @@ const CREDENTIAL = 'cred-value-9f8e7d6c5b4a'
 describe('session tokens', () => {
   let dir: string
   const tokens: string[] = []
+  /** `session prepare` through the CLI, for the tests of what it returns and revokes. */
   const prepare = async (session: string, workspace = 'ws') => {
     const p = await tuttiJson(dir, [
       'session',
@@ -25,12 +27,18 @@ describe('session tokens', () => {
     tokens.push(p.env.TUTTI_CONNECTOR_TOKEN)
     return p
   }
+  /** The same, in-process, for the tests whose subject is something else. */
+  const session = async (name: string) => {
+    const p = await prepared(dir, { provider: 'tutti-agent', session: name })
+    tokens.push(p.env.TUTTI_CONNECTOR_TOKEN!)
+    return p
+  }
   const works = async (binding: Binding) => (await modernPost(binding, 'tools/list')).status === 200
 
   beforeAll(async () => {
     dir = tempStateDir('sessions')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', auth: ['FX_KEY'] })])
-    await tuttiJson(dir, ['connector', 'connect', 'fx', '--env', `FX_KEY=${CREDENTIAL}`])
+    await installed(dir, faultConnector({ key: 'fx', auth: ['FX_KEY'] }))
+    await connected(dir, 'fx', { env: { FX_KEY: CREDENTIAL } })
   })
   /** None of these, nor the credential, in daemon.log, `connector available` (both forms) or `daemon status`. */
   const expectNoSecretsShown = async (secrets: string[]): Promise<void> => {
@@ -86,12 +94,12 @@ describe('session tokens', () => {
   })
 
   it('revoke --session ends that session, and its open listen stream', async () => {
-    const p = await prepare('s3')
-    const client = await modernClient(p.mcpServers[0])
+    const p = await session('s3')
+    const client = await modernClient(p.mcpServers[0]!)
     const sub = await client.listen({ toolsListChanged: true })
     const closed = sub.closed
     expect(await tuttiJson(dir, ['session', 'revoke', '--session', 's3'])).toEqual({ revoked: 1 })
-    expect(await works(p.mcpServers[0])).toBe(false)
+    expect(await works(p.mcpServers[0]!)).toBe(false)
     // the stream closing is the event; the test's timeout bounds the wait
     await expect(closed).resolves.toBeDefined()
     await client.close().catch(() => {})
@@ -103,7 +111,7 @@ describe('session tokens', () => {
   })
 
   it('sessions survive a daemon crash and restart, on the same port', async () => {
-    const p = await prepare('s4')
+    const p = await session('s4')
     const before = readDaemonJson(dir)!
     process.kill(before.pid, 'SIGKILL')
     expect(await until(() => !isAlive(before.pid))).toBe(true)
@@ -111,46 +119,46 @@ describe('session tokens', () => {
     const after = readDaemonJson(dir)!
     expect(after.pid).not.toBe(before.pid)
     expect(after.port).toBe(before.port)
-    const client = await modernClient(p.mcpServers[0])
+    const client = await modernClient(p.mcpServers[0]!)
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('fx_echo')
     await client.close()
   })
 
   it('an explicit `daemon stop` ends open listen streams gracefully and revokes every token', async () => {
-    const p = await prepare('s5')
-    const client = await modernClient(p.mcpServers[0])
+    const p = await session('s5')
+    const client = await modernClient(p.mcpServers[0]!)
     const sub = await client.listen({ toolsListChanged: true })
     await tuttiJson(dir, ['daemon', 'stop'])
     await expect(sub.closed).resolves.toBe('graceful')
     await client.close().catch(() => {})
     await tuttiJson(dir, ['daemon', 'start'])
-    expect(await works(p.mcpServers[0])).toBe(false)
+    expect(await works(p.mcpServers[0]!)).toBe(false)
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).sessions).toEqual({})
   })
 
   it('revoke --all', async () => {
-    const a = await prepare('s6')
-    const b = await prepare('s7')
+    const a = await session('s6')
+    const b = await session('s7')
     // every live session, this test's two and whatever the others left
     const live = Object.keys(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).sessions).length
     expect(live).toBeGreaterThanOrEqual(2)
     expect((await tuttiJson(dir, ['session', 'revoke', '--all'])).revoked).toBe(live)
-    expect(await works(a.mcpServers[0])).toBe(false)
-    expect(await works(b.mcpServers[0])).toBe(false)
+    expect(await works(a.mcpServers[0]!)).toBe(false)
+    expect(await works(b.mcpServers[0]!)).toBe(false)
   })
 
   it('no token, credential or Authorization value ever reached daemon.log, available or status', async () => {
     // tokens of its own, through the paths that log: used, replaced, used after revoke, streamed, revoked
-    const mine = [await prepare('t1'), await prepare('t2'), await prepare('t3')]
-    for (const p of mine) expect(await works(p.mcpServers[0])).toBe(true)
-    const replaced = await prepare('t1')
-    expect(await works(mine[0]!.mcpServers[0])).toBe(false)
-    const client = await modernClient(replaced.mcpServers[0])
+    const mine = [await session('t1'), await session('t2'), await session('t3')]
+    for (const p of mine) expect(await works(p.mcpServers[0]!)).toBe(true)
+    const replaced = await session('t1')
+    expect(await works(mine[0]!.mcpServers[0]!)).toBe(false)
+    const client = await modernClient(replaced.mcpServers[0]!)
     const sub = await client.listen({ toolsListChanged: true })
     await tuttiJson(dir, ['session', 'revoke', '--session', 't1'])
     await sub.closed
     await client.close().catch(() => {})
-    expect(await works(replaced.mcpServers[0])).toBe(false)
+    expect(await works(replaced.mcpServers[0]!)).toBe(false)
     await expectNoSecretsShown([...mine, replaced].map((p) => p.env.TUTTI_CONNECTOR_TOKEN))
   })
 })

@@ -3,6 +3,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { probeConnector } from '../support/fixture-connector.js'
+import { connected, installed, uninstalled } from '../support/in-process.js'
 import { cleanupState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 const SECRET = 'probe-credential-1a2b3c4d5e'
@@ -19,8 +20,8 @@ describe('CLI shims: tutti-connector-<key>', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('shims')
-    await tuttiJson(dir, ['connector', 'install', probeConnector('probe', { auth: ['SECRET_KEY'] })])
-    await tuttiJson(dir, ['connector', 'connect', 'probe', '--env', `SECRET_KEY=${SECRET}`])
+    await installed(dir, probeConnector('probe', { auth: ['SECRET_KEY'] }))
+    await connected(dir, 'probe', { env: { SECRET_KEY: SECRET } })
     shim = path.join(dir, 'bin', 'tutti-connector-probe')
   })
   afterAll(async () => {
@@ -104,8 +105,8 @@ describe('CLI shims: tutti-connector-<key>', () => {
 
   it('a shim left from a de-authorized or uninstalled connector refuses to run the old release', async () => {
     // a connector of its own: the others in this file keep theirs
-    await tuttiJson(dir, ['connector', 'install', probeConnector('left', { auth: ['SECRET_KEY'] })])
-    await tuttiJson(dir, ['connector', 'connect', 'left', '--env', `SECRET_KEY=${SECRET}`])
+    await installed(dir, probeConnector('left', { auth: ['SECRET_KEY'] }))
+    await connected(dir, 'left', { env: { SECRET_KEY: SECRET } })
     const left = path.join(dir, 'bin', 'tutti-connector-left')
     const copy = path.join(dir, 'bin', 'kept-copy')
     fs.copyFileSync(left, copy)
@@ -116,7 +117,7 @@ describe('CLI shims: tutti-connector-<key>', () => {
     expect(res.status).not.toBe(0)
     expect(res.stdout).toBe('')
     expect(res.stderr).toMatch(/tutti-connector-left: the connector "left" is not connected \(missing SECRET_KEY\)/)
-    await tuttiJson(dir, ['connector', 'uninstall', 'left'])
+    await uninstalled(dir, 'left')
     res = spawnSync(copy, [], { encoding: 'utf8' })
     expect(res.status).not.toBe(0)
     expect(res.stdout).toBe('')
@@ -128,7 +129,7 @@ describe('CLI shims: tutti-connector-<key>', () => {
   })
 
   it('an upgrade swaps the target while a long-running old invocation finishes', async () => {
-    await tuttiJson(dir, ['connector', 'install', probeConnector('swap', { release: 'old' })])
+    await installed(dir, probeConnector('swap', { release: 'old' }))
     const swap = path.join(dir, 'bin', 'tutti-connector-swap')
     // the old invocation runs until its stdin ends: it is still running through the whole upgrade
     const old = spawn(swap, ['--wait', 'eof'], { stdio: ['pipe', 'pipe', 'pipe'] })
@@ -137,7 +138,7 @@ describe('CLI shims: tutti-connector-<key>', () => {
     old.stdout.on('data', (d) => (out += d))
     await new Promise<void>((resolve) => old.stdout.once('data', () => resolve()))
     expect(out).toContain('ready')
-    await tuttiJson(dir, ['connector', 'install', probeConnector('swap', { version: '2.0.0', release: 'new' })])
+    await installed(dir, probeConnector('swap', { version: '2.0.0', release: 'new' }))
     const fresh = spawnSync(swap, ['--wait', '10'], { encoding: 'utf8' })
     expect(fresh.stdout).toContain('finished new')
     old.stdin.end()

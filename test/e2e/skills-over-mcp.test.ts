@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { baseManifest, makeConnector, skill } from '../support/connector-fixture.js'
 import { fullConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyPost, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -44,20 +45,9 @@ describe('connector Skills over MCP with a real daemon', () => {
 
   beforeAll(async () => {
     dir = tempStateDir('skills-mcp')
-    await tuttiJson(dir, ['connector', 'install', guidesConnector()])
-    await tuttiJson(dir, ['connector', 'install', fullConnector('full', { auth: 'FULL_KEY' })])
-    binding = (
-      await tuttiJson(dir, [
-        'session',
-        'prepare',
-        '--provider',
-        'tutti-agent',
-        '--workspace',
-        'skills',
-        '--session',
-        'mcp',
-      ])
-    ).mcpServers[0]
+    await installed(dir, guidesConnector())
+    await installed(dir, fullConnector('full', { auth: 'FULL_KEY' }))
+    binding = (await prepared(dir, { provider: 'tutti-agent', workspace: 'skills', session: 'mcp' })).mcpServers[0]!
     client = await modernClient(binding)
     client.setNotificationHandler('notifications/resources/list_changed', () => {
       announcements++
@@ -94,24 +84,15 @@ describe('connector Skills over MCP with a real daemon', () => {
 
   it('connect: the Skill comes, announced; the session’s native Skill roots are what they were', async () => {
     const next = announced()
-    await tuttiJson(dir, ['connector', 'connect', 'full', '--env', 'FULL_KEY=secret-value-123'])
+    await connected(dir, 'full', { env: { FULL_KEY: 'secret-value-123' } })
     await next
     expect((await listed()).map((s) => s.uri)).toEqual([
       'skill://full/full-workflow/SKILL.md',
       'skill://guides/guides-howto/SKILL.md',
     ])
-    const prepared = await tuttiJson(dir, [
-      'session',
-      'prepare',
-      '--provider',
-      'tutti-agent',
-      '--workspace',
-      'skills',
-      '--session',
-      'roots',
-    ])
-    expect(prepared.skillRoots.map((r: { connector: string }) => r.connector)).toEqual(['full', 'guides'])
-    for (const root of prepared.skillRoots)
+    const roots = (await prepared(dir, { provider: 'tutti-agent', workspace: 'skills', session: 'roots' })).skillRoots
+    expect(roots.map((r: { connector: string }) => r.connector)).toEqual(['full', 'guides'])
+    for (const root of roots)
       expect(
         fs.existsSync(path.join(root.dir, root.connector === 'full' ? 'full-workflow' : 'howto', 'SKILL.md')),
       ).toBe(true)
@@ -131,7 +112,7 @@ describe('connector Skills over MCP with a real daemon', () => {
   it('a new release: the entry changes (new digests), announced; uninstall: nothing is listed, announced', async () => {
     const before = (await listed())[0]
     let next = announced()
-    await tuttiJson(dir, ['connector', 'install', guidesConnector('2.0.0')])
+    await installed(dir, guidesConnector('2.0.0'))
     await next
     const after = (await listed())[0]
     expect(after.frontmatter.description).toBe('How-to 2.0.0')
@@ -142,7 +123,7 @@ describe('connector Skills over MCP with a real daemon', () => {
       'steps of 2.0.0\n',
     )
     next = announced()
-    await tuttiJson(dir, ['connector', 'uninstall', 'guides'])
+    await uninstalled(dir, 'guides')
     await next
     expect(await listed()).toEqual([])
     expect(announcements).toBe(4)

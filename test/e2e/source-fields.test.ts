@@ -5,19 +5,11 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { listeningPort } from '../support/listening-port.js'
 import { modernClient, type Binding } from '../support/mcp-clients.js'
 import { pluginWithServers } from '../support/package-sources.js'
-import {
-  cleanupState,
-  connectorState,
-  control,
-  REPO,
-  snapshotTree,
-  tempStateDir,
-  tutti,
-  tuttiJson,
-} from '../support/tutti.js'
+import { cleanupState, connectorState, control, REPO, snapshotTree, tempStateDir, tutti } from '../support/tutti.js'
 
 const BEARER = 'codex-bearer-4f1e9a7c2b'
 const TENANT_KEY = 'tenant-key-8d3b6e0f11'
@@ -61,9 +53,7 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     })
     port = await listeningPort(server, 'the HTTP fixture')
     dir = tempStateDir('fields')
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'fields'])
-    ).mcpServers[0]
+    binding = (await prepared(dir, { session: 'fields' })).mcpServers[0]!
   })
   afterAll(async () => {
     server?.kill()
@@ -170,7 +160,7 @@ describe('source fields: mapped or reported; secrets never shown', () => {
 
   it('a hand-written manifest: a setting marked secret or named like a key is never shown; others are', async () => {
     const config = [{ name: 'SERVICE_API_KEY' }, { name: 'SIGNING', secret: true }, { name: 'REGION' }]
-    await run(['connector', 'install', faultConnector({ key: 'handmade', manifest: { config } })])
+    await installed(dir, faultConnector({ key: 'handmade', manifest: { config } }))
     const connected = await run([
       'connector',
       'connect',

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { prepareRuntime } from 'tutti'
 import { makeConnector } from '../support/connector-fixture.js'
+import { installed } from '../support/in-process.js'
 import { modernClient } from '../support/mcp-clients.js'
 import { cleanupState, REPO, tempStateDir, tuttiJson } from '../support/tutti.js'
 
@@ -33,9 +34,9 @@ describe('published tool names', () => {
   beforeAll(async () => {
     dir = tempStateDir('tool-names')
     const slack = namedTools('slack', ['slack_post_message', 'slack_list_channels', 'search'])
-    await tuttiJson(dir, ['connector', 'install', slack])
+    await installed(dir, slack)
     // `status` is published as git_status by the plain rule, so the server's own git_status keeps its prefix
-    await tuttiJson(dir, ['connector', 'install', namedTools('git', ['git_status', 'status', 'git_log', 'gitlog'])])
+    await installed(dir, namedTools('git', ['git_status', 'status', 'git_log', 'gitlog']))
   })
   afterAll(async () => {
     await cleanupState(dir)

@@ -5,8 +5,9 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
+import { installed, prepared } from '../support/in-process.js'
 import { legacyPost, MODERN_META, modernPost, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
+import { cleanupState, tempStateDir } from '../support/tutti.js'
 
 // tools/call is served by a fast path when the request is exactly right, and
 // by the SDK otherwise. The full parity matrix (every result shape and error
@@ -22,10 +23,8 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     dir = tempStateDir('paths')
     traceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-paths-trace-'))
     trace = path.join(traceDir, 'fx-calls')
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } })])
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'paths'])
-    ).mcpServers[0]
+    await installed(dir, faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } }))
+    binding = (await prepared(dir, { session: 'paths' })).mcpServers[0]!
   })
   afterAll(async () => {
     await cleanupState(dir)

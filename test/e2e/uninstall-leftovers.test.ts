@@ -3,6 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { probeConnector } from '../support/fixture-connector.js'
+import { installed } from '../support/in-process.js'
 import { cleanupState, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 describe('uninstall leaves nothing of a connector behind but data it wrote', () => {
@@ -18,15 +19,15 @@ describe('uninstall leaves nothing of a connector behind but data it wrote', () 
     const workspace = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-uninstall-fs-'))
     // a real server from npm, added as a command
     const command = ['--', 'mcp-server-filesystem', workspace]
-    const installed = await tutti(dir, ['connector', 'install', '--key', 'files', ...command])
-    expect(installed.stdout).toContain('installed files')
+    const added = await tutti(dir, ['connector', 'install', '--key', 'files', ...command])
+    expect(added.stdout).toContain('installed files')
     expect(fs.readdirSync(path.join(dir, 'connectors', 'files')).sort()).toEqual(['connector.log', 'data', 'releases'])
     expect(await tuttiJson(dir, ['connector', 'uninstall', 'files'])).toMatchObject({ uninstalled: true, data: 'none' })
     expect(fs.existsSync(path.join(dir, 'connectors', 'files'))).toBe(false)
     fs.rmSync(workspace, { recursive: true, force: true })
     // a connector with a CLI: its shim and the launch targets of every generation go
-    await tuttiJson(dir, ['connector', 'install', probeConnector('tool')])
-    await tuttiJson(dir, ['connector', 'install', probeConnector('tool', { version: '1.1.0' })])
+    await installed(dir, probeConnector('tool'))
+    await installed(dir, probeConnector('tool', { version: '1.1.0' }))
     expect(fs.readdirSync(path.join(dir, 'shims', 'tool')).length).toBeGreaterThan(0)
     await tuttiJson(dir, ['connector', 'uninstall', 'tool'])
     expect(fs.existsSync(path.join(dir, 'shims', 'tool'))).toBe(false)
@@ -35,7 +36,7 @@ describe('uninstall leaves nothing of a connector behind but data it wrote', () 
   })
 
   it('keeps a data dir with something in it, and only that', async () => {
-    await tuttiJson(dir, ['connector', 'install', probeConnector('keeper')])
+    await installed(dir, probeConnector('keeper'))
     fs.writeFileSync(path.join(dir, 'connectors', 'keeper', 'data', 'notes.txt'), 'mine\n')
     const dataDir = path.join(dir, 'connectors', 'keeper', 'data')
     expect(await tuttiJson(dir, ['connector', 'uninstall', 'keeper'])).toMatchObject({ data: 'kept', dataDir })

@@ -5,6 +5,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
 import { FAULT_TOOLS, faultConnector } from '../support/fixture-connector.js'
+import { connected, installed, prepared } from '../support/in-process.js'
 import { legacyClient, modernClient, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, connectorState, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
@@ -46,9 +47,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
       server.stdout!.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/.exec(d.toString())![1]))),
     )
     dir = tempStateDir('kinds')
-    binding = (
-      await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'ws', '--session', 'kinds'])
-    ).mcpServers[0]
+    binding = (await prepared(dir, { session: 'kinds' })).mcpServers[0]!
   })
   afterAll(async () => {
     server?.kill()
@@ -56,8 +55,8 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
   })
 
   it('a remote HTTP connector gets its headers from credentials and serves both eras', async () => {
-    await tuttiJson(dir, ['connector', 'install', httpConnector('remote')(port)])
-    const res = await tuttiJson(dir, ['connector', 'connect', 'remote', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`])
+    await installed(dir, httpConnector('remote')(port))
+    const res = await connected(dir, 'remote', { env: { REMOTE_TOKEN: HTTP_TOKEN } })
     expect(res.state).toMatchObject({ status: 'ready', tools: 2 })
     for (const make of [modernClient, legacyClient]) {
       const client = await make(binding)
@@ -74,7 +73,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
   })
 
   it('a wrong credential fails closed with a message that carries no secret', async () => {
-    await tuttiJson(dir, ['connector', 'install', httpConnector('wrong')(port)])
+    await installed(dir, httpConnector('wrong')(port))
     const res = await tutti(dir, [
       'connector',
       'connect',
@@ -99,7 +98,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
   })
 
   it('a redirect to another host is not followed', async () => {
-    await tuttiJson(dir, ['connector', 'install', httpConnector('redir', '/redirect')(port)])
+    await installed(dir, httpConnector('redir', '/redirect')(port))
     const res = await tutti(dir, ['connector', 'connect', 'redir', '--env', `REMOTE_TOKEN=${HTTP_TOKEN}`, '--json'])
     expect(res.code).toBe(1)
     expect(JSON.parse(res.stdout).error.message).toMatch(/Redirect to http:\/\/127\.0\.0\.2:9\/mcp not followed/)
@@ -110,7 +109,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     const manifest = JSON.parse(fs.readFileSync(path.join(src, 'tutti-connector.json'), 'utf8'))
     manifest.mcp.env = { ...manifest.mcp.env, FIXTURE_PAGE_SIZE: '3', FIXTURE_EXTRA_TOOLS: '20' }
     fs.writeFileSync(path.join(src, 'tutti-connector.json'), JSON.stringify(manifest))
-    const res = await tuttiJson(dir, ['connector', 'install', src])
+    const res = await installed(dir, src)
     expect(res.state).toMatchObject({ status: 'ready', tools: FAULT_TOOLS.length + 20 })
     const client = await modernClient(binding)
     const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('paged_'))
@@ -125,7 +124,7 @@ describe('upstream kinds: remote Streamable HTTP, paginated and changing stdio',
     client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
     // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
     const sub = await client.listen({ toolsListChanged: true })
-    await tuttiJson(dir, ['connector', 'install', faultConnector({ key: 'grower' })])
+    await installed(dir, faultConnector({ key: 'grower' }))
     expect(await until(() => changes.length >= 1)).toBe(true)
     const before = await connectorState(dir, 'grower')
     await client.callTool({ name: 'grower_grow', arguments: {} })

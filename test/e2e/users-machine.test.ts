@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makeConnector } from '../support/connector-fixture.js'
+import { installed, prepared, uninstalled } from '../support/in-process.js'
 import { modernClient } from '../support/mcp-clients.js'
 import {
   BIN,
@@ -84,9 +85,7 @@ describe("a real user's machine", () => {
       const upstreamEnv = environOf(here.pid)
       expect(upstreamEnv.PATH).toBe(shell.PATH)
       expect(upstreamEnv.HOME).toBe(process.env.HOME)
-      const binding = (
-        await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'here'])
-      ).mcpServers[0]
+      const binding = (await prepared(dir, { workspace: 'w', session: 'here' })).mcpServers[0]!
       const client = await modernClient(binding)
       await client.callTool({
         name: 'here_create_entities',
@@ -144,7 +143,7 @@ describe("a real user's machine", () => {
           },
         },
       )
-      expect((await tuttiJson(dir, ['connector', 'install', src])).state).toMatchObject({
+      expect((await installed(dir, src)).state).toMatchObject({
         status: 'needs-auth',
         reason: expect.stringContaining('missing CRASHY_TOKEN'),
       })
@@ -213,7 +212,7 @@ describe("a real user's machine", () => {
       expect(res.stderr).toMatch(/installed mute 1\.0\.0, but it was not ready within 2 s: starting the MCP server/)
       expect(JSON.parse(fs.readFileSync(path.join(dir, 'installed.json'), 'utf8')).connectors.mute).toBeDefined()
       // uninstalling does not wait out the connect timeout: the hanging connect is abandoned
-      await tuttiJson(dir, ['connector', 'uninstall', 'mute', '--purge'])
+      await uninstalled(dir, 'mute', { purge: true })
       expect(fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')).toMatch(
         /"connector":"mute"[^\n]*the connect was abandoned/,
       )
@@ -238,13 +237,11 @@ describe("a real user's machine", () => {
         ],
         mcp: { transport: 'stdio', command: 'mcp-server-memory' },
       })
-      expect((await tuttiJson(dir, ['connector', 'install', src])).state).toMatchObject({
+      expect((await installed(dir, src)).state).toMatchObject({
         status: 'ready',
         settings: { MEMORY_FILE_PATH: path.join(dir, 'connectors', 'journal', 'data', 'graph.jsonl') },
       })
-      const binding = (
-        await tuttiJson(dir, ['session', 'prepare', '--provider', 'codex', '--workspace', 'w', '--session', 'journal'])
-      ).mcpServers[0]
+      const binding = (await prepared(dir, { workspace: 'w', session: 'journal' })).mcpServers[0]!
       const write = async (name: string) => {
         const client = await modernClient(binding)
         await client.callTool({
@@ -283,14 +280,13 @@ describe("a real user's machine", () => {
   )
 
   it('the prepared PATH alone runs `tutti connector available` for this state dir', async () => {
-    await tuttiJson(dir, [
-      'connector',
-      'install',
+    await installed(
+      dir,
       makeConnector(
         { schemaVersion: 1, key: 'onpath', name: 'On PATH', version: '1.0.0', cli: { entrypoint: 'c.js' } },
         { 'c.js': 'console.log(1)\n' },
       ),
-    ])
+    )
     const prepared = await tuttiJson(dir, [
       'session',
       'prepare',
@@ -314,17 +310,8 @@ describe("a real user's machine", () => {
   })
 
   it('a session directory goes when its session is re-prepared or revoked', async () => {
-    const first = await tuttiJson(dir, [
-      'session',
-      'prepare',
-      '--provider',
-      'codex',
-      '--workspace',
-      'w',
-      '--session',
-      'gone',
-    ])
-    const codexHome = first.projection.codexHome
+    const first = await prepared(dir, { workspace: 'w', session: 'gone' })
+    const { codexHome } = first.projection as { codexHome: string }
     fs.writeFileSync(path.join(codexHome, 'left-over'), 'x')
     const again = await tuttiJson(dir, [
       'session',
