@@ -1,3 +1,4 @@
+import fsSync from 'node:fs'
 import fs from 'node:fs/promises'
 import path from 'node:path'
 
@@ -34,28 +35,33 @@ export function isInside(root: string, candidate: string): boolean {
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel))
 }
 
+/**
+ * The walk runs at install time only (the daemon loads installed releases without one), in the CLI, with
+ * synchronous calls: a node_modules has thousands of entries, and the thread pool's round trip per call took
+ * most of the time (about 1 CPU-s per 4,500 entries, copy included; see store/release-store.ts).
+ */
 export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
-  const realRoot = await fs.realpath(root)
+  const realRoot = fsSync.realpathSync.native(root)
   const entries: ReleaseEntry[] = []
   let bytes = 0
-  const visit = async (dirRel: string, depth: number): Promise<void> => {
+  const visit = (dirRel: string, depth: number): void => {
     if (depth > RELEASE_LIMITS.maxDepth)
       throw new ReleaseTreeError('(release)', `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
-    const names = (await fs.readdir(path.join(realRoot, dirRel))).sort()
+    const names = fsSync.readdirSync(path.join(realRoot, dirRel)).sort()
     for (const name of names) {
       if (SKIP.has(name) && dirRel === '') continue
       const rel = dirRel ? `${dirRel}/${name}` : name
       const abs = path.join(realRoot, rel)
-      const st = await fs.lstat(abs)
+      const st = fsSync.lstatSync(abs)
       if (entries.length >= RELEASE_LIMITS.maxFiles)
         throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
       if (st.isSymbolicLink()) {
-        const target = await fs.readlink(abs)
-        await checkLink(realRoot, rel, abs, target)
+        const target = fsSync.readlinkSync(abs)
+        checkLink(realRoot, rel, abs, target)
         entries.push({ rel, type: 'symlink', executable: false, size: 0, linkTarget: target })
       } else if (st.isDirectory()) {
         entries.push({ rel, type: 'dir', executable: false, size: 0 })
-        await visit(rel, depth + 1)
+        visit(rel, depth + 1)
       } else if (st.isFile()) {
         bytes += st.size
         if (bytes > RELEASE_LIMITS.maxBytes)
@@ -66,7 +72,7 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
       }
     }
   }
-  await visit('', 0)
+  visit('', 0)
   return entries
 }
 
@@ -78,13 +84,14 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
  * target does not exist, or loops, cannot be proven inside and is refused.
  * One realpath per link keeps node_modules/.bin cheap.
  */
-async function checkLink(realRoot: string, rel: string, abs: string, target: string): Promise<void> {
+function checkLink(realRoot: string, rel: string, abs: string, target: string): void {
   if (path.isAbsolute(target) || !isInside(realRoot, path.resolve(path.dirname(abs), target))) {
     throw new ReleaseTreeError(rel, `symlink ${rel} -> ${target} points outside the release`)
   }
   let real: string
   try {
-    real = await fs.realpath(abs)
+    // realpath(3), as fs.promises.realpath: node's own realpathSync resolves a `..` after a link lexically
+    real = fsSync.realpathSync.native(abs)
   } catch (err) {
     // rethrown below as a ReleaseTreeError that says why
     const code = (err as NodeJS.ErrnoException).code
