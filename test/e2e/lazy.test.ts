@@ -81,8 +81,11 @@ describe('lazy activation from declared tools', () => {
       const client = await modernClient(binding)
       const changes: unknown[] = []
       client.setNotificationHandler('notifications/tools/list_changed', (n) => void changes.push(n))
-      // listening before the install, and waiting for its notice: a stream opened just after a commit may still get it
+      // listening before the install, and waiting for its notice: a stream opened just after a commit may still get
+      // it, which a quiet period first lets arrive before the count starts
       const sub = await client.listen({ toolsListChanged: true })
+      await quietPeriod()
+      changes.length = 0
       await installed(dir, lazyConnector('drift', { declared, variant: 'v2' }))
       expect(await seen(changes, 1)).toBe(true)
       const before = await state('drift')
