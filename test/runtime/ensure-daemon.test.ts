@@ -7,7 +7,7 @@ import { processStartTicks, thisProcess } from '../../src/runtime/proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
 // the built client: it spawns the daemon entry next to it (dist/runtime/daemon/main.js), so it must be dist's
-import { ensureDaemon, findDaemon } from '../../dist/runtime/client/ensure-daemon.js'
+import { ensureDaemon, findDaemon } from '#dist/runtime/client/ensure-daemon.js'
 import { closedPort, deadPid, harness, nonce, type Fake } from '../support/daemon-harness.js'
 import { until } from '../support/eventually.js'
 import { lockOfKilledHolder } from '../support/orphaned-lock.js'

@@ -5,13 +5,13 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ConnectorInstaller } from '../../src/runtime/install/connector-installer.js'
 // the built publisher takes the built logger (its class has private fields)
-import { createLogger, memorySink } from '../../dist/runtime/log/logger.js'
+import { createLogger, memorySink } from '#dist/runtime/log/logger.js'
 import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
 // the built publisher: a launch target requires the launcher next to the module that wrote it, so it must be dist's
-import { posixShimSource, shebangCanName, shellQuote } from '../../dist/runtime/shims/posix-shim.js'
-import { ShimPublisher } from '../../dist/runtime/shims/shim-publisher.js'
-import { shimGeneration, shimTargetPath } from '../../dist/runtime/shims/shim-target.js'
+import { posixShimSource, shebangCanName, shellQuote } from '#dist/runtime/shims/posix-shim.js'
+import { ShimPublisher } from '#dist/runtime/shims/shim-publisher.js'
+import { shimGeneration, shimTargetPath } from '#dist/runtime/shims/shim-target.js'
 import { makeConnector } from '../support/connector-fixture.js'
 import { REPO } from '../support/tutti.js'
 

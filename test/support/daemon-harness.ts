@@ -10,7 +10,7 @@ import { statePaths, type StatePaths } from '../../src/runtime/paths.js'
 import { readDaemonInfo, type DaemonInfo } from '../../src/runtime/store/daemon-info.js'
 import { CONTROL_PROTOCOL_VERSION } from '../../src/runtime/control-protocol/version.js'
 import { PRODUCT_VERSION } from '../../src/runtime/version.js'
-import { DaemonClient } from '../../dist/runtime/client/daemon-client.js'
+import { DaemonClient } from '#dist/runtime/client/daemon-client.js'
 import { until } from './eventually.js'
 import { daemonPids, isAlive, REPO, tempStateDir } from './tutti.js'
 
