@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { viewLayerSchema } from '../sessions/session-view.js'
 import { defineMessage } from './message.js'
 
 export const PROVIDERS = ['codex', 'claude', 'acp', 'tutti-agent'] as const
@@ -14,10 +15,31 @@ const id = z
   .max(256, 'must be at most 256 characters')
   .regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters')
 
+/** A session's token ends when this process is proven gone (`session exec`, `session bridge`). */
+const owner = z.object({ pid: z.number().int().positive(), start: z.string().min(1).max(64) }).strict()
+
 /** Issue (or re-issue) the session token of one agent session and say where the connector server is. */
 export const sessionPrepareMessage = defineMessage(
   'session-prepare',
-  z.object({ provider: z.enum(SESSION_CLIENTS), workspace: id, session: id }).strict(),
+  z
+    .object({
+      provider: z.enum(SESSION_CLIENTS),
+      workspace: id,
+      session: id,
+      /** The layers this preparation adds to the view (flags, the workspace's project file). */
+      view: z.array(viewLayerSchema).max(16).optional(),
+      /** The token of the session this one is prepared in: its view is the start, narrowed, never widened. */
+      parentToken: z.string().max(256).optional(),
+      /** How long the token lives; absent: the daemon's default. */
+      ttlSeconds: z
+        .number()
+        .int()
+        .positive()
+        .max(10 * 365 * 24 * 3600)
+        .optional(),
+      owner: owner.optional(),
+    })
+    .strict(),
   z.object({
     token: z.string(),
     url: z.string(),

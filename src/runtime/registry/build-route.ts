@@ -114,6 +114,7 @@ export function buildRoute(
       continue
     }
     const tool: Omit<ConnectorMCPTool, 'json'> = {
+      connector: key,
       localName,
       upstreamName: t.name,
       inputSchema: t.inputSchema,

@@ -39,6 +39,8 @@ export interface HeaderParam {
 }
 
 export interface ConnectorMCPTool {
+  /** The key of the connector that serves it (what a session's view decides on). */
+  connector: string
   localName: string
   upstreamName: string
   title?: string

@@ -4,7 +4,8 @@ import { z } from 'zod'
 import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { Logger } from '../log/logger.js'
 import { SessionActivity, type SessionActivityView } from './session-activity.js'
-import { recordSchema, type SessionRecord } from './session-record.js'
+import { recordSchema, type SessionOwner, type SessionRecord } from './session-record.js'
+import { SessionView, type ViewLayer } from './session-view.js'
 
 const fileSchema = z.object({ schemaVersion: z.literal(1), sessions: z.record(z.string(), recordSchema) })
 
@@ -19,6 +20,13 @@ export interface RevokedSession {
 
 export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('hex')
+}
+
+/** What a token is issued with besides its session: its view, its end, the process that owns it. */
+export interface IssueOptions {
+  view?: ViewLayer[]
+  expiresAt?: string
+  owner?: SessionOwner
 }
 
 /** A token that verified once: the token, the record it verified as (while that record lives), and the answer. */
@@ -46,6 +54,8 @@ function sameToken(a: string, b: string): boolean {
 export class SessionTokens {
   /** token hash → record */
   private readonly byHash = new Map<string, SessionRecord>()
+  /** token hash → its compiled view, for sessions whose view narrows anything */
+  private readonly views = new Map<string, SessionView>()
   /**
    * token → what it verified as, for the daemon's life: SHA-256 on every
    * request cost ~8 µs of a ~100 µs tools/call. Only tokens that verified
@@ -83,7 +93,24 @@ export class SessionTokens {
       const issue = parsed.error.issues[0]
       return this.setAside(`not a schemaVersion 1 session file (${issue?.path.join('.') || 'root'}: ${issue?.message})`)
     }
-    for (const [hash, record] of Object.entries(parsed.data.sessions)) this.byHash.set(hash, record)
+    for (const [hash, record] of Object.entries(parsed.data.sessions)) this.set(hash, record)
+  }
+
+  private set(hash: string, record: SessionRecord): void {
+    this.byHash.set(hash, record)
+    const view = SessionView.of(record.view)
+    if (view.whole) this.views.delete(hash)
+    else this.views.set(hash, view)
+  }
+
+  /** What the session of `hash` sees (the hot path: one map lookup). */
+  viewOf(hash: string): SessionView {
+    return this.views.get(hash) ?? SessionView.WHOLE
+  }
+
+  /** The record of a live session, by its token's hash. */
+  record(hash: string): SessionRecord | undefined {
+    return this.byHash.get(hash)
   }
 
   private async setAside(why: string, error?: unknown): Promise<void> {
@@ -106,17 +133,22 @@ export class SessionTokens {
     return this.activity.view(this.byHash)
   }
 
-  async issue(workspace: string, session: string, provider: string): Promise<string> {
+  async issue(workspace: string, session: string, provider: string, options: IssueOptions = {}): Promise<string> {
     const stale = this.take(this.matching((r) => r.workspace === workspace && r.session === session))
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
     this.log.redactor.addSecret(token)
     const hash = hashToken(token)
-    this.byHash.set(hash, { workspace, session, provider, issuedAt: new Date().toISOString() })
+    const record: SessionRecord = { workspace, session, provider, issuedAt: new Date().toISOString() }
+    if (options.expiresAt) record.expiresAt = options.expiresAt
+    if (options.owner) record.owner = options.owner
+    if (options.view?.length) record.view = options.view
+    this.set(hash, record)
     try {
       await this.persist()
     } catch (err) {
       // a token that was never handed out must not verify
       this.byHash.delete(hash)
+      this.views.delete(hash)
       throw err
     }
     if (stale.length) await this.emitRevoked(stale)
@@ -173,6 +205,7 @@ export class SessionTokens {
       const record = this.byHash.get(hash)
       if (!record) continue
       this.byHash.delete(hash)
+      this.views.delete(hash)
       for (const [token, v] of this.verified) if (v.answer.hash === hash) this.verified.delete(token)
       out.push({ hash, workspace: record.workspace, session: record.session })
     }

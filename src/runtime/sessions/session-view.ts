@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto'
+import { z } from 'zod'
+import { CONNECTOR_KEY } from '../connector-key.js'
+
+/**
+ * What one session sees of the connectors (issue 23): the layers of its
+ * view, each from one source (`session prepare --connectors`, a project
+ * file, the session it was prepared in). A connector or tool is visible
+ * only when every layer lets it through, so a layer added can only narrow:
+ * a nested session starts from its parent's layers and never widens them.
+ * The token carries the view (the session's record), never the connection.
+ */
+const key = z.string().regex(CONNECTOR_KEY, 'is not a connector key')
+const toolNames = z.array(z.string().min(1).max(128)).max(1000)
+
+export const toolFilterSchema = z.strictObject({ allow: toolNames.optional(), hide: toolNames.optional() })
+export type ToolFilter = z.infer<typeof toolFilterSchema>
+
+export const viewLayerSchema = z.strictObject({
+  /** Where the layer came from, for `daemon status` and messages: "flags", "project file <path>", … */
+  from: z.string().min(1).max(1024),
+  connectors: z.array(key).max(1000).optional(),
+  hide: z.array(key).max(1000).optional(),
+  tools: z.record(key, toolFilterSchema).optional(),
+})
+export type ViewLayer = z.infer<typeof viewLayerSchema>
+
+/** The parts of a served tool a view decides on. */
+export interface ViewedTool {
+  readonly connector: string
+  readonly upstreamName: string
+  readonly localName: string
+}
+
+function toolPasses(filter: ToolFilter | undefined, tool: ViewedTool): boolean {
+  if (!filter) return true
+  const named = (names: readonly string[]) => names.includes(tool.upstreamName) || names.includes(tool.localName)
+  if (filter.allow && !named(filter.allow)) return false
+  return !(filter.hide && named(filter.hide))
+}
+
+/**
+ * A session's view, compiled from its layers. A whole view (no layer
+ * narrows anything) is what the hot paths test for (`whole`) and skip. Filtered lists are kept per list (by identity), so
+ * a hundred sessions with one view filter a registry snapshot once.
+ */
+export class SessionView {
+  static readonly WHOLE = new SessionView([])
+
+  /** Equal for views that see the same; '' for the whole view. */
+  readonly print: string
+  private readonly filtered = new WeakMap<readonly ViewedTool[], readonly ViewedTool[]>()
+
+  private constructor(readonly layers: readonly ViewLayer[]) {
+    const narrowing = layers.map(({ from: _from, ...rest }) => rest).filter((l) => Object.keys(l).length > 0)
+    this.print = narrowing.length ? createHash('sha256').update(JSON.stringify(narrowing)).digest('hex') : ''
+  }
+
+  static of(layers: readonly ViewLayer[] | undefined): SessionView {
+    return layers?.length ? new SessionView(layers) : SessionView.WHOLE
+  }
+
+  get whole(): boolean {
+    return this.print === ''
+  }
+
+  connector(key: string): boolean {
+    for (const layer of this.layers) {
+      if (layer.connectors && !layer.connectors.includes(key)) return false
+      if (layer.hide?.includes(key)) return false
+    }
+    return true
+  }
+
+  tool(tool: ViewedTool): boolean {
+    if (!this.connector(tool.connector)) return false
+    for (const layer of this.layers) if (!toolPasses(layer.tools?.[tool.connector], tool)) return false
+    return true
+  }
+
+  /** The tools of `list` this view sees, in the same order; the same array for the whole view. */
+  tools<T extends ViewedTool>(list: readonly T[]): readonly T[] {
+    if (this.whole) return list
+    let seen = this.filtered.get(list) as readonly T[] | undefined
+    if (!seen) {
+      seen = Object.freeze(list.filter((t) => this.tool(t)))
+      this.filtered.set(list, seen)
+    }
+    return seen
+  }
+
+  /** The layers' sources, for `daemon status`. */
+  get sources(): string[] {
+    return this.layers.map((l) => l.from)
+  }
+}
