@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Connectors } from '../runtime/client/connectors.js'
+import { TOKEN_ENV } from '../runtime/names.js'
 import { statePaths, type StatePaths } from '../runtime/paths.js'
 import { errorOutput, failureOf, jsonText, OutputRedactor } from './command-output.js'
 
@@ -87,7 +88,7 @@ export async function answerAvailable(argv: readonly string[]): Promise<boolean>
   process.stdout.on('error', ignoreClosedStdout)
   const redactor = new OutputRedactor(() => ({ credentials: paths.credentialsJson, grants: paths.oauthGrantsJson }))
   try {
-    const result = await new Connectors(paths).available()
+    const result = await new Connectors(paths).available(process.env[TOKEN_ENV] || undefined)
     // the table's modules only for the table
     process.stdout.write(
       lean.json

@@ -13,7 +13,11 @@ function size(bytes: number): string {
 
 /** The human view of `connector available`: one block per connector, control characters escaped. */
 export function renderAvailable(result: AvailableResult): string {
-  if (result.connectors.length === 0) return 'No connectors are installed.\n'
+  const session = sessionLines(result)
+  if (result.connectors.length === 0)
+    return result.session?.narrowed
+      ? `This session's view shows no connector.\n${session.join('\n')}\n`
+      : 'No connectors are installed.\n'
   const rows: string[][] = [['CONNECTOR', 'INTERFACE', 'USE', 'CONTEXT', 'STATUS']]
   for (const c of result.connectors) {
     const label = `${c.name} (${c.key})`
@@ -51,5 +55,17 @@ export function renderAvailable(result: AvailableResult): string {
     const width = Math.max(...described.map((c) => c.key.length))
     for (const c of described) out.push(terminalSafe(`  ${c.key.padEnd(width)}  ${c.description}`))
   }
-  return `${out.join('\n')}\n`
+  return `${[...out, ...session].join('\n')}\n`
+}
+
+/** Inside a session: what its tools cost the model's context, and whether its view narrows what it sees. */
+function sessionLines(result: AvailableResult): string[] {
+  if (!result.session) return []
+  const { context, narrowed } = result.session
+  const tools = `${context.tools} tool${context.tools === 1 ? '' : 's'}`
+  const what = `${tools}, ${size(context.bytes)} (~${context.tokens} tokens)`
+  const scope = narrowed
+    ? 'narrowed by its view (--connectors, --hide-connectors, .tutti/connectors.json)'
+    : 'every connector'
+  return ['', 'SESSION', `  this session sees ${what}: ${scope}`]
 }

@@ -74,6 +74,11 @@ export interface StatePaths {
   /** What a connector's upstream wrote to stderr and tutti's events about it, redacted (log/connector-log.ts). */
   connectorLog(key: string): string
   sessionDir(sessionId: string): string
+  /**
+   * The PATH directory of a session whose view narrows the connectors: links to the shims it sees (and `tutti`),
+   * kept current by the daemon (sessions/session-bin.ts).
+   */
+  sessionBinDir(sessionId: string): string
 }
 
 export function statePaths(root: string = resolveStateDir()): StatePaths {
@@ -111,5 +116,6 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     shimTargetsDir: (key) => path.join(root, 'shims', key),
     connectorLog: (key) => path.join(connectorsDir, key, 'connector.log'),
     sessionDir: (sessionId) => path.join(sessionsDir, sessionId),
+    sessionBinDir: (sessionId) => path.join(root, 'session-bin', sessionId),
   }
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { classifyMcpRequest, plainEra } from '../../src/runtime/mcpserver/classify.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
+import { SessionView } from '../../src/runtime/sessions/session-view.js'
 
 // A plain request's era is decided without the SDK's classifier; it must be
 // the era the SDK decides for the same request, every time.
@@ -122,6 +123,7 @@ describe('plainEra', () => {
         { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } },
         new Headers(modern),
         registry,
+        SessionView.WHOLE,
       )
       expect([plain.era, plain.exact, plain.outcome]).toEqual(['modern', true, undefined])
       // a rich envelope: classified by the SDK, still exactly right for the fast path
@@ -134,18 +136,21 @@ describe('plainEra', () => {
         },
         new Headers(modern),
         registry,
+        SessionView.WHOLE,
       )
       expect([rich.era, rich.exact, rich.outcome?.kind]).toEqual(['modern', true, 'modern'])
       const other = classifyMcpRequest(
         { jsonrpc: '2.0', id: 1, method: 'ping', params: { _meta: META } },
         new Headers({ ...modern, 'mcp-method': 'ping' }),
         registry,
+        SessionView.WHOLE,
       )
       expect([other.era, other.exact, other.outcome?.kind]).toEqual(['modern', false, 'modern'])
       const call = classifyMcpRequest(
         { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'k_t' } },
         new Headers({ ...base, 'mcp-protocol-version': '2025-06-18' }),
         registry,
+        SessionView.WHOLE,
       )
       expect([call.era, call.exact, call.binding?.tool.localName]).toEqual(['legacy', true, 'k_t'])
     },

@@ -7,6 +7,7 @@ import { ToolService, type ToolOutcome } from '../../src/runtime/mcpserver/tool-
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { ToolCallResult } from '../../src/runtime/registry/route.js'
+import { SessionView } from '../../src/runtime/sessions/session-view.js'
 
 const META = {
   'io.modelcontextprotocol/protocolVersion': '2026-07-28',
@@ -50,7 +51,14 @@ const modernBody = () =>
 const req = (headers: Record<string, string>) =>
   new Request('http://127.0.0.1/mcp/connector', { method: 'POST', headers })
 const tryHandle = (body: Record<string, any>, headers: Record<string, string>) =>
-  fast.tryHandle(classifyMcpRequest(body, new Headers(headers), registry), body, req(headers), 'session-hash', sdk)
+  fast.tryHandle(
+    classifyMcpRequest(body, new Headers(headers), registry, SessionView.WHOLE),
+    body,
+    req(headers),
+    'session-hash',
+    SessionView.WHOLE,
+    sdk,
+  )
 
 describe('fast path', () => {
   it('serves an exactly-right modern call with resultType and serverInfo', async () => {

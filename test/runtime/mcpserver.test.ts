@@ -9,6 +9,7 @@ import { decodeHeaderValue as decodeParamValue } from '../../src/runtime/mcp-wir
 import { checkParamHeaders } from '../../src/runtime/mcpserver/param-headers.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
+import { SessionView } from '../../src/runtime/sessions/session-view.js'
 
 describe('Mcp-Param headers', () => {
   const params = [
@@ -181,13 +182,14 @@ describe('classifyMcpRequest', () => {
       call({ _meta: META }),
       headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }),
       registry,
+      SessionView.WHOLE,
     )
     expect(modern).toMatchObject({
       era: 'modern',
       method: 'tools/call',
       binding: { connectorKey: 'k', tool: { upstreamName: 't' } },
     })
-    expect(classifyMcpRequest(call({}), headers(), registry)).toMatchObject({
+    expect(classifyMcpRequest(call({}), headers(), registry, SessionView.WHOLE)).toMatchObject({
       era: 'legacy',
       method: 'tools/call',
       binding: { connectorKey: 'k' },
@@ -196,6 +198,7 @@ describe('classifyMcpRequest', () => {
       { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25' } },
       headers(),
       registry,
+      SessionView.WHOLE,
     )
     expect(init).toMatchObject({
       era: 'legacy',
@@ -205,12 +208,22 @@ describe('classifyMcpRequest', () => {
     })
   })
 
+  it("a tool the session's view hides has no binding: it is unknown to that session", () => {
+    const other = SessionView.of([{ from: 'flags', connectors: ['other'] }])
+    const hidden = SessionView.of([{ from: 'project', tools: { k: { hide: ['t'] } } }])
+    const seeing = SessionView.of([{ from: 'flags', connectors: ['k'] }])
+    expect(classifyMcpRequest(call({}), headers(), registry, other).binding).toBeUndefined()
+    expect(classifyMcpRequest(call({}), headers(), registry, hidden).binding).toBeUndefined()
+    expect(classifyMcpRequest(call({}), headers(), registry, seeing).binding).toMatchObject({ connectorKey: 'k' })
+  })
+
   it('an unknown tool has no binding; a refused request has no era and resolves nothing', () => {
-    expect(classifyMcpRequest(call({ name: 'k_nope' }), headers(), registry).binding).toBeUndefined()
+    expect(classifyMcpRequest(call({ name: 'k_nope' }), headers(), registry, SessionView.WHOLE).binding).toBeUndefined()
     const refused = classifyMcpRequest(
       call({ _meta: META }),
       headers({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }),
       registry,
+      SessionView.WHOLE,
     )
     expect(refused).toMatchObject({ era: undefined, binding: undefined, outcome: { kind: 'reject', code: -32020 } })
   })

@@ -38,15 +38,24 @@ export async function uninstalled(stateDir: string, key: string, options = { pur
 /** `tutti session prepare --provider P --workspace W --session S --json`: the prepared runtime. */
 export async function prepared(
   stateDir: string,
-  options: { provider?: Provider; workspace?: string; session: string },
+  options: {
+    provider?: Provider
+    workspace?: string
+    session: string
+    /** The session's view (`--connectors`, `--hide-connectors`) and the session it is prepared in. */
+    connectors?: string[]
+    hideConnectors?: string[]
+    parentToken?: string
+  },
 ): Promise<PreparedRuntime> {
   const { prepareRuntime } = await built('client/sessions.js')
+  const { provider, workspace, parentToken, ...rest } = options
   return prepareRuntime({
-    provider: options.provider ?? 'codex',
-    workspace: options.workspace ?? 'ws',
-    session: options.session,
+    ...rest,
+    provider: provider ?? 'codex',
+    workspace: workspace ?? 'ws',
     stateDir,
-    env: tuttiEnv(stateDir),
+    env: tuttiEnv(stateDir, parentToken ? { TUTTI_CONNECTOR_TOKEN: parentToken } : {}),
   })
 }
 

@@ -41,6 +41,8 @@ export function tuttiEnv(stateDir: string, extra: NodeJS.ProcessEnv = {}): NodeJ
     TUTTI_STATE_DIR: stateDir,
     PATH: `${NPM_BIN}${path.delimiter}${process.env.PATH ?? ''}`,
     NODE_OPTIONS: '',
+    // a run inside an agent's session must not make every session the tests prepare a nested one
+    TUTTI_CONNECTOR_TOKEN: undefined,
     ...extra,
   }
 }

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { viewFlags, viewOptions } from '../../cli/view-flags.js'
 import { runBridge } from '../../runtime/bridge/run-bridge.js'
 
 export default class SessionBridge extends TuttiCommand {
@@ -19,10 +20,12 @@ export default class SessionBridge extends TuttiCommand {
   static override flags = {
     workspace: Flags.string({ description: 'workspace id the session belongs to (default: the working directory)' }),
     session: Flags.string({ description: 'session id (default: a fresh random id; give one bridge process per id)' }),
+    ...viewFlags,
   }
   static override examples = [
     'claude mcp add connector -- <%= config.bin %> session bridge',
     'codex mcp add connector -- <%= config.bin %> session bridge',
+    'claude mcp add github -- <%= config.bin %> session bridge --connectors github',
   ]
 
   async run() {
@@ -31,6 +34,7 @@ export default class SessionBridge extends TuttiCommand {
       stateDir: this.paths.root,
       workspace: flags.workspace,
       session: flags.session,
+      ...viewOptions(flags),
       log: (line) => process.stderr.write(`${this.redact(line)}\n`),
     })
   }

@@ -1,5 +1,6 @@
 import { Flags } from '@oclif/core'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { viewFlags, viewOptions } from '../../cli/view-flags.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 import { EXEC_PROVIDERS, execSession } from '../../runtime/exec/session-exec.js'
 
@@ -22,11 +23,13 @@ export default class SessionExec extends TuttiCommand {
     provider: Flags.string({ description: `agent provider: ${EXEC_PROVIDERS.join(', ')}`, required: true }),
     workspace: Flags.string({ description: 'workspace id the session belongs to (default: the working directory)' }),
     session: Flags.string({ description: 'agent session id (default: a fresh random id)' }),
+    ...viewFlags,
   }
   static override examples = [
     '<%= config.bin %> session exec --provider claude -- claude',
     '<%= config.bin %> session exec --provider codex --session task-1 -- codex exec "fix the tests"',
     '<%= config.bin %> session exec --provider claude -- env ANTHROPIC_MODEL=claude-sonnet-4-5 npx claude',
+    '<%= config.bin %> session exec --provider claude --connectors github -- claude',
   ]
 
   async run() {
@@ -43,6 +46,7 @@ export default class SessionExec extends TuttiCommand {
       argv: agentArgv,
       workspace: flags.workspace,
       session: flags.session,
+      ...viewOptions(flags),
       stateDir: this.paths.root,
       warn: (line) => process.stderr.write(`${this.redact(line)}\n`),
     })

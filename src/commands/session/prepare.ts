@@ -1,6 +1,7 @@
 import { Flags } from '@oclif/core'
 import fs from 'node:fs/promises'
 import { TuttiCommand } from '../../cli/base-command.js'
+import { viewFlags, viewOptions } from '../../cli/view-flags.js'
 import { prepareRuntime } from '../../runtime/client/sessions.js'
 import { PROVIDERS, type Provider } from '../../runtime/control-protocol/session-prepare.js'
 import type { PreparedRuntime } from '../../runtime/sessions/prepared-runtime.js'
@@ -36,11 +37,14 @@ export default class SessionPrepare extends TuttiCommand {
       default: false,
       exclusive: ['json'],
     }),
+    ...viewFlags,
   }
   static override examples = [
     '<%= config.bin %> session prepare --provider codex --workspace ~/src/app --session 7f3c --json',
     '<%= config.bin %> session prepare --provider acp --workspace w --session s --agent-initialize init.json --json',
     'eval "$(<%= config.bin %> session prepare --provider claude --workspace "$PWD" --session task-1 --shell)"',
+    '<%= config.bin %> session prepare --provider claude --workspace "$PWD" --session t2 --connectors github,linear ' +
+      '--json',
   ]
 
   async run() {
@@ -51,7 +55,9 @@ export default class SessionPrepare extends TuttiCommand {
       session: flags.session,
       stateDir: this.paths.root,
       agentInitialize: flags.provider === 'acp' ? await readAgentInitialize(flags['agent-initialize']) : undefined,
+      ...viewOptions(flags),
     })
+    for (const line of runtime.warnings) process.stderr.write(`${line}\n`)
     if (flags.shell) process.stdout.write(shellExports(runtime))
     else if (!this.jsonEnabled())
       this.log(

@@ -3,6 +3,7 @@ import { ensureDaemon, findDaemon } from '../client/ensure-daemon.js'
 import type { StatePaths } from '../paths.js'
 import type { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import type { sessionRevokeMessage } from '../control-protocol/session-revoke.js'
+import type { ViewLayer } from '../sessions/session-view.js'
 
 /** Where the bridge's session reaches the connector server, and with which token (held in memory only). */
 export interface Link {
@@ -16,6 +17,10 @@ export interface Link {
 export interface BridgeIdentity {
   workspace: string
   session: string
+  /** The bridge's view (flags, the workspace's project file): every token it takes carries it. */
+  view?: ViewLayer[]
+  /** The session the bridge was started in, whose view it narrows. */
+  parentToken?: string
 }
 
 /**
@@ -83,9 +88,13 @@ export class DaemonLink {
     this.pending ??= (async () => {
       try {
         const client = await daemon()
+        const { workspace, session, view, parentToken } = this.identity
         const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', {
           provider: 'bridge',
-          ...this.identity,
+          workspace,
+          session,
+          ...(view?.length ? { view } : {}),
+          ...(parentToken ? { parentToken } : {}),
         })
         // answered once the daemon's start-up reconcile published the routes (bounded there): a daemon that
         // just started serves MCP before that, and a call then would find no tools

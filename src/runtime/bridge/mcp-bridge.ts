@@ -19,6 +19,7 @@ import { Relink } from './relink.js'
 import { StdoutBacklog } from './stdout-backlog.js'
 import { LIST_CHANGED, toolsWatch } from './tools-watch.js'
 import { META } from '../mcp-wire.js'
+import { isTuttiError } from '../errors.js'
 
 type Request = Extract<ClientMessage, { kind: 'request' }>
 type Notification = Extract<ClientMessage, { kind: 'notification' }>
@@ -94,6 +95,8 @@ export class McpBridge {
       await this.link.ready()
       this.watch.start()
     } catch (err) {
+      // a view that names a connector or tool that is not there: nothing to relay, the bridge ends with exit 2
+      if (isTuttiError(err) && err.kind === 'input') return this.options.refused?.(err.message)
       this.options.log(
         `tutti session bridge: the tutti daemon cannot be reached yet (${(err as Error).message.split('\n')[0]}); ` +
           `trying again at the first request`,

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import type { Readable, Writable } from 'node:stream'
+import { ownLayers } from '../client/sessions.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { TOKEN_ENV } from '../names.js'
 import { statePaths } from '../paths.js'
 import { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import { Intake } from './intake.js'
@@ -22,6 +24,9 @@ export interface BridgeRunOptions {
   /** Defaults: the working directory (its real path), and a fresh random session id: one session per bridge process. */
   workspace?: string
   session?: string
+  /** The bridge's view (see session exec): only these connectors, not these. */
+  connectors?: string[]
+  hideConnectors?: string[]
   input?: Readable
   output?: Writable
   log?: (line: string) => void
@@ -41,6 +46,10 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
       ErrorCodes.ARGUMENT_INVALID,
       `--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
     )
+  // a view that names what is not in a project file is refused before stdin is read
+  const view = ownLayers({ workspace, connectors: options.connectors, hideConnectors: options.hideConnectors })
+  const parentToken = process.env[TOKEN_ENV] || undefined
+  const identity = { workspace, session, ...(view.length ? { view } : {}), ...(parentToken ? { parentToken } : {}) }
   const input = options.input ?? process.stdin
   const output = options.output ?? process.stdout
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`))
@@ -52,7 +61,7 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
   }
   const settled = (): void => intake.flow()
   const paths = statePaths(options.stateDir)
-  const bridge = new McpBridge({ paths, identity: { workspace, session }, output, log, refused, settled })
+  const bridge = new McpBridge({ paths, identity, output, log, refused, settled })
   const intake = new Intake({
     input,
     backlog: bridge.backlog,
@@ -77,16 +86,18 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
       process.once(signal, handler)
     }
   })
-  void bridge.start()
+  const started = bridge.start()
   const why = await ended
   if (why === 'eof') {
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([intake.idle(), new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_ON_EOF_MS)))])
+    // the first link's outcome too: a view the daemon refuses is an exit 2 even for a client that closed at once
+    const drained = Promise.all([intake.idle(), started])
+    await Promise.race([drained, new Promise<void>((resolve) => (timer = setTimeout(resolve, DRAIN_ON_EOF_MS)))])
     clearTimeout(timer)
   }
   intake.close()
   await bridge.close()
   for (const [signal, handler] of handlers) process.off(signal, handler)
   input.destroy()
-  if (why === 'refused') throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, refusal!)
+  if (refusal !== undefined) throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, refusal)
 }

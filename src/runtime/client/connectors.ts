@@ -85,8 +85,9 @@ export class Connectors {
     return new ConnectorInstaller(this.paths, store)
   }
 
-  async available(): Promise<AvailableResult> {
-    return (await ensureDaemon(this.paths)).available()
+  /** What a session sees (`token`: its TUTTI_CONNECTOR_TOKEN), or without one, every connector. */
+  async available(token?: string): Promise<AvailableResult> {
+    return (await ensureDaemon(this.paths)).available(token)
   }
 
   /** `source` undefined: the command form (`request.command`). */

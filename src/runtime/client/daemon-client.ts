@@ -89,8 +89,8 @@ export class DaemonClient {
     return this.call<typeof statusMessage>('status', {})
   }
 
-  available() {
-    return this.call<typeof availableMessage>('available', {})
+  available(token?: string) {
+    return this.call<typeof availableMessage>('available', token ? { token } : {})
   }
 
   /** `waitMs`: answer once each connector has an outcome, or after that long (see reconcile.ts). */

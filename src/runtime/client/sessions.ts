@@ -11,7 +11,11 @@ import { acpSupportsHttp, plainAcp, projectAcp } from '../sessions/projections/a
 import { projectClaude } from '../sessions/projections/claude.js'
 import { projectCodex } from '../sessions/projections/codex.js'
 import { runtimePrompt } from '../sessions/runtime-prompt.js'
+import { contextBudget, contextWarnings } from '../sessions/context-budget.js'
+import { flagsLayer, projectLayer } from '../sessions/project-view.js'
 import { freshSessionDir } from '../sessions/session-dir.js'
+import type { SessionOwner } from '../sessions/session-record.js'
+import type { ViewLayer } from '../sessions/session-view.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export interface PrepareRuntimeOptions {
@@ -28,6 +32,36 @@ export interface PrepareRuntimeOptions {
   agentInitialize?: unknown
   /** The agent host's environment (PATH, CODEX_HOME, HOME); defaults to process.env. */
   env?: NodeJS.ProcessEnv
+  /** Only these connectors (`--connectors`); and not these (`--hide-connectors`). */
+  connectors?: string[]
+  hideConnectors?: string[]
+  /**
+   * The token of the session this one is prepared in, whose view it narrows; defaults to `TUTTI_CONNECTOR_TOKEN`
+   * of `env` (a session started inside an agent's session). null: none.
+   */
+  parentToken?: string | null
+  /** The process whose end ends the token (`session exec`, `session bridge`). */
+  owner?: SessionOwner
+}
+
+/**
+ * The layers this preparation adds to the view: the workspace's project
+ * file, then the flags. A bad one is refused here, before the daemon is asked.
+ */
+export function ownLayers(options: Pick<PrepareRuntimeOptions, 'workspace' | 'connectors' | 'hideConnectors'>) {
+  return [projectLayer(options.workspace), flagsLayer(options.connectors, options.hideConnectors)].filter(
+    (l): l is ViewLayer => l !== undefined,
+  )
+}
+
+/**
+ * PATH for the session: its own bin (a narrowed view's) or the state bin dir first, and neither the state bin dir
+ * nor another session's bin anywhere else in it (a session inside a session sees no more than its own).
+ */
+function sessionPath(paths: StatePaths, pathVar: string | undefined, binDir: string | undefined): string {
+  const bins = path.join(paths.root, 'session-bin') + path.sep
+  const rest = (pathVar ?? '').split(path.delimiter).filter((p) => p !== paths.binDir && !p.startsWith(bins))
+  return [binDir ?? paths.binDir, ...rest].join(path.delimiter)
 }
 
 /**
@@ -65,17 +99,23 @@ async function prepareWithDaemon(
   options: PrepareRuntimeOptions,
   env: NodeJS.ProcessEnv,
 ): Promise<PreparedRuntime> {
+  const layers = ownLayers(options)
+  const budget = contextBudget(env)
+  const parentToken = options.parentToken === undefined ? env[TOKEN_ENV] : (options.parentToken ?? undefined)
   const daemon = await ensureDaemon(paths)
   const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', {
     provider: options.provider,
     workspace: options.workspace,
     session: options.session,
+    ...(layers.length ? { view: layers } : {}),
+    ...(parentToken ? { parentToken } : {}),
+    ...(options.owner ? { owner: options.owner } : {}),
   })
-  const available: AvailableResult = await daemon.available()
+  const available: AvailableResult = await daemon.available(issued.token)
   const mcpServers: MCPServerBinding[] = [
     { name: SERVER_NAME, type: 'http', url: issued.url, headers: { Authorization: `Bearer ${issued.token}` } },
   ]
-  const shimPath = `${paths.binDir}${path.delimiter}${env.PATH ?? ''}`
+  const shimPath = sessionPath(paths, env.PATH, issued.binDir)
   const dir = await freshSessionDir(paths, options.workspace, options.session)
   let projection: ProviderProjection
   if (options.provider === 'acp') {
@@ -101,6 +141,9 @@ async function prepareWithDaemon(
     skillRoots: issued.skillRoots.map(({ connector, dir }) => ({ connector, dir })),
     projection,
     prompt: runtimePrompt(available),
+    context: issued.context,
+    view: issued.view,
+    warnings: contextWarnings(issued.context, { ...issued.view, skills: issued.skillRoots.length }, budget),
   }
 }
 
@@ -115,6 +158,9 @@ function plainRuntime(options: PrepareRuntimeOptions, reason: string): PreparedR
     skillRoots: [],
     projection: plainAcp(reason),
     prompt: '',
+    context: { tools: 0, bytes: 0, tokens: 0 },
+    view: { narrowed: false, sources: [], connectors: [] },
+    warnings: [],
   }
 }
 

@@ -34,7 +34,21 @@ export const availableConnector = z.strictObject({
 })
 export type AvailableConnector = z.infer<typeof availableConnector>
 
-export const availableResult = z.strictObject({ connectors: z.array(availableConnector) })
+/** Asked with a session's token: what that session sees, and what its tools cost the model's context. */
+const sessionView = z.strictObject({
+  narrowed: z.boolean(),
+  context: z.strictObject({ tools: z.number().int(), bytes: z.number().int(), tokens: z.number().int() }),
+})
+
+export const availableResult = z.strictObject({
+  connectors: z.array(availableConnector),
+  session: sessionView.optional(),
+})
 export type AvailableResult = z.infer<typeof availableResult>
 
-export const availableMessage = defineMessage('available', z.object({}).strict(), availableResult)
+export const availableMessage = defineMessage(
+  'available',
+  /** `token`: the caller runs inside a session (TUTTI_CONNECTOR_TOKEN), and sees what that session sees. */
+  z.object({ token: z.string().max(256).optional() }).strict(),
+  availableResult,
+)

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { viewLayerSchema } from '../sessions/session-view.js'
+import { viewLayerSchema } from './view-layer.js'
 import { defineMessage } from './message.js'
 
 export const PROVIDERS = ['codex', 'claude', 'acp', 'tutti-agent'] as const
@@ -53,5 +53,11 @@ export const sessionPrepareMessage = defineMessage(
         tools: z.array(z.object({ upstream: z.string(), published: z.string() })).optional(),
       }),
     ),
+    /** What the session's tools cost the model's context (sessions/view-context.ts). */
+    context: z.object({ tools: z.number().int(), bytes: z.number().int(), tokens: z.number().int() }),
+    /** Whether a view narrows what the session sees, from which sources, and the active connectors it sees. */
+    view: z.object({ narrowed: z.boolean(), sources: z.array(z.string()), connectors: z.array(z.string()) }),
+    /** A narrowed session's PATH directory (its shims and `tutti`), in place of the state bin dir. */
+    binDir: z.string().optional(),
   }),
 )

@@ -4,6 +4,7 @@ import type { SkillRootOf } from '../reconcile/connector-snapshot.js'
 import type { Reconciler } from '../reconcile/reconciler.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
+import type { SessionBins } from './session-bins.js'
 import type { ConnectorStore } from '../store/connector-store.js'
 
 /** What control handlers may use. */
@@ -14,6 +15,8 @@ export interface DaemonContext {
   readonly reconciler: Reconciler
   readonly registry: ConnectorMCPRegistry
   readonly sessions: SessionTokens
+  /** The PATH directories of narrowed sessions. */
+  readonly sessionBins: SessionBins
   readonly startedAt: Date
   /** This daemon's identity as daemon.json states it (see store/daemon-info.ts). */
   readonly identity: { nonce: string; processStart?: string }

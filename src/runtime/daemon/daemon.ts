@@ -14,6 +14,7 @@ import { Redactor } from '../log/redactor.js'
 import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
 import { SkillCatalogue } from '../mcpserver/skill-catalogue.js'
+import { serverInstructions } from '../mcpserver/server-instructions.js'
 import { CONTROL_PROTOCOL_VERSION } from '../control-protocol/version.js'
 import { skillRootsOf } from '../reconcile/connector-snapshot.js'
 import { Reconciler } from '../reconcile/reconciler.js'
@@ -26,6 +27,7 @@ import { ConnectorStore } from '../store/connector-store.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { DaemonInfoKeeper } from './daemon-info-keeper.js'
+import { SessionBins } from './session-bins.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../store/daemon-info.js'
 import { createDaemonApp, withNodeFront } from './listener/app.js'
 import { listenLoopback, type LoopbackListener } from './listener/listen.js'
@@ -62,6 +64,7 @@ export class TuttiDaemon {
   private readonly registry = new ConnectorMCPRegistry()
   private readonly sessions: SessionTokens
   private readonly reconciler: Reconciler
+  private readonly sessionBins: SessionBins
   private readonly endpoint: ConnectorMcpEndpoint
   private readonly startedAt = new Date()
   private readonly controlToken = randomBytes(32).toString('base64url')
@@ -103,7 +106,12 @@ export class TuttiDaemon {
     // the Skills served over MCP are those of the active connectors, as every reconcile leaves them
     const skills = new SkillCatalogue(this.log.child('skills'))
     this.reconciler.onReconciled(() => skills.update(skillRootsOf(this.reconciler.snapshots())))
-    this.endpoint = new ConnectorMcpEndpoint(this.registry, this.sessions, this.log.child('mcp'), skills)
+    const snapshots = () => this.reconciler.snapshots()
+    this.sessionBins = new SessionBins(options.paths, this.sessions, snapshots, this.log.child('sessions'))
+    // a narrowed session's PATH follows the connectors it sees as they come and go
+    this.reconciler.onReconciled(() => this.sessionBins.refresh())
+    const instructions = serverInstructions(snapshots, () => registry.list())
+    this.endpoint = new ConnectorMcpEndpoint(registry, this.sessions, this.log.child('mcp'), skills, { instructions })
   }
 
   get mcpUrl(): string {
@@ -141,6 +149,7 @@ export class TuttiDaemon {
       reconciler: this.reconciler,
       registry: this.registry,
       sessions: this.sessions,
+      sessionBins: this.sessionBins,
       startedAt: this.startedAt,
       identity: this.identity,
       port: () => this.port,

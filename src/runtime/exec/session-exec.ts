@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { prepareRuntime, revokeSessions } from '../client/sessions.js'
-import { ErrorCodes, TuttiError } from '../errors.js'
+import { ErrorCodes, isTuttiError, TuttiError } from '../errors.js'
 import { statePaths } from '../paths.js'
 import { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import type { PreparedRuntime } from '../sessions/prepared-runtime.js'
@@ -29,6 +29,9 @@ export interface ExecOptions {
   /** Defaults: the working directory (its real path), and a fresh random session id. */
   workspace?: string
   session?: string
+  /** The session's view: only these connectors, not these (with the workspace's project file, it only narrows). */
+  connectors?: string[]
+  hideConnectors?: string[]
   stateDir: string
   env?: NodeJS.ProcessEnv
   cwd?: string
@@ -74,8 +77,15 @@ export async function execSession(options: ExecOptions): Promise<number> {
   let runtime: PreparedRuntime | undefined
   try {
     try {
-      runtime = await prepareRuntime({ provider, workspace, session, stateDir: options.stateDir, env })
+      const view = {
+        ...(options.connectors ? { connectors: options.connectors } : {}),
+        ...(options.hideConnectors ? { hideConnectors: options.hideConnectors } : {}),
+      }
+      runtime = await prepareRuntime({ provider, workspace, session, stateDir: options.stateDir, env, ...view })
+      for (const line of runtime.warnings) options.warn(line)
     } catch (err) {
+      // a view that names what is not there is the caller's to fix: the agent does not start with another view
+      if (isTuttiError(err) && err.kind === 'input') throw err
       options.warn(
         `tutti: starting ${command.argv0} without connectors: the session could not be prepared (${firstLine(err)})`,
       )

@@ -10,6 +10,7 @@ import type { HeaderLookup } from '../http-surface/header-lookup.js'
 import { HEADER, LEGACY_REVISION, MODERN_REVISION } from '../mcp-wire.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { MCPToolBinding } from '../registry/route.js'
+import type { SessionView } from '../sessions/session-view.js'
 
 export type Era = 'modern' | 'legacy'
 
@@ -23,7 +24,7 @@ export interface McpRequest {
   /** undefined: the SDK's validation ladder refuses the request, and the SDK answers it. */
   readonly era: Era | undefined
   readonly method: string | undefined
-  /** The registry's tool, for a tools/call naming one; it stays bound for the whole call. */
+  /** The registry's tool, for a tools/call naming one the session sees; it stays bound for the whole call. */
   readonly binding: MCPToolBinding | undefined
   /** tools/call or tools/list exactly as a plain client of its era sends it: the fast path may serve it. */
   readonly exact: boolean
@@ -108,6 +109,7 @@ export function plainEra(body: Record<string, unknown>, headers: HeaderLookup): 
 }
 
 /**
+ * A tool the session's view hides is no binding: unknown to that session on every path.
  * The era is the SDK's own decision: `classifyInboundRequest` is the step
  * `createMcpHandler` runs on the same headers and the same parsed body, so
  * this classification and the SDK's routing cannot disagree; a plain
@@ -118,6 +120,7 @@ export function classifyMcpRequest(
   body: Record<string, unknown>,
   headers: HeaderLookup,
   registry: ConnectorMCPRegistry,
+  view: SessionView,
 ): McpRequest {
   const method = typeof body.method === 'string' ? body.method : undefined
   const plain = plainEra(body, headers)
@@ -135,7 +138,8 @@ export function classifyMcpRequest(
   }
   const params = body.params as { name?: unknown } | undefined
   const name = method === 'tools/call' && params && typeof params === 'object' ? params.name : undefined
-  const binding = era && typeof name === 'string' ? registry.resolve(name) : undefined
+  const resolved = era && typeof name === 'string' ? registry.resolve(name) : undefined
+  const binding = resolved && (view.whole || view.tool(resolved.tool)) ? resolved : undefined
   const exact = plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers))
   return { era, method, binding, exact, ...(outcome ? { outcome } : {}) }
 }

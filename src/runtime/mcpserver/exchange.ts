@@ -1,5 +1,6 @@
 import type { AuthInfo } from '@modelcontextprotocol/server'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import type { SessionView } from '../sessions/session-view.js'
 import type { McpRequest } from './classify.js'
 import type { ToolOutcome } from './tool-service.js'
 
@@ -11,6 +12,8 @@ import type { ToolOutcome } from './tool-service.js'
 export interface McpExchange {
   readonly request: McpRequest
   readonly session: string
+  /** What the session sees (its token's view). */
+  readonly view: SessionView
   readonly settled?: ToolOutcome
 }
 

@@ -27,9 +27,11 @@ import {
   unauthorized,
 } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
+import type { ServerInstructions } from './server-instructions.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
+import { inStreamScope, ViewEventBus } from './view-event-bus.js'
 
 export const MCP_PATH = '/mcp/connector'
 export { MAX_MCP_BODY }
@@ -63,12 +65,23 @@ export class ConnectorMcpEndpoint {
     private readonly log: Logger,
     /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
     skills: SkillCatalogue = new SkillCatalogue(log),
-    options: { fastPath?: boolean } = {},
+    options: { fastPath?: boolean; instructions?: ServerInstructions } = {},
   ) {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
     const tools = new ToolService(registry, this.cancellation)
-    this.handler = createMcpHandler(createServerFactory(tools, skills), {
+    // each listen stream is told of a change only when what its own session sees changed
+    const bus = new ViewEventBus(
+      (kind, view) =>
+        kind === 'tools_list_changed'
+          ? tools.print(view)
+          : kind === 'resources_list_changed'
+            ? skills.seen(view).print
+            : '',
+      log,
+    )
+    this.handler = createMcpHandler(createServerFactory(tools, skills, options.instructions), {
+      bus,
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
       // a client's bad request is the client's problem: kept out of the default log level
@@ -117,7 +130,8 @@ export class ConnectorMcpEndpoint {
     { session, message, request: classified, settled }: Handover,
   ): Promise<Response | HTTPResponse> {
     if (message instanceof Response) return message
-    const request = classified ?? classifyMcpRequest(message, req.headers, this.registry)
+    const view = this.sessions.viewOf(session)
+    const request = classified ?? classifyMcpRequest(message, req.headers, this.registry, view)
     const mismatch = paramHeaderMismatch(request, message, req.headers)
     if (mismatch) return mismatch
     if (request.era === 'legacy') this.legacyPreamble(request, message, session)
@@ -125,14 +139,15 @@ export class ConnectorMcpEndpoint {
     const sdk = (outcome?: ToolOutcome): Promise<Response> =>
       this.handler.fetch(req, {
         parsedBody: message,
-        authInfo: exchangeAuth({ request, session, ...(outcome ? { settled: outcome } : {}) }),
+        authInfo: exchangeAuth({ request, session, view, ...(outcome ? { settled: outcome } : {}) }),
       })
     // the node front made the call; the SDK encodes its answer
     if (settled) return sdk(settled)
-    const fast = this.fast ? this.fastPath.tryHandle(request, message, req, session, sdk) : undefined
+    const fast = this.fast ? this.fastPath.tryHandle(request, message, req, session, view, sdk) : undefined
     if (fast) return fast
     if (request.method !== 'subscriptions/listen') return sdk()
-    return this.listen(session, message.id, sdk)
+    // the stream subscribes to the bus while the SDK serves it: in the session's scope, so it gets its view's news
+    return this.listen(session, message.id, () => inStreamScope(view, sdk))
   }
 
   /** A listen stream, within its caps: a place is held for it while the SDK answers, kept if it opens a stream. */

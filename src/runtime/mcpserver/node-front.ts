@@ -66,10 +66,11 @@ export class NodeFront {
   ): Promise<Handover | undefined> {
     const message = parseMessage(await readNode(req, MAX_MCP_BODY))
     if (message instanceof Response) return { session, message }
-    const request = classifyMcpRequest(message, headers, this.registry)
+    const view = this.sessions.viewOf(session)
+    const request = classifyMcpRequest(message, headers, this.registry, view)
     const mismatch = paramHeaderMismatch(request, message, headers)
     if (mismatch || !this.fastPath.takes(request)) return { session, message: mismatch ?? message, request }
-    if (request.method === 'tools/list') return write(res, this.fastPath.list(request.era!, message.id))
+    if (request.method === 'tools/list') return write(res, this.fastPath.list(request.era!, message.id, view))
     // the client going away cancels the call; an answer already written makes this a no-op
     const cancel = new CallCancel()
     res.once('close', () => {

@@ -3,15 +3,10 @@ import { LEGACY_REVISION, MODERN_REVISION, TOLERATED_LEGACY_REVISIONS } from '..
 import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { exchangeOf } from './exchange.js'
+import { PLAIN_INSTRUCTIONS, type ServerInstructions } from './server-instructions.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
 import { answerOrThrow, type ToolService } from './tool-service.js'
-
-const INSTRUCTIONS =
-  'Tools of every connector installed in tutti, named <connector>_<tool>, and their Skills at ' +
-  'skill://<connector>/<skill>/SKILL.md. ' +
-  'The lists change while you run as connectors are installed, connected or removed; `tutti connector available` ' +
-  'describes each connector.'
 
 /**
  * The per-request server behind `/mcp/connector`. `createMcpHandler` builds
@@ -21,12 +16,18 @@ const INSTRUCTIONS =
  * `tools.listChanged` and `resources.listChanged` are true only in the
  * 2026-07-28 era, where `subscriptions/listen` carries the notifications.
  * The connector Skills are served through the skills extension
- * (skills-extension.ts).
+ * (skills-extension.ts). Everything listed is what the session's view
+ * sees, and the instructions name the connectors it sees.
  */
-export function createServerFactory(tools: ToolService, skills: SkillCatalogue) {
+export function createServerFactory(
+  tools: ToolService,
+  skills: SkillCatalogue,
+  instructions: ServerInstructions = PLAIN_INSTRUCTIONS,
+) {
   return (ctx: McpRequestContext): Server => {
     const exchange = exchangeOf(ctx.authInfo)
-    const era = exchange.request.era
+    const { era } = exchange.request
+    const { view } = exchange
     const server = new Server(
       { name: SERVER_NAME, version: PRODUCT_VERSION },
       {
@@ -42,11 +43,11 @@ export function createServerFactory(tools: ToolService, skills: SkillCatalogue) 
         // the other 2025 revisions are listed so that a client that keeps sending its own revision in
         // MCP-Protocol-Version after the handshake is still served
         supportedProtocolVersions: [MODERN_REVISION, LEGACY_REVISION, ...TOLERATED_LEGACY_REVISIONS],
-        instructions: INSTRUCTIONS,
+        instructions: instructions(view),
       },
     )
 
-    server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor))
+    server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor, view))
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
       // the fast path made the call already and leaves the encoding to the SDK
@@ -59,7 +60,7 @@ export function createServerFactory(tools: ToolService, skills: SkillCatalogue) 
       return answerOrThrow(outcome)
     })
 
-    serveSkills(server, skills, era)
+    serveSkills(server, skills, era, view)
     server.setRequestHandler('prompts/list', async () => ({ prompts: [] }))
     return server
   }

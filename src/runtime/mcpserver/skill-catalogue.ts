@@ -2,6 +2,7 @@ import type { Resource } from '@modelcontextprotocol/server'
 import type { Skill } from '@modelcontextprotocol/server/ext/skills'
 import type { Logger } from '../log/logger.js'
 import type { SkillRootOf } from '../reconcile/connector-snapshot.js'
+import { SessionView } from '../sessions/session-view.js'
 import {
   buildSkill,
   readServedFile,
@@ -38,7 +39,7 @@ export class SkillCatalogue {
   private skills: ServedSkill[] = []
   private readonly bySkillUri = new Map<string, ServedSkill>()
   private readonly files = new Map<string, { skill: ServedSkill; file: SkillFile }>()
-  private readonly directories = new Map<string, readonly SkillChild[]>()
+  private readonly directories = new Map<string, { key: string; children: readonly SkillChild[] }>()
   /** By Skill directory: the build of that directory's content. */
   private readonly builds = new Map<
     string,
@@ -46,6 +47,8 @@ export class SkillCatalogue {
   >()
   private rootsPrint = '[]'
   private listedPrint = '[]'
+  /** By view print: the Skills that view sees, for the current publication. */
+  private readonly byView = new Map<string, { skills: ServedSkill[]; print: string }>()
   private pending: Promise<void> = Promise.resolve()
   private generation = 0
   private readonly listeners = new Set<() => void>()
@@ -100,10 +103,22 @@ export class SkillCatalogue {
     return this.pending
   }
 
-  async list(cursor: string | undefined): Promise<Page<Skill>> {
+  /** The Skills a session's view sees, and a print of them (equal prints: no change that session can see). */
+  seen(view: SessionView): { skills: readonly ServedSkill[]; print: string } {
+    if (view.whole) return { skills: this.skills, print: this.listedPrint }
+    let seen = this.byView.get(view.print)
+    if (!seen) {
+      const skills = this.skills.filter((s) => view.connector(s.key))
+      seen = { skills, print: JSON.stringify(skills.map((s) => s.entry)) }
+      this.byView.set(view.print, seen)
+    }
+    return seen
+  }
+
+  async list(cursor: string | undefined, view: SessionView = SessionView.WHOLE): Promise<Page<Skill>> {
     await this.ready()
     return page(
-      this.skills,
+      this.seen(view).skills,
       cursor,
       this.pageSize,
       (s) => s.entry.uri,
@@ -111,17 +126,18 @@ export class SkillCatalogue {
     )
   }
 
-  async get(uri: string): Promise<Skill | undefined> {
+  async get(uri: string, view: SessionView = SessionView.WHOLE): Promise<Skill | undefined> {
     await this.ready()
     const canonical = canonicalSkillUri(uri)
-    return canonical === undefined ? undefined : this.bySkillUri.get(canonical)?.entry
+    const skill = canonical === undefined ? undefined : this.bySkillUri.get(canonical)
+    return skill && view.connector(skill.key) ? skill.entry : undefined
   }
 
   /** resources/list: each Skill's SKILL.md, named and described by its front matter. */
-  async resources(cursor: string | undefined): Promise<Page<Resource>> {
+  async resources(cursor: string | undefined, view: SessionView = SessionView.WHOLE): Promise<Page<Resource>> {
     await this.ready()
     return page(
-      this.skills,
+      this.seen(view).skills,
       cursor,
       this.pageSize,
       (s) => s.entry.uri,
@@ -130,11 +146,11 @@ export class SkillCatalogue {
   }
 
   /** undefined: no file of a served Skill has this URI. */
-  async read(uri: string): Promise<SkillContent | undefined> {
+  async read(uri: string, view: SessionView = SessionView.WHOLE): Promise<SkillContent | undefined> {
     await this.ready()
     const canonical = canonicalSkillUri(uri)
     const found = canonical === undefined ? undefined : this.files.get(canonical)
-    if (!found) return undefined
+    if (!found || !view.connector(found.skill.key)) return undefined
     const bytes = await readServedFile(found.skill, found.file)
     const { uri: served, mimeType } = found.file
     return found.file.utf8
@@ -143,10 +159,15 @@ export class SkillCatalogue {
   }
 
   /** undefined: not a directory of a served Skill. */
-  async directory(uri: string, cursor: string | undefined): Promise<Page<SkillChild> | undefined> {
+  async directory(
+    uri: string,
+    cursor: string | undefined,
+    view: SessionView = SessionView.WHOLE,
+  ): Promise<Page<SkillChild> | undefined> {
     await this.ready()
     const canonical = canonicalSkillUri(uri)
-    const children = canonical === undefined ? undefined : this.directories.get(canonical)
+    const found = canonical === undefined ? undefined : this.directories.get(canonical)
+    const children = found && view.connector(found.key) ? found.children : undefined
     return (
       children &&
       page(
@@ -168,8 +189,9 @@ export class SkillCatalogue {
     for (const skill of this.skills) {
       this.bySkillUri.set(skill.entry.uri, skill)
       for (const file of skill.files.values()) this.files.set(file.uri, { skill, file })
-      for (const [uri, children] of skill.directories) this.directories.set(uri, children)
+      for (const [uri, children] of skill.directories) this.directories.set(uri, { key: skill.key, children })
     }
+    this.byView.clear()
     const print = JSON.stringify(this.skills.map((s) => s.entry))
     if (print === this.listedPrint) return
     this.listedPrint = print

@@ -6,6 +6,7 @@ import {
   SKILLS_LIST_METHOD,
 } from '@modelcontextprotocol/server/ext/skills'
 import { z } from 'zod'
+import type { SessionView } from '../sessions/session-view.js'
 import type { Era } from './classify.js'
 import { BadCursorError, type Page, type SkillCatalogue } from './skill-catalogue.js'
 
@@ -48,36 +49,37 @@ async function paged<R>(work: () => Promise<R>): Promise<R> {
 const cursorOf = (page: Page<unknown>): { nextCursor?: string } =>
   page.nextCursor ? { nextCursor: page.nextCursor } : {}
 
-export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era | undefined): void {
+/** Every answer is of the Skills `view` sees: another connector's Skill is not found, as if it were not there. */
+export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era | undefined, view: SessionView): void {
   // the extension defines them from 2026-07-28; the SDK fills them in for the base methods itself
   const cache = era === 'modern' ? { resultType: 'complete', ...CACHE } : {}
 
   server.setRequestHandler(SKILLS_LIST_METHOD, { params: cursorParams }, async (params) => {
-    const page = await paged(() => catalogue.list(params?.cursor))
+    const page = await paged(() => catalogue.list(params?.cursor, view))
     return { skills: page.items, ...cursorOf(page), ...cache }
   })
 
   server.setRequestHandler(SKILLS_GET_METHOD, { params: uriParams }, async ({ uri }) => {
-    const skill = await catalogue.get(uri)
+    const skill = await catalogue.get(uri, view)
     if (!skill) throw invalid(`No skill is served at ${uri}`, { uri })
     // a single entry: no cursor
     return { skill, ...cache }
   })
 
   server.setRequestHandler(RESOURCES_DIRECTORY_READ_METHOD, { params: directoryParams }, async ({ uri, cursor }) => {
-    const page = await paged(() => catalogue.directory(uri, cursor))
+    const page = await paged(() => catalogue.directory(uri, cursor, view))
     if (!page) throw invalid(`${uri} is not a directory resource`, { uri })
     return { resources: page.items, ...cursorOf(page), ...cache }
   })
 
   server.setRequestHandler('resources/list', async (req) => {
-    const page = await paged(() => catalogue.resources(req.params?.cursor))
+    const page = await paged(() => catalogue.resources(req.params?.cursor, view))
     return { resources: page.items, ...cursorOf(page) }
   })
   server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
   server.setRequestHandler('resources/read', async (req) => {
     const { uri } = req.params
-    const content = await catalogue.read(uri).catch((err: unknown) => {
+    const content = await catalogue.read(uri, view).catch((err: unknown) => {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, {
         uri,
       })

@@ -4,11 +4,13 @@ import {
   SERVER_INFO_META_KEY,
   type CallToolResult,
 } from '@modelcontextprotocol/server'
+import { createHash } from 'node:crypto'
 import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
+import { PerView, SessionView } from '../sessions/session-view.js'
 import type { LegacyCancellation } from './legacy-cancellation.js'
 
 /** How a tools/call ended: the upstream's result, or the JSON-RPC error to answer with. */
@@ -34,15 +36,28 @@ export class ToolService {
     private readonly cancellation: LegacyCancellation,
   ) {}
 
-  /** The registry's snapshot: the same frozen array until a commit changes what is visible. */
-  snapshot(): readonly ConnectorMCPTool[] {
-    return this.registry.list()
+  /** By registry snapshot, then view print: the print of what that view sees (list_changed compares them). */
+  private readonly prints = new PerView<string>()
+
+  /** What a session's view sees of the registry: the same frozen array until a commit changes the snapshot. */
+  snapshot(view: SessionView = SessionView.WHOLE): readonly ConnectorMCPTool[] {
+    return view.tools(this.registry.list())
   }
 
-  /** Every tool on one page; a cursor is one this server never handed out. */
-  list(cursor?: string): { tools: Array<ReturnType<typeof toMcpTool>> } {
+  /** Equal exactly when the tools `view` sees, as served, are the same. */
+  print(view: SessionView): string {
+    const all = this.registry.list()
+    return this.prints.get(all, view, () => {
+      const hash = createHash('sha256')
+      for (const tool of view.tools(all)) hash.update(tool.json).update('\n')
+      return hash.digest('hex')
+    })
+  }
+
+  /** Every tool the view sees, on one page; a cursor is one this server never handed out. */
+  list(cursor?: string, view: SessionView = SessionView.WHOLE): { tools: Array<ReturnType<typeof toMcpTool>> } {
     if (cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${cursor}"`)
-    return { tools: this.registry.list().map(toMcpTool) }
+    return { tools: this.snapshot(view).map(toMcpTool) }
   }
 
   /** Never throws: every failure is the JSON-RPC error the client gets. */

@@ -1,4 +1,5 @@
 import type { SERVER_NAME } from '../names.js'
+import type { ViewContext } from './view-context.js'
 
 /**
  * What an agent host needs to start one agent session with connectors
@@ -64,6 +65,12 @@ export interface PreparedRuntime {
   projection: ProviderProjection
   /** Guidance an agent host may append to its system prompt. */
   prompt: string
+  /** What the session's tools cost the model's context before it uses any. */
+  context: ViewContext
+  /** Whether a view narrows what the session sees, from which sources, and the active connectors it sees. */
+  view: { narrowed: boolean; sources: string[]; connectors: string[] }
+  /** Lines for the person starting the agent (over the context budget, an empty view); the commands print them. */
+  warnings: string[]
 }
 
 export { TOKEN_ENV } from '../names.js'

@@ -30,8 +30,11 @@ export async function removeSessionDirs(
   paths: StatePaths,
   sessions: ReadonlyArray<{ workspace: string; session: string }>,
 ): Promise<void> {
-  for (const s of sessions)
-    await fs.rm(paths.sessionDir(sessionId(s.workspace, s.session)), { recursive: true, force: true })
+  for (const s of sessions) {
+    const id = sessionId(s.workspace, s.session)
+    await fs.rm(paths.sessionDir(id), { recursive: true, force: true })
+    await fs.rm(paths.sessionBinDir(id), { recursive: true, force: true })
+  }
 }
 
 /** Beside a Skill root: the mirrors of releases whose Skills carry a tool-name note (not a Skill root itself). */

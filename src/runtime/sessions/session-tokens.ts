@@ -108,6 +108,11 @@ export class SessionTokens {
     return this.views.get(hash) ?? SessionView.WHOLE
   }
 
+  /** The live sessions whose view narrows what they see, with that view. */
+  narrowed(): Array<{ hash: string; record: SessionRecord; view: SessionView }> {
+    return [...this.views].map(([hash, view]) => ({ hash, record: this.byHash.get(hash)!, view }))
+  }
+
   /** The record of a live session, by its token's hash. */
   record(hash: string): SessionRecord | undefined {
     return this.byHash.get(hash)

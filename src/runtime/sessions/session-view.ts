@@ -1,29 +1,7 @@
 import { createHash } from 'node:crypto'
-import { z } from 'zod'
-import { CONNECTOR_KEY } from '../connector-key.js'
+import type { ToolFilter, ViewLayer } from '../control-protocol/view-layer.js'
 
-/**
- * What one session sees of the connectors (issue 23): the layers of its
- * view, each from one source (`session prepare --connectors`, a project
- * file, the session it was prepared in). A connector or tool is visible
- * only when every layer lets it through, so a layer added can only narrow:
- * a nested session starts from its parent's layers and never widens them.
- * The token carries the view (the session's record), never the connection.
- */
-const key = z.string().regex(CONNECTOR_KEY, 'is not a connector key')
-const toolNames = z.array(z.string().min(1).max(128)).max(1000)
-
-export const toolFilterSchema = z.strictObject({ allow: toolNames.optional(), hide: toolNames.optional() })
-export type ToolFilter = z.infer<typeof toolFilterSchema>
-
-export const viewLayerSchema = z.strictObject({
-  /** Where the layer came from, for `daemon status` and messages: "flags", "project file <path>", … */
-  from: z.string().min(1).max(1024),
-  connectors: z.array(key).max(1000).optional(),
-  hide: z.array(key).max(1000).optional(),
-  tools: z.record(key, toolFilterSchema).optional(),
-})
-export type ViewLayer = z.infer<typeof viewLayerSchema>
+export { toolFilterSchema, viewLayerSchema, type ToolFilter, type ViewLayer } from '../control-protocol/view-layer.js'
 
 /** The parts of a served tool a view decides on. */
 export interface ViewedTool {
@@ -40,9 +18,16 @@ function toolPasses(filter: ToolFilter | undefined, tool: ViewedTool): boolean {
 }
 
 /**
- * A session's view, compiled from its layers. A whole view (no layer
- * narrows anything) is what the hot paths test for (`whole`) and skip. Filtered lists are kept per list (by identity), so
- * a hundred sessions with one view filter a registry snapshot once.
+ * What one session sees of the connectors (issue 23): the layers of its
+ * view, each from one source (`session prepare --connectors`, a project
+ * file, the session it was prepared in). A connector or tool is visible
+ * only when every layer lets it through, so a layer added can only narrow:
+ * a nested session starts from its parent's layers and never widens them.
+ * The token carries the view (the session's record), never the connection.
+ *
+ * A whole view (no layer narrows anything) is what the hot paths test for
+ * (`whole`) and skip. Filtered lists are kept per list (by identity), so a
+ * hundred sessions with one view filter a registry snapshot once.
  */
 export class SessionView {
   static readonly WHOLE = new SessionView([])
@@ -92,5 +77,28 @@ export class SessionView {
   /** The layers' sources, for `daemon status`. */
   get sources(): string[] {
     return this.layers.map((l) => l.from)
+  }
+}
+
+/**
+ * Values made once per list (by identity: a registry snapshot) and view
+ * print, so that sessions sharing a view share the work, and a commit (a
+ * new snapshot) makes them anew.
+ */
+export class PerView<T> {
+  private readonly kept = new WeakMap<object, Map<string, T>>()
+
+  get(list: object, view: SessionView, make: () => T): T {
+    let byView = this.kept.get(list)
+    if (!byView) {
+      byView = new Map()
+      this.kept.set(list, byView)
+    }
+    let value = byView.get(view.print)
+    if (value === undefined) {
+      value = make()
+      byView.set(view.print, value)
+    }
+    return value
   }
 }

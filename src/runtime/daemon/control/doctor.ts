@@ -18,5 +18,9 @@ export async function handleDoctorSnapshot(ctx: DaemonContext): Promise<Response
     if (t.description !== undefined) tool.description = t.description
     tools.push(tool)
   }
-  return { connectors: ctx.reconciler.snapshots().map(toDoctorConnector), tools, available: await handleAvailable(ctx) }
+  return {
+    connectors: ctx.reconciler.snapshots().map(toDoctorConnector),
+    tools,
+    available: await handleAvailable(ctx, {}),
+  }
 }
