@@ -32,6 +32,14 @@ export function renderDaemonStatus(status: DaemonStatus): string {
     if (c.cli && c.cli !== 'ready') lines.push(`    cli: ${c.cli}${c.cliReason ? ` — ${c.cliReason}` : ''}`)
     if (c.lastError && c.lastError !== c.reason) lines.push(`    last error: ${c.lastError}`)
   }
+  if (status.sessionActivity.length) lines.push('sessions:')
+  for (const s of status.sessionActivity) {
+    const context = s.context
+      ? `, ${s.context.tools} tools, ${(s.context.bytes / 1000).toFixed(1)} kB (~${s.context.tokens} tokens)`
+      : ''
+    const view = s.view ? `; view: ${s.view.join(' + ')}` : ''
+    lines.push(`  ${s.session} (${s.provider}, ${s.workspace}): ${s.requests} requests${context}${view}`)
+  }
   // every line carries manifest or upstream text (versions, reasons, stderr): escape it whole
   return `${lines.map(terminalSafe).join('\n')}\n`
 }

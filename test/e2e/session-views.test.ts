@@ -114,6 +114,12 @@ describe('per-session views', () => {
     })
     const table = await tutti(dir, ['connector', 'available'], { env: narrow.env })
     expect(table.stdout).toMatch(/this session sees 9 tools, .* narrowed by its view/)
+    const status = await tuttiJson(dir, ['daemon', 'status'])
+    const entry = status.sessionActivity.find((s: { session: string }) => s.session === 'available-alpha')
+    expect(entry).toMatchObject({
+      view: ['--hide-connectors'],
+      context: { tools: 9, bytes: inside.session.context.bytes },
+    })
     const outside = await tuttiJson(dir, ['connector', 'available'])
     expect(outside.connectors.map((c: { key: string }) => c.key)).toEqual(['alpha', 'beta'])
     expect(outside.session).toBeUndefined()

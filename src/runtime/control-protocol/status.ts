@@ -21,6 +21,9 @@ export const statusMessage = defineMessage(
         provider: z.string(),
         requests: z.number().int(),
         lastSeenAt: z.string().optional(),
+        /** Where the session's view comes from; absent: it sees every connector. */
+        view: z.array(z.string()).optional(),
+        context: z.object({ tools: z.number().int(), bytes: z.number().int(), tokens: z.number().int() }).optional(),
       }),
     ),
     connectors: z.array(connectorState),

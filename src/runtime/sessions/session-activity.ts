@@ -9,6 +9,10 @@ export interface SessionActivityView {
   requests: number
   /** The last of them, ISO time; absent while there was none. */
   lastSeenAt?: string
+  /** Where the session's view comes from (absent: it sees every connector). */
+  view?: string[]
+  /** What its tools cost the model's context now. */
+  context?: { tools: number; bytes: number; tokens: number }
 }
 
 interface Seen {
@@ -45,8 +49,11 @@ export class SessionActivity {
     for (const hash of hashes) this.byHash.delete(hash)
   }
 
-  /** Every live session (`records`: hash → record), seen or not, in issue order. */
-  view(records: Iterable<[string, SessionRecord]>): SessionActivityView[] {
+  /** Every live session (`records`: hash → record), seen or not, in issue order; `more` adds what it knows. */
+  view(
+    records: Iterable<[string, SessionRecord]>,
+    more: (hash: string) => Partial<SessionActivityView> = () => ({}),
+  ): SessionActivityView[] {
     const out: SessionActivityView[] = []
     for (const [hash, record] of records) {
       const seen = this.byHash.get(hash)
@@ -56,7 +63,8 @@ export class SessionActivity {
         provider: record.provider,
         requests: seen?.requests ?? 0,
       }
-      out.push(seen ? { ...base, lastSeenAt: new Date(seen.lastSeenMs).toISOString() } : base)
+      const last = seen ? { lastSeenAt: new Date(seen.lastSeenMs).toISOString() } : {}
+      out.push({ ...base, ...last, ...more(hash) })
     }
     return out
   }

@@ -133,9 +133,9 @@ export class SessionTokens {
     return this.byHash.size
   }
 
-  /** Every live session with its requests so far, for `daemon status`. */
-  activityView(): SessionActivityView[] {
-    return this.activity.view(this.byHash)
+  /** Every live session with its requests so far, and (`more`) what else the caller knows of it, for `daemon status`. */
+  activityView(more?: (hash: string, view: SessionView) => Partial<SessionActivityView>): SessionActivityView[] {
+    return this.activity.view(this.byHash, more && ((hash) => more(hash, this.viewOf(hash))))
   }
 
   async issue(workspace: string, session: string, provider: string, options: IssueOptions = {}): Promise<string> {
