@@ -161,6 +161,28 @@ describe('per-session views', () => {
     }
   })
 
+  it("session exec inside a session: the sub-agent has its own token and its parent's view, narrowed", async () => {
+    // the agents are shells: each runs `tutti` from its PATH; the outer one starts the inner one with exec
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-views-exec-'))
+    try {
+      const agent = (name: string) =>
+        `echo "$TUTTI_CONNECTOR_TOKEN" > "$OUT/${name}.token"; tutti connector available --json > "$OUT/${name}.json"`
+      const inner = `tutti session exec --provider codex --connectors alpha,beta -- sh -c '${agent('inner')}'`
+      const args = ['session', 'exec', '--provider', 'codex', '--connectors', 'alpha', '--']
+      const run = await tutti(dir, [...args, 'sh', '-c', `${agent('outer')}; ${inner}`], { env: { OUT: out } })
+      expect(run.code, run.stderr).toBe(0)
+      const read = (file: string) => fs.readFileSync(path.join(out, file), 'utf8')
+      const keys = (file: string) => JSON.parse(read(file)).connectors.map((c: { key: string }) => c.key)
+      expect(keys('outer.json')).toEqual(['alpha'])
+      expect(keys('inner.json')).toEqual(['alpha'])
+      expect(read('outer.token')).toMatch(/^tutti_/)
+      expect(read('inner.token')).toMatch(/^tutti_/)
+      expect(read('inner.token')).not.toBe(read('outer.token'))
+    } finally {
+      fs.rmSync(out, { recursive: true, force: true })
+    }
+  })
+
   it('bad input exits 2 naming what is wrong, and changes nothing on disk', async () => {
     const before = snapshotTree(dir)
     const args = ['session', 'prepare', '--provider', 'codex', '--workspace', workspace, '--session', 'bad']
