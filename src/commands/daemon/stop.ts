@@ -15,10 +15,7 @@ export default class DaemonStop extends TuttiCommand {
       default: false,
     }),
   }
-  static override examples = [
-    '<%= config.bin %> daemon stop',
-    '<%= config.bin %> daemon stop --revoke-sessions',
-  ]
+  static override examples = ['<%= config.bin %> daemon stop', '<%= config.bin %> daemon stop --revoke-sessions']
 
   async run() {
     const { flags } = await this.parse(DaemonStop)

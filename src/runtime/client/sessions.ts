@@ -12,6 +12,8 @@ import { projectClaude } from '../sessions/projections/claude.js'
 import { projectCodex } from '../sessions/projections/codex.js'
 import { runtimePrompt } from '../sessions/runtime-prompt.js'
 import { freshSessionDir } from '../sessions/session-dir.js'
+import type { SessionOwner } from '../sessions/session-record.js'
+import { requestedTtl } from '../sessions/session-ttl.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export interface PrepareRuntimeOptions {
@@ -28,6 +30,13 @@ export interface PrepareRuntimeOptions {
   agentInitialize?: unknown
   /** The agent host's environment (PATH, CODEX_HOME, HOME); defaults to process.env. */
   env?: NodeJS.ProcessEnv
+  /**
+   * How long the token lives (seconds). Default: TUTTI_SESSION_TTL, else 7 days; a token with an
+   * `owner` has none by default (it ends with the owner).
+   */
+  ttlSeconds?: number
+  /** The process whose end ends the session (sessions/session-owner.ts thisOwner()). */
+  owner?: SessionOwner
 }
 
 /**
@@ -42,13 +51,19 @@ export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<Pr
     options.stateDir ? path.resolve(options.stateDir) : resolveStateDir(options.env ?? process.env),
   )
   const env = options.env ?? process.env
+  // bad input before anything else, ACP included: it is not the daemon failing
+  const ttlSeconds = options.ttlSeconds ?? requestedTtl(undefined, env, options.owner !== undefined)
+  const lifetime = {
+    ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
+    ...(options.owner ? { owner: options.owner } : {}),
+  }
   if (options.provider === 'acp') {
     // an ACP agent must never fail to start because of connectors: anything short of a clear "yes" gives a plain
     // session
     const support = acpSupportsHttp(options.agentInitialize)
     if (!support.ok) return plainRuntime(options, support.reason)
     try {
-      return await prepareWithDaemon(paths, options, env)
+      return await prepareWithDaemon(paths, options, env, lifetime)
     } catch (err) {
       // an ACP agent starts anyway: the reason goes into the plain session's projection
       return plainRuntime(
@@ -57,19 +72,21 @@ export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<Pr
       )
     }
   }
-  return prepareWithDaemon(paths, options, env)
+  return prepareWithDaemon(paths, options, env, lifetime)
 }
 
 async function prepareWithDaemon(
   paths: StatePaths,
   options: PrepareRuntimeOptions,
   env: NodeJS.ProcessEnv,
+  lifetime: { ttlSeconds?: number; owner?: SessionOwner },
 ): Promise<PreparedRuntime> {
   const daemon = await ensureDaemon(paths)
   const issued = await daemon.call<typeof sessionPrepareMessage>('session-prepare', {
     provider: options.provider,
     workspace: options.workspace,
     session: options.session,
+    ...lifetime,
   })
   const available: AvailableResult = await daemon.available()
   const mcpServers: MCPServerBinding[] = [
