@@ -3,6 +3,7 @@ import { ensureDaemon, findDaemon } from '../client/ensure-daemon.js'
 import type { StatePaths } from '../paths.js'
 import type { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import type { sessionRevokeMessage } from '../control-protocol/session-revoke.js'
+import { thisOwner } from '../sessions/session-owner.js'
 
 /** Where the bridge's session reaches the connector server, and with which token (held in memory only). */
 export interface Link {
@@ -83,9 +84,12 @@ export class DaemonLink {
     this.pending ??= (async () => {
       try {
         const client = await daemon()
+        // the token ends with this bridge, even one killed with -9 (sessions/session-owner.ts)
+        const owner = thisOwner()
         const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', {
           provider: 'bridge',
           ...this.identity,
+          ...(owner ? { owner } : {}),
         })
         // answered once the daemon's start-up reconcile published the routes (bounded there): a daemon that
         // just started serves MCP before that, and a call then would find no tools
