@@ -7,6 +7,7 @@ import { processStartTicks } from '../../src/runtime/proc/pid.js'
 import { SessionLifetime } from '../../src/runtime/sessions/session-lifetime.js'
 import { thisOwner } from '../../src/runtime/sessions/session-owner.js'
 import { hashToken, SessionTokens, type RevokedSession } from '../../src/runtime/sessions/session-tokens.js'
+import { sessionStillStored } from '../../src/runtime/sessions/stored-session.js'
 import { tempStateDir } from '../support/tutti.js'
 
 const T0 = Date.parse('2026-03-01T12:00:00.000Z')
@@ -143,6 +144,22 @@ describe('session lifetimes: expiry and owners', () => {
       expect((await pruned).map((r) => r.session)).toEqual(['exec'])
       expect(tokens.verify(owned)).toBeUndefined()
       expect(onDisk()).toEqual(['elsewhere', 'me'])
+    },
+  )
+
+  it(
+    "what exec's watch reads with no daemon to ask: a live session is stored; a revoked or expired one is not; " +
+      'a file it cannot read says nothing against it',
+    async () => {
+      const tokens = await open()
+      const live = await tokens.issue('/ws', 'live', 'codex', { expiresAt: at(1_000) })
+      const revoked = await tokens.issue('/ws', 'revoked', 'codex')
+      await tokens.revoke({ session: 'revoked' })
+      expect(await sessionStillStored(file, live, T0)).toBe(true)
+      expect(await sessionStillStored(file, live, T0 + 1_000)).toBe(false)
+      expect(await sessionStillStored(file, revoked, T0)).toBe(false)
+      fs.writeFileSync(file, '{ not json')
+      expect(await sessionStillStored(file, revoked, T0)).toBe(true)
     },
   )
 })

@@ -135,11 +135,17 @@ function plainRuntime(options: PrepareRuntimeOptions, reason: string): PreparedR
   }
 }
 
-/** Revoke by session (optionally within a workspace), or every token. */
+/**
+ * Revoke by session (optionally within a workspace), or every token.
+ * `startDaemon: false`: only at a daemon that runs (a token with an owner
+ * needs none started: the next daemon finds the owner gone).
+ */
 export async function revokeSessions(
   paths: StatePaths,
   filter: { session?: string; workspace?: string; all?: boolean },
+  options: { startDaemon?: boolean } = {},
 ): Promise<{ revoked: number }> {
-  const daemon = (await findDaemon(paths)) ?? (await ensureDaemon(paths))
+  const daemon = (await findDaemon(paths)) ?? (options.startDaemon === false ? undefined : await ensureDaemon(paths))
+  if (!daemon) return { revoked: 0 }
   return daemon.call<typeof sessionRevokeMessage>('session-revoke', filter)
 }
