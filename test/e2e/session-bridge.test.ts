@@ -289,14 +289,14 @@ describe('tutti session bridge', () => {
   )
 
   it(
-    'after `daemon stop` (every token revoked) and a start by someone else, the bridge re-mints: its stream comes ' +
-      'back and calls work',
+    'after `daemon stop --revoke-sessions` (every token revoked) and a start by someone else, the bridge re-mints: ' +
+      'its stream comes back and calls work',
     async () => {
       let changes = 0
       const legacy = await bridgeClient(dir, 'legacy', { onToolsChanged: () => changes++ })
       try {
         expect(text(await legacy.client.callTool({ name: 'fx_echo', arguments: { message: 'before' } }))).toBe('before')
-        await tuttiJson(dir, ['daemon', 'stop'])
+        await tuttiJson(dir, ['daemon', 'stop', '--revoke-sessions'])
         await tuttiJson(dir, ['daemon', 'start'])
         // no request of the client's: the bridge saw the new daemon.json and linked again by itself
         expect(await until(() => changes > 0)).toBe(true)

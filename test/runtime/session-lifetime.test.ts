@@ -148,8 +148,8 @@ describe('session lifetimes: expiry and owners', () => {
   )
 
   it(
-    "what exec's watch reads with no daemon to ask: a live session is stored; a revoked or expired one is not; " +
-      'a file it cannot read says nothing against it',
+    "what exec's watch reads with no daemon to ask: a live session is stored; a revoked or expired one is not, " +
+      'nor any without a file; a file it cannot read says nothing against it',
     async () => {
       const tokens = await open()
       const live = await tokens.issue('/ws', 'live', 'codex', { expiresAt: at(1_000) })
@@ -160,6 +160,8 @@ describe('session lifetimes: expiry and owners', () => {
       expect(await sessionStillStored(file, revoked, T0)).toBe(false)
       fs.writeFileSync(file, '{ not json')
       expect(await sessionStillStored(file, revoked, T0)).toBe(true)
+      fs.rmSync(file)
+      expect(await sessionStillStored(file, live, T0), 'no sessions.json: no session').toBe(false)
     },
   )
 })
