@@ -126,6 +126,7 @@ export class DaemonWatch {
       }
       return { port: client.endpoint.port, process }
     } catch (err) {
+      // said once on stderr; the watch tries again after its backoff
       const reason = (err instanceof Error ? err.message : String(err)).split('\n')[0]
       this.warnOnce(`tutti: the daemon is gone and could not be started again (${reason}); trying again`)
       return undefined

@@ -95,9 +95,18 @@ export class SessionLifetime {
       const expired = this.tokens.matching((r) => expiryMs(r) <= now)
       const orphaned = this.tokens.matching((r) => expiryMs(r) > now && this.ownerProvenGone(r))
       let ended = 0
-      // a failed write: the tokens no longer verify all the same, and the next write of sessions.json leaves them out
-      if (expired.length) ended += await this.tokens.end(expired, 'expired').catch((err) => this.failed(err))
-      if (orphaned.length) ended += await this.tokens.end(orphaned, 'owner gone').catch((err) => this.failed(err))
+      for (const [hashes, why] of [
+        [expired, 'expired'],
+        [orphaned, 'owner gone'],
+      ] as const) {
+        if (!hashes.length) continue
+        try {
+          ended += await this.tokens.end(hashes, why)
+        } catch (err) {
+          // the tokens no longer verify all the same, and the next write of sessions.json leaves them out
+          this.log.error('could not write sessions.json after ending sessions', { why, error: err })
+        }
+      }
       return ended
     })
     this.pruning = run
@@ -106,11 +115,6 @@ export class SessionLifetime {
 
   private ownerProvenGone(record: SessionRecord): boolean {
     return record.owner !== undefined && this.gone(record.owner)
-  }
-
-  private failed(err: unknown): number {
-    this.log.error('could not write sessions.json after ending sessions', { error: err })
-    return 0
   }
 
   /** One timer, for the soonest expiry. */
