@@ -18,6 +18,8 @@ export const toolPrefix = (key: string): string => `${key}_`
 
 /** The agent session's token, in the agent's environment (never in a file or argv). */
 export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
+/** How long a prepared session's token lives unless a `--ttl` says otherwise (`90m`, `12h`, `7d`). */
+export const SESSION_TTL_ENV = 'TUTTI_SESSION_TTL'
 /** A connector's own writable data directory, in its server's and CLI's environment. */
 export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
 /**

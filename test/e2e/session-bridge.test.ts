@@ -5,20 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { run as runProgram } from '../support/package-install.js'
 import { CLAUDE_OFFLINE, claudeBinary, CodexAppServer, codexBinary } from '../support/agents.js'
 import { bridgeClient, MODERN_ENVELOPE, RawBridge, TOKEN_SHAPE, type Era } from '../support/bridge-clients.js'
+import { killDaemonProven } from '../support/daemon-kill.js'
 import { eventually, until } from '../support/eventually.js'
 import { faultConnector, memoryConnector } from '../support/fixture-connector.js'
 import { installed } from '../support/in-process.js'
-import {
-  BIN,
-  cleanupState,
-  control,
-  isAlive,
-  readDaemonJson,
-  REPO,
-  tempStateDir,
-  tutti,
-  tuttiJson,
-} from '../support/tutti.js'
+import { BIN, cleanupState, isAlive, readDaemonJson, REPO, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 /** A README block marked `<!-- readme-test: name -->`, as written. */
 function readmeBlock(name: string, lang = 'sh'): string {
@@ -39,25 +30,6 @@ const bridgeSessions = (dir: string) =>
       { provider: string; session: string }
     >,
   ).filter((s) => s.provider === 'bridge')
-
-/**
- * The daemon of `dir`, proven as daemon-identity.ts proves it (health repeats daemon.json's pid and nonce, /proc's
- * start time), then killed with SIGKILL.
- */
-async function killDaemonProven(dir: string): Promise<number> {
-  const info = JSON.parse(fs.readFileSync(path.join(dir, 'daemon.json'), 'utf8'))
-  const health = await control(dir, 'health')
-  const stat = fs.readFileSync(`/proc/${info.pid}/stat`, 'utf8')
-  const startTicks = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
-  expect({ pid: health.pid, nonce: health.nonce, processStart: health.processStart }).toEqual({
-    pid: info.pid,
-    nonce: info.nonce,
-    processStart: startTicks,
-  })
-  process.kill(info.pid, 'SIGKILL')
-  expect(await until(() => !isAlive(info.pid))).toBe(true)
-  return info.pid
-}
 
 describe('tutti session bridge', () => {
   let dir: string
@@ -317,14 +289,14 @@ describe('tutti session bridge', () => {
   )
 
   it(
-    'after `daemon stop` (every token revoked) and a start by someone else, the bridge re-mints: its stream comes ' +
-      'back and calls work',
+    'after `daemon stop --revoke-sessions` (every token revoked) and a start by someone else, the bridge re-mints: ' +
+      'its stream comes back and calls work',
     async () => {
       let changes = 0
       const legacy = await bridgeClient(dir, 'legacy', { onToolsChanged: () => changes++ })
       try {
         expect(text(await legacy.client.callTool({ name: 'fx_echo', arguments: { message: 'before' } }))).toBe('before')
-        await tuttiJson(dir, ['daemon', 'stop'])
+        await tuttiJson(dir, ['daemon', 'stop', '--revoke-sessions'])
         await tuttiJson(dir, ['daemon', 'start'])
         // no request of the client's: the bridge saw the new daemon.json and linked again by itself
         expect(await until(() => changes > 0)).toBe(true)

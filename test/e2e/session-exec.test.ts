@@ -158,6 +158,8 @@ describe('tutti session exec', () => {
               session: expect.stringMatching(/^[0-9a-f-]{36}$/),
               provider: 'claude',
               issuedAt: expect.any(String),
+              // exec owns it (no expiry): it ends with exec, even one killed with -9
+              owner: { pid: run.child.pid, start: expect.any(String), pidNamespace: expect.any(String) },
             },
           ]),
         )

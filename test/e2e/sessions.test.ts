@@ -124,13 +124,29 @@ describe('session tokens', () => {
     await client.close()
   })
 
-  it('an explicit `daemon stop` ends open listen streams gracefully and revokes every token', async () => {
-    const p = await session('s5')
-    const client = await modernClient(p.mcpServers[0]!)
-    const sub = await client.listen({ toolsListChanged: true })
-    await tuttiJson(dir, ['daemon', 'stop'])
-    await expect(sub.closed).resolves.toBe('graceful')
-    await client.close().catch(() => {})
+  it(
+    '`daemon stop` ends open listen streams gracefully and keeps every token: after a start the same token ' +
+      'lists the tools',
+    async () => {
+      const p = await session('s5')
+      const client = await modernClient(p.mcpServers[0]!)
+      const sub = await client.listen({ toolsListChanged: true })
+      const stored = fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')
+      await tuttiJson(dir, ['daemon', 'stop'])
+      await expect(sub.closed).resolves.toBe('graceful')
+      await client.close().catch(() => {})
+      expect(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).toBe(stored)
+      await tuttiJson(dir, ['daemon', 'start'])
+      const again = await modernClient(p.mcpServers[0]!)
+      expect((await again.listTools()).tools.map((t) => t.name)).toContain('fx_echo')
+      await again.close()
+    },
+  )
+
+  it('`daemon stop --revoke-sessions` revokes every token', async () => {
+    const p = await session('s5b')
+    expect(await works(p.mcpServers[0]!)).toBe(true)
+    await tuttiJson(dir, ['daemon', 'stop', '--revoke-sessions'])
     await tuttiJson(dir, ['daemon', 'start'])
     expect(await works(p.mcpServers[0]!)).toBe(false)
     expect(JSON.parse(fs.readFileSync(path.join(dir, 'sessions.json'), 'utf8')).sessions).toEqual({})

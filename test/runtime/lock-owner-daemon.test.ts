@@ -64,7 +64,7 @@ describe.concurrent('a live holder of the daemon lock whose daemon.json does not
     await holder.exited
     expect(holder.child.signalCode).toBeNull()
     const last = holder.events().at(-1)
-    expect(last).toMatchObject({ event: 'request', path: '/control/stop', body: { revokeSessions: true } })
+    expect(last).toMatchObject({ event: 'request', path: '/control/stop', body: { revokeSessions: false } })
   })
 
   it('a holder that goes away meanwhile: ensureDaemon starts a daemon, which takes the lock over', async (context) => {

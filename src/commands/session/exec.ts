@@ -16,6 +16,7 @@ export default class SessionExec extends TuttiCommand {
     `them through a session-private claude first on PATH; codex and tutti-agent get a session CODEX_HOME; all get ` +
     `PATH with the connector commands and the session token in TUTTI_CONNECTOR_TOKEN. ` +
     `The agent's stdio, signals and exit status are its own. ` +
+    `While it runs, a daemon that dies or stops is started again on the same port, so its token keeps working. ` +
     `If the session cannot be prepared, the agent starts without connectors after one warning line.`
   // the agent's argv is split off at `--` before oclif sees the rest (oclif's argv reorders repeated words)
   static override strict = true
@@ -24,6 +25,9 @@ export default class SessionExec extends TuttiCommand {
     workspace: Flags.string({ description: 'workspace id the session belongs to (default: the working directory)' }),
     session: Flags.string({ description: 'agent session id (default: a fresh random id)' }),
     ...viewFlags,
+    ttl: Flags.string({
+      description: 'the token also expires after this long, e.g. 90m, 12h, 7d (default: it ends when the agent exits)',
+    }),
   }
   static override examples = [
     '<%= config.bin %> session exec --provider claude -- claude',
@@ -47,6 +51,7 @@ export default class SessionExec extends TuttiCommand {
       workspace: flags.workspace,
       session: flags.session,
       ...viewOptions(flags),
+      ttl: flags.ttl,
       stateDir: this.paths.root,
       warn: (line) => process.stderr.write(`${this.redact(line)}\n`),
     })

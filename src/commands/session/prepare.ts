@@ -4,6 +4,8 @@ import { TuttiCommand } from '../../cli/base-command.js'
 import { viewFlags, viewOptions } from '../../cli/view-flags.js'
 import { prepareRuntime } from '../../runtime/client/sessions.js'
 import { PROVIDERS, type Provider } from '../../runtime/control-protocol/session-prepare.js'
+import { SESSION_TTL_ENV } from '../../runtime/names.js'
+import { requestedTtl } from '../../runtime/sessions/session-ttl.js'
 import type { PreparedRuntime } from '../../runtime/sessions/prepared-runtime.js'
 
 const quote = (s: string): string => `'${s.replaceAll("'", "'\\''")}'`
@@ -31,6 +33,9 @@ export default class SessionPrepare extends TuttiCommand {
     'agent-initialize': Flags.string({
       description: "ACP: a file with the agent's initialize response, or - for stdin",
     }),
+    ttl: Flags.string({
+      description: `how long the token lives, e.g. 90m, 12h, 7d (default: ${SESSION_TTL_ENV}, else 7d)`,
+    }),
     shell: Flags.boolean({
       description:
         'print POSIX `export` lines to eval: the session env, plus TUTTI_MCP_CONFIG and TUTTI_ADD_DIR for claude',
@@ -45,11 +50,14 @@ export default class SessionPrepare extends TuttiCommand {
     'eval "$(<%= config.bin %> session prepare --provider claude --workspace "$PWD" --session task-1 --shell)"',
     '<%= config.bin %> session prepare --provider claude --workspace "$PWD" --session t2 --connectors github,linear ' +
       '--json',
+    '<%= config.bin %> session prepare --provider codex --workspace w --session ci-42 --ttl 90m --json',
   ]
 
   async run() {
     const { flags } = await this.parse(SessionPrepare)
+    const ttlSeconds = requestedTtl(flags.ttl, process.env, false)
     const runtime = await prepareRuntime({
+      ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
       provider: flags.provider as Provider,
       workspace: flags.workspace,
       session: flags.session,

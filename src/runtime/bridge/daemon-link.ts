@@ -4,6 +4,7 @@ import type { StatePaths } from '../paths.js'
 import type { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import type { sessionRevokeMessage } from '../control-protocol/session-revoke.js'
 import type { ViewLayer } from '../sessions/session-view.js'
+import { thisOwner } from '../sessions/session-owner.js'
 
 /** Where the bridge's session reaches the connector server, and with which token (held in memory only). */
 export interface Link {
@@ -89,12 +90,15 @@ export class DaemonLink {
       try {
         const client = await daemon()
         const { workspace, session, view, parentToken } = this.identity
+        // the token ends with this bridge, even one killed with -9 (sessions/session-owner.ts)
+        const owner = thisOwner()
         const issued = await client.call<typeof sessionPrepareMessage>('session-prepare', {
           provider: 'bridge',
           workspace,
           session,
           ...(view?.length ? { view } : {}),
           ...(parentToken ? { parentToken } : {}),
+          ...(owner ? { owner } : {}),
         })
         // answered once the daemon's start-up reconcile published the routes (bounded there): a daemon that
         // just started serves MCP before that, and a call then would find no tools

@@ -101,7 +101,7 @@ export class DaemonClient {
     return this.call<typeof reconcileMessage>('reconcile', request, (waitMs ?? RECONCILE_ANSWER_MS) + ANSWER_MARGIN_MS)
   }
 
-  stop(revokeSessions = true) {
+  stop(revokeSessions = false) {
     return this.call<typeof stopMessage>('stop', { revokeSessions }, 10_000)
   }
 }

@@ -39,13 +39,13 @@ export class DaemonControl {
   }
 
   /**
-   * Polite stop (control request; the daemon revokes every session token),
-   * then TERM, then KILL — each only for a daemon proven to be this state
-   * dir's (daemon-identity.ts); found through the lock's owner when
-   * daemon.json is gone or wrong (ensure-daemon.ts). A stale daemon.json is
-   * removed, never acted on.
+   * Polite stop (control request; session tokens outlive it unless
+   * `revokeSessions`), then TERM, then KILL — each only for a daemon proven
+   * to be this state dir's (daemon-identity.ts); found through the lock's
+   * owner when daemon.json is gone or wrong (ensure-daemon.ts). A stale
+   * daemon.json is removed, never acted on.
    */
-  async stop(): Promise<{ stopped: boolean; pid?: number; stale?: string }> {
+  async stop(options: { revokeSessions?: boolean } = {}): Promise<{ stopped: boolean; pid?: number; stale?: string }> {
     const { info, proof } = await locateDaemon(this.paths)
     if (!info || !proof) return { stopped: false }
     if (!proof.proven && !proof.client) {
@@ -53,7 +53,7 @@ export class DaemonControl {
       return { stopped: false, stale: proof.why }
     }
     // the daemon may exit before it answers the stop: waitForExit decides whether it stopped
-    await proof.client!.stop(true).catch(() => undefined)
+    await proof.client!.stop(options.revokeSessions ?? false).catch(() => undefined)
     if (!(await waitForExit(info.pid, STOP_GRACE_MS)) && proof.proven)
       await terminateProven(proof.process, STOP_GRACE_MS)
     return { stopped: true, pid: info.pid }

@@ -7,7 +7,7 @@ import { isAlive, terminateProven, waitForExit } from '../proc/pid.js'
 import { CONTROL_PROTOCOL_VERSION } from '../control-protocol/version.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { DaemonClient } from './daemon-client.js'
-import { proveDaemon, type DaemonProbe, type DaemonProof } from './daemon-identity.js'
+import { proveDaemon, type DaemonProbe, type DaemonProof, type Health } from './daemon-identity.js'
 
 // the lock library and the spawner (child_process) are only needed on the slow path
 const lockModule = () => import('../fs/lock.js')
@@ -51,10 +51,22 @@ export async function locateDaemon(paths: StatePaths): Promise<DaemonProbe> {
   return (await (await lockOwnerModule()).lockOwnersDaemon(paths, seen)) ?? seen
 }
 
-/** A running daemon of our version, or undefined. Never starts one. */
-export async function findDaemon(paths: StatePaths): Promise<DaemonClient | undefined> {
+/** A running daemon of our version (or as `accept` says), or undefined. Never starts one. */
+export async function findDaemon(
+  paths: StatePaths,
+  accept: (health: Health) => boolean = matchesOurVersion,
+): Promise<DaemonClient | undefined> {
   const { proof } = await locateDaemon(paths)
-  return proof?.proven && matchesOurVersion(proof.health) ? proof.client : undefined
+  return proof?.proven && accept(proof.health) ? proof.client : undefined
+}
+
+export interface EnsureDaemonOptions {
+  /**
+   * Any proven daemon of this state dir will do, whatever its version (a
+   * running agent's watch: its token and port are the state dir's, and an
+   * older CLI that replaced a newer daemon would fight the newer CLIs).
+   */
+  anyVersion?: boolean
 }
 
 /**
@@ -63,13 +75,14 @@ export async function findDaemon(paths: StatePaths): Promise<DaemonClient | unde
  * version (polite stop first), clear what a crashed one left, spawn, wait
  * for health.
  */
-export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
-  const fast = await findDaemon(paths)
+export async function ensureDaemon(paths: StatePaths, options: EnsureDaemonOptions = {}): Promise<DaemonClient> {
+  const accept = options.anyVersion ? () => true : matchesOurVersion
+  const fast = await findDaemon(paths, accept)
   if (fast) return fast
   const { withLock } = await lockModule()
   return withLock(paths.startLockTarget, async () => {
     const { info, proof } = await locateDaemon(paths)
-    if (proof?.proven && matchesOurVersion(proof.health)) return proof.client
+    if (proof?.proven && accept(proof.health)) return proof.client
     if (info && proof?.proven) await retire(paths, proof)
     else if (info && proof?.client) {
       // an older daemon of this state dir: asked to stop, and given the time to; never signalled
@@ -85,7 +98,7 @@ export async function ensureDaemon(paths: StatePaths): Promise<DaemonClient> {
     // a stale daemon.json (nothing answers, another process or state dir): removed, never acted on
     else if (info) await removeDaemonInfoIfOurs(paths, info.pid)
     await clearOrphans(paths)
-    return start(paths)
+    return start(paths, accept)
   })
 }
 
@@ -111,13 +124,13 @@ async function clearOrphans(paths: StatePaths): Promise<void> {
   await fs.rm(paths.daemonPid, { force: true })
 }
 
-async function start(paths: StatePaths): Promise<DaemonClient> {
-  const existing = await findDaemon(paths)
+async function start(paths: StatePaths, accept: (health: Health) => boolean): Promise<DaemonClient> {
+  const existing = await findDaemon(paths, accept)
   if (existing) return existing
   const { logTail, spawnDaemon } = await processModule()
   for (let attempt = 1; ; attempt++) {
     const child = await spawnDaemon(paths)
-    const client = await untilHealthy(paths, child, logTail)
+    const client = await untilHealthy(paths, child, logTail, accept)
     if (client) return client
     const crash = child.crashed()
     if (crash && attempt < START_ATTEMPTS) continue
@@ -127,7 +140,12 @@ async function start(paths: StatePaths): Promise<DaemonClient> {
 }
 
 /** The spawned daemon's client once it answers health, or undefined once it has exited. */
-async function untilHealthy(paths: StatePaths, child: SpawnedDaemon, logTail: (p: StatePaths) => string) {
+async function untilHealthy(
+  paths: StatePaths,
+  child: SpawnedDaemon,
+  logTail: (p: StatePaths) => string,
+  accept: (health: Health) => boolean,
+) {
   const deadline = Date.now() + START_TIMEOUT_MS
   while (Date.now() < deadline) {
     const info = await readDaemonInfo(paths)
@@ -135,7 +153,7 @@ async function untilHealthy(paths: StatePaths, child: SpawnedDaemon, logTail: (p
       const client = new DaemonClient(info)
       // not answering yet: polled again until it does, exits, or the deadline passes
       const health = await client.health().catch(() => undefined)
-      if (health && matchesOurVersion(health)) return client
+      if (health && accept(health)) return client
     }
     if (child.exited()) return undefined
     await new Promise((r) => setTimeout(r, START_POLL_MS))

@@ -16,6 +16,7 @@ import { flagsLayer, projectLayer } from '../sessions/project-view.js'
 import { freshSessionDir } from '../sessions/session-dir.js'
 import type { SessionOwner } from '../sessions/session-record.js'
 import type { ViewLayer } from '../sessions/session-view.js'
+import { requestedTtl } from '../sessions/session-ttl.js'
 import { ensureDaemon, findDaemon } from './ensure-daemon.js'
 
 export interface PrepareRuntimeOptions {
@@ -40,7 +41,12 @@ export interface PrepareRuntimeOptions {
    * of `env` (a session started inside an agent's session). null: none.
    */
   parentToken?: string | null
-  /** The process whose end ends the token (`session exec`, `session bridge`). */
+  /**
+   * How long the token lives (seconds). Default: TUTTI_SESSION_TTL, else 7 days; a token with an
+   * `owner` has none by default (it ends with the owner).
+   */
+  ttlSeconds?: number
+  /** The process whose end ends the session (sessions/session-owner.ts thisOwner()). */
   owner?: SessionOwner
 }
 
@@ -76,13 +82,19 @@ export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<Pr
     options.stateDir ? path.resolve(options.stateDir) : resolveStateDir(options.env ?? process.env),
   )
   const env = options.env ?? process.env
+  // bad input before anything else, ACP included: it is not the daemon failing
+  const ttlSeconds = options.ttlSeconds ?? requestedTtl(undefined, env, options.owner !== undefined)
+  const lifetime = {
+    ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
+    ...(options.owner ? { owner: options.owner } : {}),
+  }
   if (options.provider === 'acp') {
     // an ACP agent must never fail to start because of connectors: anything short of a clear "yes" gives a plain
     // session
     const support = acpSupportsHttp(options.agentInitialize)
     if (!support.ok) return plainRuntime(options, support.reason)
     try {
-      return await prepareWithDaemon(paths, options, env)
+      return await prepareWithDaemon(paths, options, env, lifetime)
     } catch (err) {
       // an ACP agent starts anyway: the reason goes into the plain session's projection
       return plainRuntime(
@@ -91,13 +103,14 @@ export async function prepareRuntime(options: PrepareRuntimeOptions): Promise<Pr
       )
     }
   }
-  return prepareWithDaemon(paths, options, env)
+  return prepareWithDaemon(paths, options, env, lifetime)
 }
 
 async function prepareWithDaemon(
   paths: StatePaths,
   options: PrepareRuntimeOptions,
   env: NodeJS.ProcessEnv,
+  lifetime: { ttlSeconds?: number; owner?: SessionOwner },
 ): Promise<PreparedRuntime> {
   const layers = ownLayers(options)
   const budget = contextBudget(env)
@@ -109,7 +122,7 @@ async function prepareWithDaemon(
     session: options.session,
     ...(layers.length ? { view: layers } : {}),
     ...(parentToken ? { parentToken } : {}),
-    ...(options.owner ? { owner: options.owner } : {}),
+    ...lifetime,
   })
   const available: AvailableResult = await daemon.available(issued.token)
   const mcpServers: MCPServerBinding[] = [
@@ -164,11 +177,17 @@ function plainRuntime(options: PrepareRuntimeOptions, reason: string): PreparedR
   }
 }
 
-/** Revoke by session (optionally within a workspace), or every token. */
+/**
+ * Revoke by session (optionally within a workspace), or every token.
+ * `startDaemon: false`: only at a daemon that runs (a token with an owner
+ * needs none started: the next daemon finds the owner gone).
+ */
 export async function revokeSessions(
   paths: StatePaths,
   filter: { session?: string; workspace?: string; all?: boolean },
+  options: { startDaemon?: boolean } = {},
 ): Promise<{ revoked: number }> {
-  const daemon = (await findDaemon(paths)) ?? (await ensureDaemon(paths))
+  const daemon = (await findDaemon(paths)) ?? (options.startDaemon === false ? undefined : await ensureDaemon(paths))
+  if (!daemon) return { revoked: 0 }
   return daemon.call<typeof sessionRevokeMessage>('session-revoke', filter)
 }

@@ -16,7 +16,13 @@ const id = z
   .regex(/^[^\u0000-\u001f]+$/, 'must not contain control characters')
 
 /** A session's token ends when this process is proven gone (`session exec`, `session bridge`). */
-const owner = z.object({ pid: z.number().int().positive(), start: z.string().min(1).max(64) }).strict()
+const owner = z
+  .object({
+    pid: z.number().int().positive(),
+    start: z.string().min(1).max(64),
+    pidNamespace: z.string().min(1).max(128).optional(),
+  })
+  .strict()
 
 /** Issue (or re-issue) the session token of one agent session and say where the connector server is. */
 export const sessionPrepareMessage = defineMessage(

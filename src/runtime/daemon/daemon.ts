@@ -19,6 +19,7 @@ import { CONTROL_PROTOCOL_VERSION } from '../control-protocol/version.js'
 import { skillRootsOf } from '../reconcile/connector-snapshot.js'
 import { Reconciler } from '../reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { SessionLifetime } from '../sessions/session-lifetime.js'
 import { SessionTokens } from '../sessions/session-tokens.js'
 import { removeSessionDirs } from '../sessions/session-dir.js'
 import { ShimPublisher } from '../shims/shim-publisher.js'
@@ -63,6 +64,7 @@ export class TuttiDaemon {
   private readonly store: ConnectorStore
   private readonly registry = new ConnectorMCPRegistry()
   private readonly sessions: SessionTokens
+  private readonly lifetime: SessionLifetime
   private readonly reconciler: Reconciler
   private readonly sessionBins: SessionBins
   private readonly endpoint: ConnectorMcpEndpoint
@@ -99,6 +101,7 @@ export class TuttiDaemon {
     this.log.redactor.addSecret(this.controlToken)
     this.store = new ConnectorStore(options.paths)
     this.sessions = new SessionTokens(options.paths.sessionsJson, this.log.child('sessions'))
+    this.lifetime = new SessionLifetime(this.sessions, this.log.child('sessions'))
     const shims = new ShimPublisher(options.paths, this.log.child('shims'))
     const { store, registry } = this
     const reconcileLog = this.log.child('reconcile')
@@ -136,6 +139,8 @@ export class TuttiDaemon {
     recordGroupsIn(groups)
     await this.sessions.load()
     this.sessions.onRevoked((revoked) => removeSessionDirs(paths, revoked))
+    // what expired, or lost its owner, while no daemon ran
+    await this.lifetime.start()
     if (
       await publishTuttiCommand(paths).catch((err: unknown) =>
         this.log.error('could not write bin/tutti', { error: err }),
@@ -178,6 +183,8 @@ export class TuttiDaemon {
       preferredPort: preferred,
       log: this.log.child('http'),
     })
+    // an owner's held-open connection (session exec's daemon watch) ends with it
+    this.listener.server.on('connection', (s) => s.once('close', () => this.lifetime.connectionClosed()))
     const info = {
       pid: process.pid,
       port: this.port,
@@ -274,6 +281,7 @@ export class TuttiDaemon {
   private async shutdown(reason: string, options: { revokeSessions: boolean }): Promise<void> {
     this.log.info('daemon stopping', { reason, revokeSessions: options.revokeSessions })
     clearInterval(this.idleTimer)
+    this.lifetime.stop()
     await this.infoKeeper?.stop()
     const { paths } = this.options
     // end listen streams gracefully first (their final result), or closing the listener would wait on them

@@ -7,7 +7,11 @@ import { statePaths } from '../paths.js'
 import { sessionPrepareMessage } from '../control-protocol/session-prepare.js'
 import type { PreparedRuntime } from '../sessions/prepared-runtime.js'
 import { removeSessionDirs } from '../sessions/session-dir.js'
+import { thisOwner } from '../sessions/session-owner.js'
+import { requestedTtl } from '../sessions/session-ttl.js'
+import { TOKEN_ENV } from '../names.js'
 import { resolveAgentCommand, type AgentCommand } from './agent-command.js'
+import { DaemonWatch } from './daemon-watch.js'
 import { runAgent, statusOfSignal } from './agent-process.js'
 import { CLAUDE_COMMAND, claudeOnPath } from './command-string-projection.js'
 import { SignalRelay } from './signal-relay.js'
@@ -37,6 +41,8 @@ export interface ExecOptions {
   cwd?: string
   /** One line on stderr: the agent's own output is on the same terminal. */
   warn: (line: string) => void
+  /** `--ttl`: the token also expires (by default it ends with this process). */
+  ttl?: string
 }
 
 const bad = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, message)
@@ -70,18 +76,28 @@ export async function execSession(options: ExecOptions): Promise<number> {
   const ids = sessionPrepareMessage.request.safeParse({ provider, workspace, session })
   if (!ids.success)
     throw bad(`--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`)
+  // the token ends with this process (proven gone even after a kill -9); where no start time tells it, by its TTL
+  const owner = thisOwner()
+  const ttlSeconds = requestedTtl(options.ttl, env, owner !== undefined)
   const command = resolveAgentCommand(options.argv, env, cwd)
 
   const relay = new SignalRelay()
   relay.start()
   let runtime: PreparedRuntime | undefined
+  let watch: DaemonWatch | undefined
   try {
     try {
-      const view = {
+      runtime = await prepareRuntime({
+        provider,
+        workspace,
+        session,
+        stateDir: options.stateDir,
+        env,
+        ...(owner ? { owner } : {}),
+        ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
         ...(options.connectors ? { connectors: options.connectors } : {}),
         ...(options.hideConnectors ? { hideConnectors: options.hideConnectors } : {}),
-      }
-      runtime = await prepareRuntime({ provider, workspace, session, stateDir: options.stateDir, env, ...view })
+      })
       for (const line of runtime.warnings) options.warn(line)
     } catch (err) {
       // a view that names what is not there is the caller's to fix: the agent does not start with another view
@@ -92,6 +108,7 @@ export async function execSession(options: ExecOptions): Promise<number> {
     }
     const early = relay.terminatedEarly
     if (early) return statusOfSignal(early)
+    watch = runtime ? watchDaemon(options, runtime) : undefined
     const agentEnv = { ...env, ...runtime?.env }
     if (provider === 'claude' && runtime?.projection.kind === 'claude' && command.place.kind === 'command-string') {
       const bin = await claudeOnPath(runtime.projection, agentEnv, cwd)
@@ -101,8 +118,19 @@ export async function execSession(options: ExecOptions): Promise<number> {
     return await runAgent(command, agentArgs(provider, command, runtime), agentEnv, relay)
   } finally {
     relay.stop()
-    if (runtime) await release(options, workspace, session)
+    await watch?.stop()
+    if (runtime) await release(options, workspace, session, owner !== undefined)
   }
+}
+
+/** While the agent runs, its daemon is started again should it die or stop (daemon-watch.ts). */
+function watchDaemon(options: ExecOptions, runtime: PreparedRuntime): DaemonWatch | undefined {
+  const server = runtime.mcpServers[0]
+  const token = runtime.env[TOKEN_ENV]
+  if (!server || !token) return undefined
+  const watch = new DaemonWatch({ paths: statePaths(options.stateDir), url: server.url, token, warn: options.warn })
+  watch.start()
+  return watch
 }
 
 /**
@@ -118,10 +146,11 @@ function agentArgs(provider: ExecProvider, command: AgentCommand, runtime: Prepa
 }
 
 /** The session's token goes with the agent, and its files with it (the daemon removes them too, when it is reached). */
-async function release(options: ExecOptions, workspace: string, session: string): Promise<void> {
+async function release(options: ExecOptions, workspace: string, session: string, owned: boolean): Promise<void> {
   const paths = statePaths(options.stateDir)
   try {
-    await revokeSessions(paths, { workspace, session })
+    // an owned token needs no daemon started just to end it (after `daemon stop --revoke-sessions`, say)
+    await revokeSessions(paths, { workspace, session }, { startDaemon: !owned })
   } catch (err) {
     options.warn(
       `tutti: the session could not be revoked (${firstLine(err)}); ` +

@@ -6,6 +6,8 @@ export interface SessionOwner {
   pid: number
   /** The process's start time (proc/pid.ts), so that a reused pid is never taken for the owner. */
   start: string
+  /** Its pid namespace (proc/pid.ts): a daemon in another one cannot tell anything from the pid. */
+  pidNamespace?: string
 }
 
 /** One session as sessions.json keeps it, under its token's hash: whose it is, since when, and what it sees. */
@@ -27,6 +29,8 @@ export const recordSchema = z.object({
   provider: z.string(),
   issuedAt: z.string(),
   expiresAt: z.string().optional(),
-  owner: z.object({ pid: z.number().int().positive(), start: z.string() }).optional(),
+  owner: z
+    .object({ pid: z.number().int().positive(), start: z.string(), pidNamespace: z.string().optional() })
+    .optional(),
   view: z.array(viewLayerSchema).optional(),
 })

@@ -34,6 +34,15 @@ interface Verified {
   token: string
   record: SessionRecord
   answer: Readonly<SessionRecord & { hash: string }>
+  /** When it stops verifying (ms; Infinity: never by itself). */
+  expires: number
+}
+
+/** A record's end in ms; one whose expiry cannot be read has ended (a damaged file must not make a token immortal). */
+export function expiryMs(record: SessionRecord): number {
+  if (record.expiresAt === undefined) return Number.POSITIVE_INFINITY
+  const ms = Date.parse(record.expiresAt)
+  return Number.isNaN(ms) ? Number.NEGATIVE_INFINITY : ms
 }
 
 /** Equal strings, in time that depends on their length only (a token's length is no secret). */
@@ -65,6 +74,7 @@ export class SessionTokens {
    */
   private readonly verified = new Map<string, Verified>()
   private readonly revokeListeners = new Set<(revoked: RevokedSession[]) => void | Promise<void>>()
+  private readonly issueListeners = new Set<(record: SessionRecord) => void>()
   private persisting: Promise<void> = Promise.resolve()
   /** Which live sessions the connector server was reached with (request-guard.ts counts). */
   readonly activity = new SessionActivity()
@@ -72,6 +82,8 @@ export class SessionTokens {
   constructor(
     private readonly file: string,
     private readonly log: Logger,
+    /** The clock expiries are read against (tests set it). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   /**
@@ -143,7 +155,7 @@ export class SessionTokens {
     const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`
     this.log.redactor.addSecret(token)
     const hash = hashToken(token)
-    const record: SessionRecord = { workspace, session, provider, issuedAt: new Date().toISOString() }
+    const record: SessionRecord = { workspace, session, provider, issuedAt: new Date(this.now()).toISOString() }
     if (options.expiresAt) record.expiresAt = options.expiresAt
     if (options.owner) record.owner = options.owner
     if (options.view?.length) record.view = options.view
@@ -157,7 +169,15 @@ export class SessionTokens {
       throw err
     }
     if (stale.length) await this.emitRevoked(stale)
-    this.log.info('session token issued', { workspace, session, provider, replaced: stale.length })
+    this.log.info('session token issued', {
+      workspace,
+      session,
+      provider,
+      replaced: stale.length,
+      ...(record.expiresAt ? { expiresAt: record.expiresAt } : {}),
+      ...(record.owner ? { ownerPid: record.owner.pid } : {}),
+    })
+    for (const listener of this.issueListeners) listener(record)
     return token
   }
 
@@ -166,14 +186,19 @@ export class SessionTokens {
     const known = this.verified.get(token)
     if (known) {
       // the map finds the entry by the string's hash code; the characters are compared in constant time all the same
-      if (sameToken(token, known.token) && this.byHash.get(known.answer.hash) === known.record) return known.answer
+      if (sameToken(token, known.token) && this.byHash.get(known.answer.hash) === known.record) {
+        // an expired token is refused at once, before the timer prunes its record
+        return this.now() < known.expires ? known.answer : undefined
+      }
       this.verified.delete(token)
     }
     const hash = hashToken(token)
     const record = this.byHash.get(hash)
     if (!record) return undefined
+    const expires = expiryMs(record)
+    if (this.now() >= expires) return undefined
     const answer = Object.freeze({ ...record, hash })
-    this.verified.set(token, { token, record, answer })
+    this.verified.set(token, { token, record, answer, expires })
     return answer
   }
 
@@ -194,12 +219,39 @@ export class SessionTokens {
     return hashes.length
   }
 
+  /**
+   * End the sessions of these hashes as a revoke does (their listen streams
+   * close, their directories go), for `why` (expired, owner gone); returns
+   * how many were still there.
+   */
+  async end(hashes: readonly string[], why: string): Promise<number> {
+    const ended = this.take(hashes)
+    if (!ended.length) return 0
+    await this.persist()
+    await this.emitRevoked(ended)
+    this.log.info('session tokens ended', { why, sessions: ended.map((e) => e.session) })
+    return ended.length
+  }
+
+  /** The soonest a live token expires (ms), or undefined when none does. */
+  nextExpiry(): number | undefined {
+    let soonest = Number.POSITIVE_INFINITY
+    for (const record of this.byHash.values()) soonest = Math.min(soonest, expiryMs(record))
+    return soonest === Number.POSITIVE_INFINITY ? undefined : soonest
+  }
+
+  /** Listen for every token issued (an expiry may now come sooner). */
+  onIssued(listener: (record: SessionRecord) => void): void {
+    this.issueListeners.add(listener)
+  }
+
   /** Listen for revocations (open listen streams close, session directories go); revoke waits for them. */
   onRevoked(listener: (revoked: RevokedSession[]) => void | Promise<void>): void {
     this.revokeListeners.add(listener)
   }
 
-  private matching(pred: (r: SessionRecord) => boolean): string[] {
+  /** The hashes of the live sessions `pred` picks. */
+  matching(pred: (r: SessionRecord) => boolean): string[] {
     return [...this.byHash].filter(([, r]) => pred(r)).map(([h]) => h)
   }
 

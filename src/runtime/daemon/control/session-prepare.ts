@@ -5,6 +5,8 @@ import { TOKEN_ENV } from '../../names.js'
 import { SessionView, type ViewLayer } from '../../sessions/session-view.js'
 import { checkViewLayers, type KnownConnector } from '../../sessions/view-check.js'
 import { viewContext } from '../../sessions/view-context.js'
+import { ownerCheckable } from '../../sessions/session-owner.js'
+import { expiryOf } from '../../sessions/session-ttl.js'
 import type { DaemonContext } from '../context.js'
 
 /** A prepare waits this long for the start-up reconcile: the view's names are checked against what it finds. */
@@ -48,8 +50,13 @@ export async function handleSessionPrepare(
     ])
     checkViewLayers(req.view, knownConnectors(ctx))
   }
-  const options = { ...(layers.length ? { view: layers } : {}), ...(req.owner ? { owner: req.owner } : {}) }
-  const token = await ctx.sessions.issue(req.workspace, req.session, req.provider, options)
+  // ends by itself after its TTL, or with its owner (sessions/session-ttl.ts)
+  const expiresAt = expiryOf(req, Date.now(), ownerCheckable)
+  const token = await ctx.sessions.issue(req.workspace, req.session, req.provider, {
+    ...(layers.length ? { view: layers } : {}),
+    ...(expiresAt ? { expiresAt } : {}),
+    ...(req.owner ? { owner: req.owner } : {}),
+  })
   const view = SessionView.of(layers)
   const skillRoots = ctx
     .skillRoots()
