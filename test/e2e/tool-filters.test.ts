@@ -4,7 +4,7 @@ import path from 'node:path'
 import type { Client } from '@modelcontextprotocol/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { until } from '../support/eventually.js'
-import { memoryConnector } from '../support/fixture-connector.js'
+import { memoryConnector, probeConnector } from '../support/fixture-connector.js'
 import { installed, prepared } from '../support/in-process.js'
 import { legacyPost, MODERN_META, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, connectorState, isAlive, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
@@ -163,6 +163,11 @@ describe('tool filters per connector', () => {
     const unknown = await connect('nope', '--tools', 'read_graph')
     expect([unknown.code, unknown.stderr]).toEqual([2, expect.stringMatching(/connector "nope" is not installed/)])
     expect(installedJson()).toEqual(before)
+    await installed(dir, probeConnector('probe'))
+    const cliOnly = installedJson()
+    const probe = await connect('probe', '--tools', 'anything')
+    expect([probe.code, probe.stderr]).toEqual([2, expect.stringMatching(/"probe" has no MCP server: it has no tools/)])
+    expect(installedJson()).toEqual(cliOnly)
   })
 
   it('--all-tools serves every tool; --always-load marks tools with anthropic/alwaysLoad, "" clears', async () => {

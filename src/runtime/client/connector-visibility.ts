@@ -36,8 +36,10 @@ const bad = (message: string) => new TuttiError(ErrorCodes.ARGUMENT_INVALID, mes
  * stored as given: `checkedAgainst` says `none`, and once a table is known,
  * status lists a name that matches no tool.
  */
-export async function checkToolFlags(paths: StatePaths, key: string, flags: ToolFlags) {
+export async function checkToolFlags(paths: StatePaths, current: InstalledRelease, flags: ToolFlags) {
   const { tools, hideTools, allTools, alwaysLoad } = flags
+  const { key } = current.installed
+  if (!current.release.manifest.mcp) throw bad(`connector "${key}" has no MCP server: it has no tools to filter`)
   if (tools && hideTools) throw bad('--tools and --hide-tools exclude each other: give one')
   if (allTools && (tools || hideTools))
     throw bad(`--all-tools serves every tool: it cannot go with ${tools ? '--tools' : '--hide-tools'}`)

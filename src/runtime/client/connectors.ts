@@ -147,7 +147,7 @@ export class Connectors {
     // bad client flags and unknown tool names are refused before anything is stored
     const preRegistered = preRegisteredClient(key, current.release.manifest.auth, request.signIn?.client)
     const visibility = request.tools ? await import('./connector-visibility.js') : undefined
-    const filter = request.tools && (await visibility!.checkToolFlags(this.paths, key, request.tools))
+    const filter = request.tools && (await visibility!.checkToolFlags(this.paths, current, request.tools))
     const only = onlyToolFlags(request)
     const result = only ? visibility!.storedNames(current) : await this.storeKeys(store, current, request)
     const tools = filter && (await this.storeToolFilter(store, key, filter))

@@ -59,7 +59,8 @@ export class ConnectorRuntime {
 
   /** The whole table last committed (before its filter): what a filter's names are checked against. */
   get table(): readonly UpstreamTool[] | undefined {
-    return this.served.table?.tools
+    // a table without an upstream (no mcp section, a sign-in pending) says nothing of the server's tools
+    return this.served.table?.client === NO_UPSTREAM ? undefined : this.served.table?.tools
   }
 
   /** The hash of the desired state being served or started, if any. */
