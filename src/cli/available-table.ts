@@ -26,7 +26,8 @@ export function renderAvailable(result: AvailableResult): string {
       const use = i.kind === 'mcp' ? `MCP server "${i.serverName}", tools ${i.toolPrefix}*` : i.command
       const context =
         i.kind === 'mcp' && i.tools !== undefined
-          ? `${i.tools} tool${i.tools === 1 ? '' : 's'}, ${size(i.schemaBytes ?? 0)}`
+          ? `${i.tools} tool${i.tools === 1 ? '' : 's'}${i.hiddenTools ? ` (${i.hiddenTools} hidden)` : ''}, ` +
+            size(i.schemaBytes ?? 0)
           : '-'
       rows.push([n === 0 ? label : '', i.kind, use, context, describeState(i)])
     })

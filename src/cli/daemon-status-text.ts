@@ -1,5 +1,17 @@
 import type { DaemonStatus } from '../runtime/client/daemon-control.js'
+import type { ToolFilterView } from '../runtime/control-protocol/connector-state.js'
 import { terminalSafe } from './terminal-text.js'
+
+/** `tools: only a, b (connect); always loaded: a (manifest); not in its table: x` */
+function toolFilterLine(f: ToolFilterView): string {
+  const by = (who: string | undefined) => (who === 'user' ? 'connect' : 'manifest')
+  const parts: string[] = []
+  const shown = f.allow ? `only ${f.allow.join(', ')}` : f.hide ? `all but ${f.hide.join(', ')}` : 'all'
+  if (f.from.tools) parts.push(`tools: ${shown} (${by(f.from.tools)})`)
+  if (f.alwaysLoad) parts.push(`always loaded: ${f.alwaysLoad.join(', ') || 'none'} (${by(f.from.alwaysLoad)})`)
+  if (f.unmatched) parts.push(`not in its table: ${f.unmatched.join(', ')}`)
+  return parts.join('; ')
+}
 
 export function renderDaemonStatus(status: DaemonStatus): string {
   if (!status.running) return 'daemon: not running\n'
@@ -16,7 +28,8 @@ export function renderDaemonStatus(status: DaemonStatus): string {
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     const status = c.status === 'ready' && c.reason ? `ready (${c.reason})` : c.status
     const reason = c.reason && c.status !== 'ready' ? ` — ${c.reason}` : ''
-    const counts = `generation ${c.generation}, ${c.tools} ${c.tools === 1 ? 'tool' : 'tools'}`
+    const hidden = c.hiddenTools ? ` (${c.hiddenTools} hidden)` : ''
+    const counts = `generation ${c.generation}, ${c.tools} ${c.tools === 1 ? 'tool' : 'tools'}${hidden}`
     lines.push(`  ${c.key} ${c.version}: ${status}, ${counts}${upstream}${restarts}${reason}`)
     if (c.nextRetryAt) {
       const seconds = Math.max(0, Math.round((Date.parse(c.nextRetryAt) - Date.now()) / 1000))
@@ -29,6 +42,7 @@ export function renderDaemonStatus(status: DaemonStatus): string {
           .map(([k, v]) => `${k}=${v}`)
           .join(', ')}`,
       )
+    if (c.toolFilter) lines.push(`    ${toolFilterLine(c.toolFilter)}`)
     if (c.cli && c.cli !== 'ready') lines.push(`    cli: ${c.cli}${c.cliReason ? ` — ${c.cliReason}` : ''}`)
     if (c.lastError && c.lastError !== c.reason) lines.push(`    last error: ${c.lastError}`)
   }

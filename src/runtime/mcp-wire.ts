@@ -22,6 +22,12 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const
 
+/** `_meta` keys a tool carries in tools/list that clients read (not MCP's own). */
+export const TOOL_META = {
+  /** Claude Code loads a tool marked `true` in full at start instead of deferring it to its tool search. */
+  alwaysLoad: 'anthropic/alwaysLoad',
+} as const
+
 /** HTTP header names, lower-cased as Node and the Fetch API give them. */
 export const HEADER = {
   protocolVersion: 'mcp-protocol-version',

@@ -9,13 +9,14 @@ import { reconcileMessage } from '../../src/runtime/control-protocol/reconcile.j
 import { sessionPrepareMessage } from '../../src/runtime/control-protocol/session-prepare.js'
 import { sessionRevokeMessage } from '../../src/runtime/control-protocol/session-revoke.js'
 import { statusMessage } from '../../src/runtime/control-protocol/status.js'
+import { toolTableMessage } from '../../src/runtime/control-protocol/tool-table.js'
 import { faultConnector, probeConnector } from '../support/fixture-connector.js'
 import { cleanupState, EXAMPLES, readDaemonJson, tempStateDir, tuttiJson } from '../support/tutti.js'
 
 /**
  * Every control answer of a real daemon matches its message's response
  * schema (the CLI trusts the shapes once the versions matched, so the
- * daemon must keep them): ready, needs-auth, failed and CLI-only connectors.
+ * daemon must keep them): ready, needs-auth, failed, disabled and CLI-only connectors.
  */
 let dir: string
 let client: DaemonClient
@@ -24,6 +25,8 @@ beforeAll(async () => {
   await tuttiJson(dir, ['connector', 'install', path.join(EXAMPLES, 'notes')])
   await tuttiJson(dir, ['connector', 'install', probeConnector('probe')])
   await tuttiJson(dir, ['connector', 'install', probeConnector('locked', { auth: ['LOCKED_KEY'] })])
+  await tuttiJson(dir, ['connector', 'install', probeConnector('off')])
+  await tuttiJson(dir, ['connector', 'disable', 'off'])
   await tuttiJson(dir, [
     'connector',
     'install',
@@ -48,6 +51,8 @@ const cases: Array<[ControlMessage<unknown, unknown>, unknown]> = [
   [doctorSnapshotMessage, {}],
   [sessionPrepareMessage, { provider: 'codex', workspace: 'w', session: 'schemas' }],
   [sessionRevokeMessage, { session: 'schemas' }],
+  [toolTableMessage, { key: 'notes' }],
+  [toolTableMessage, { key: 'locked' }],
 ]
 
 it.each(cases.map(([m, req]) => [m.name, m, req] as const))(

@@ -76,10 +76,8 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     const before = snapshotTree(dir)
     const dry = await run(['connector', 'install', plugin, '--dry-run'])
     expect(dry.code, dry.stderr).toBe(0)
-    // the dry run lists what is skipped, and changes nothing
-    expect(dry.stderr).toMatch(
-      /skipped: mcpServers\.remote\.enabled_tools: tutti publishes every tool of the server until tool filters exist/,
-    )
+    // the dry run lists what is skipped, and changes nothing; enabled_tools is the connector's filter
+    expect(dry.stderr).not.toMatch(/enabled_tools/)
     expect(dry.stderr).toMatch(/skipped: mcpServers\.remote\.experimental_knob: not a field tutti knows/)
     const manifest = JSON.parse(dry.stdout)
     expect(manifest.mcp).toEqual({
@@ -87,6 +85,7 @@ describe('source fields: mapped or reported; secrets never shown', () => {
       url: `http://127.0.0.1:${port}/mcp`,
       headers: { 'X-Client': 'tutti-test', 'X-Tenant-Key': '${TENANT_KEY}', Authorization: 'Bearer ${CODEX_BEARER}' },
       timeouts: { startupSeconds: 20, toolCallSeconds: 900 },
+      tools: { allow: ['whoami'] },
     })
     expect(manifest.auth).toEqual({
       kind: 'env',
@@ -97,7 +96,6 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     })
     const json = await run(['connector', 'install', plugin, '--dry-run', '--json'])
     expect(JSON.parse(json.stdout).source.skipped).toEqual([
-      'mcpServers.remote.enabled_tools: tutti publishes every tool of the server until tool filters exist',
       'mcpServers.remote.experimental_knob: not a field tutti knows; it is not carried',
     ])
     expect(snapshotTree(dir)).toEqual(before)
@@ -111,7 +109,8 @@ describe('source fields: mapped or reported; secrets never shown', () => {
       { CODEX_BEARER: BEARER, TENANT_KEY },
     )
     expect(connected.code, connected.stderr).toBe(0)
-    expect(JSON.parse(connected.stdout).state).toMatchObject({ status: 'ready', tools: 2 })
+    // the server has two tools; enabled_tools serves one
+    expect(JSON.parse(connected.stdout).state).toMatchObject({ status: 'ready', tools: 1, hiddenTools: 1 })
     const answer = await call('remote-codex_whoami', {})
     expect(answer.content).toEqual([{ type: 'text', text: 'authorized as codex' }])
     const seen = fs

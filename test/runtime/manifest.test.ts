@@ -2,7 +2,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { loadRelease, parseManifest } from '../../src/runtime/manifest/load.js'
-import { effectiveActivation, expandVariables, isAuthReady } from '../../src/runtime/manifest/schema.js'
+import {
+  declaredToolsOf,
+  effectiveActivation,
+  expandVariables,
+  isAuthReady,
+} from '../../src/runtime/manifest/schema.js'
 import { parseSkillFile } from '../../src/runtime/skills/skill-file.js'
 import { EXAMPLES } from '../support/tutti.js'
 
@@ -49,7 +54,7 @@ it('input schemas are kept verbatim, any keyword', () => {
       mcp: { transport: 'stdio', command: 'x', activation: 'lazy', tools: [{ name: 't', inputSchema }] },
     }),
   )
-  expect(m.mcp?.tools?.[0]?.inputSchema).toEqual(inputSchema)
+  expect(declaredToolsOf(m.mcp)?.[0]?.inputSchema).toEqual(inputSchema)
 })
 
 it('reports every issue with its path, not just the first', () => {

@@ -132,15 +132,19 @@ export function lazyConnector(
  * optionally behind a secret credential. A small release on purpose: copying and hashing the bundled
  * examples' node_modules costs seconds of CPU per install.
  */
-export function fullConnector(key: string, options: { auth?: string } = {}): string {
+export function fullConnector(
+  key: string,
+  options: { auth?: string; version?: string; activation?: 'eager' } = {},
+): string {
   return makeConnector(
     {
-      ...baseManifest({ key, name: `Full ${key}`, skills: 'skills' }),
+      ...baseManifest({ key, name: `Full ${key}`, skills: 'skills', version: options.version ?? '1.0.0' }),
       ...(options.auth ? { auth: { kind: 'env', variables: [{ name: options.auth, secret: true }] } } : {}),
       mcp: {
         transport: 'stdio',
         command: 'mcp-server-memory',
         env: { MEMORY_FILE_PATH: '${TUTTI_CONNECTOR_DATA}/memory.jsonl' },
+        ...(options.activation ? { activation: options.activation } : {}),
       },
     },
     { ...CLI_FILE, [`skills/${key}-workflow/SKILL.md`]: skill(`${key}-workflow`) },

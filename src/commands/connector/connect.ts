@@ -3,6 +3,7 @@ import { TuttiCommand } from '../../cli/base-command.js'
 import { keyFlags, readKeys } from '../../cli/key-flags.js'
 import { describeState, outcomeFlags, outcomeWait } from '../../cli/outcome-flags.js'
 import { Connectors } from '../../runtime/client/connectors.js'
+import { nameList, type ToolFlags } from '../../runtime/client/connector-visibility.js'
 import { ErrorCodes, TuttiError } from '../../runtime/errors.js'
 import { SIGN_IN_WAIT_MS } from '../../runtime/oauth/sign-in-timeout.js'
 
@@ -28,6 +29,36 @@ function clientSecret(name: string | undefined): { clientSecret?: string } {
       `--client-secret-from-env ${name}: the variable is not set in this environment`,
     )
   return { clientSecret: value }
+}
+
+/** The tool flags, if any was given. */
+function toolFlags(flags: {
+  tools?: string[]
+  'hide-tools'?: string[]
+  'all-tools'?: boolean
+  'always-load'?: string[]
+}): ToolFlags | undefined {
+  const out: ToolFlags = {}
+  const tools = nameList(flags.tools)
+  const hide = nameList(flags['hide-tools'])
+  const always = nameList(flags['always-load'])
+  if (tools) out.tools = tools
+  if (hide) out.hideTools = hide
+  if (flags['all-tools']) out.allTools = true
+  if (always) out.alwaysLoad = always
+  return Object.keys(out).length ? out : undefined
+}
+
+/** `; 2 tools (7 hidden)` after a filter change. */
+function toolsLine(r: {
+  tools?: { changed: boolean }
+  state?: { status: string; tools: number; hiddenTools?: number }
+}): string {
+  if (!r.tools) return ''
+  const s = r.state?.status === 'ready' ? r.state : undefined
+  const hidden = s?.hiddenTools ? ` (${s.hiddenTools} hidden)` : ''
+  const counts = s ? `${s.tools} tool${s.tools === 1 ? '' : 's'}${hidden}` : ''
+  return r.tools.changed ? `; tool filter set${counts ? `: ${counts}` : ''}` : '; tool filter unchanged'
 }
 
 export default class ConnectorConnect extends TuttiCommand {
@@ -69,6 +100,25 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
       min: 1,
       max: 3600,
     }),
+    tools: Flags.string({
+      description: 'serve only these tools (upstream or published names, comma-separated); replaces any filter',
+      multiple: true,
+      multipleNonGreedy: true,
+      helpValue: 'A,B',
+    }),
+    'hide-tools': Flags.string({
+      description: 'serve every tool but these (comma-separated); replaces any filter',
+      multiple: true,
+      multipleNonGreedy: true,
+      helpValue: 'X,Y',
+    }),
+    'all-tools': Flags.boolean({ description: "serve every tool: clears your filter and the manifest's" }),
+    'always-load': Flags.string({
+      description: 'mark these tools for clients to load in full, not behind their tool search ("" clears)',
+      multiple: true,
+      multipleNonGreedy: true,
+      helpValue: 'A,B',
+    }),
     ...outcomeFlags,
   }
   static override examples = [
@@ -77,6 +127,9 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
     '<%= config.bin %> connector connect slack --secret SLACK_BOT_TOKEN --env SLACK_TEAM_ID=T0123',
     '<%= config.bin %> connector connect files --set ROOT_DIR=/srv/docs',
     '<%= config.bin %> connector connect linear --browser firefox',
+    '<%= config.bin %> connector connect github --tools search_issues,get_issue --always-load search_issues',
+    '<%= config.bin %> connector connect github --hide-tools delete_repository',
+    '<%= config.bin %> connector connect github --all-tools',
     'CLIENT_SECRET=... <%= config.bin %> connector connect jira ' +
       '--client-id tutti-cli --client-secret-from-env CLIENT_SECRET',
   ]
@@ -97,9 +150,15 @@ declares a NAME it lacks; a tutti release must declare it in its tutti-connector
       ...(flags.browser ? { browser: flags.browser } : {}),
       client,
     }
-    const request = { keys, settings, signIn, ...outcomeWait(flags) }
+    const tools = toolFlags(flags)
+    const request = { keys, settings, signIn, ...outcomeWait(flags), ...(tools ? { tools } : {}) }
     const result = await new Connectors(this.paths).connect(args.key, request)
-    if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})`)
+    if (result.tools?.checkedAgainst === 'none')
+      process.stderr.write(
+        `note: ${args.key} has not listed its tools yet, so the names were stored unchecked; ` +
+          '`tutti daemon status` names any that match no tool once it has\n',
+      )
+    if (!this.jsonEnabled()) this.log(`connected ${result.key} (${describeState(result.state)})${toolsLine(result)}`)
     return result
   }
 }

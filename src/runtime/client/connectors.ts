@@ -8,6 +8,8 @@ import type { ConnectorState } from '../control-protocol/connector-state.js'
 import type { RevocationOutcome } from '../oauth/revocation.js'
 import { preRegisteredClient, type ClientFlags, type PreRegisteredClient } from '../oauth/pre-registered-client.js'
 import type { ConnectorStore, InstalledRelease } from '../store/connector-store.js'
+import type { ToolFilterChange } from '../store/tool-filter-record.js'
+import type { CheckedAgainst, ToolFilterOutcome, ToolFlags } from './connector-visibility.js'
 import { expectOutcome, OUTCOME_WAIT_MS, type OutcomeWait } from './connector-outcome.js'
 import { ensureDaemon } from './ensure-daemon.js'
 
@@ -57,7 +59,15 @@ export interface ConnectRequest extends OutcomeWait {
    * and where its human lines go (stderr).
    */
   signIn?: { browser?: string; timeoutMs: number; print: (line: string) => void; client?: ClientFlags }
+  /** `--tools`, `--hide-tools`, `--all-tools`, `--always-load` (connector-visibility.ts). */
+  tools?: ToolFlags
 }
+
+/** Only tool flags: the filter changes, nothing else (no command resolved again, no sign-in, no restart). */
+const onlyToolFlags = (r: ConnectRequest) =>
+  !!r.tools && !r.keys.length && !Object.keys(r.settings).length && !r.signIn?.browser && !r.signIn?.client?.clientId
+
+type ConnectResult = { key: string; variables: string[]; settings: string[]; state?: ConnectorState }
 
 export type DataDisposition = 'kept' | 'purged' | 'none'
 
@@ -131,21 +141,35 @@ export class Connectors {
     return { key, uninstalled: true, data: !exists ? 'none' : options.purge ? 'purged' : 'kept', dataDir }
   }
 
-  async connect(
-    key: string,
-    request: ConnectRequest,
-  ): Promise<{ key: string; variables: string[]; settings: string[]; state?: ConnectorState }> {
+  async connect(key: string, request: ConnectRequest): Promise<ConnectResult & { tools?: ToolFilterOutcome }> {
     assertConnectorKey(key)
     const store = await this.store()
     const current = await store.get(key)
-    // bad client flags are refused before anything is stored
+    // bad client flags and unknown tool names are refused before anything is stored
     const preRegistered = preRegisteredClient(key, current.release.manifest.auth, request.signIn?.client)
-    const result = await this.storeKeys(store, current, request)
+    const visibility = request.tools ? await import('./connector-visibility.js') : undefined
+    const filter = request.tools && (await visibility!.checkToolFlags(this.paths, current, request.tools))
+    const only = onlyToolFlags(request)
+    const result = only ? visibility!.storedNames(current) : await this.storeKeys(store, current, request)
+    const tools = filter && (await this.storeToolFilter(store, key, filter))
     // signIn decides: an oauth manifest, or a remote that offers OAuth on a 401
-    await this.signIn(await store.get(key), request, preRegistered)
+    if (!only) await this.signIn(await store.get(key), request, preRegistered)
     const state = await this.reconcile(key, request)
     expectOutcome(`connected ${key}`, state, request)
-    return { key, variables: result.variables, settings: result.settings, ...(state ? { state } : {}) }
+    const { variables, settings } = result
+    return { key, variables, settings, ...(tools ? { tools } : {}), ...(state ? { state } : {}) }
+  }
+
+  /** The checked filter, stored for the release installed now (`storeKeys` may have declared a new one). */
+  private async storeToolFilter(
+    store: ConnectorStore,
+    key: string,
+    filter: { change: ToolFilterChange; checkedAgainst: CheckedAgainst },
+  ): Promise<ToolFilterOutcome> {
+    const { setToolFilter } = await import('../store/connector-visibility.js')
+    const { digest } = (await store.get(key)).installed
+    const { changed, toolFilter } = await setToolFilter(this.paths, key, digest, filter.change)
+    return { changed, ...(toolFilter ? { toolFilter } : {}), checkedAgainst: filter.checkedAgainst }
   }
 
   /**

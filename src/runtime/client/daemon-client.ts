@@ -6,6 +6,7 @@ import type { NameOf, RequestOf, ResponseOf } from '../control-protocol/message.
 import type { reconcileMessage } from '../control-protocol/reconcile.js'
 import type { statusMessage } from '../control-protocol/status.js'
 import type { stopMessage } from '../control-protocol/stop.js'
+import type { toolTableMessage } from '../control-protocol/tool-table.js'
 import { CONTROL_PREFIX } from '../control-protocol/version.js'
 
 /** A full reconcile may start every eager upstream (each bounded by its own connect timeout). */
@@ -99,6 +100,11 @@ export class DaemonClient {
     if (keys) request.keys = keys
     if (waitMs !== undefined) request.waitMs = waitMs
     return this.call<typeof reconcileMessage>('reconcile', request, (waitMs ?? RECONCILE_ANSWER_MS) + ANSWER_MARGIN_MS)
+  }
+
+  /** The whole tool table the daemon knows of `key` (what a tool filter's names are checked against). */
+  toolTable(key: string) {
+    return this.call<typeof toolTableMessage>('tool-table', { key })
   }
 
   stop(revokeSessions = false) {

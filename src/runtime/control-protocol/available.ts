@@ -22,6 +22,8 @@ const mcpInterface = z.strictObject({
   reason,
   tools: z.number().int().nonnegative().optional(),
   schemaBytes: z.number().int().nonnegative().optional(),
+  /** Tools of the connector its tool filter hides (not served, not counted above); absent: none. */
+  hiddenTools: z.number().int().positive().optional(),
 })
 const cliInterface = z.strictObject({ kind: z.literal('cli'), command: z.string(), status: interfaceStatus, reason })
 

@@ -1,8 +1,26 @@
 import { z } from 'zod'
 
-/** Run conditions of a connector interface (never a user on/off switch). */
-export const interfaceStatus = z.enum(['ready', 'starting', 'needs-auth', 'failed'])
+/**
+ * Run conditions of a connector interface, and the user's switch: `disabled` (`tutti connector disable`) is
+ * installed with everything kept, serving nothing until `tutti connector enable`.
+ */
+export const interfaceStatus = z.enum(['ready', 'starting', 'needs-auth', 'failed', 'disabled'])
 export type InterfaceStatus = z.infer<typeof interfaceStatus>
+
+const toolNames = z.array(z.string())
+const filterSource = z.enum(['user', 'manifest'])
+/**
+ * A connector's tool filter in effect (upstream names): which tools are served, which are marked alwaysLoad, who set
+ * each (`user`: `connect --tools …`; `manifest`: its mcp.tools), and the names that match no tool of its table.
+ */
+export const toolFilterView = z.object({
+  allow: toolNames.optional(),
+  hide: toolNames.optional(),
+  alwaysLoad: toolNames.optional(),
+  from: z.object({ tools: filterSource.optional(), alwaysLoad: filterSource.optional() }),
+  unmatched: toolNames.optional(),
+})
+export type ToolFilterView = z.infer<typeof toolFilterView>
 
 export const connectorState = z.object({
   key: z.string(),
@@ -11,6 +29,11 @@ export const connectorState = z.object({
   /** Current route generation (0 when none was ever committed). */
   generation: z.number().int(),
   tools: z.number().int(),
+  /** Tools of its table the filter hides (not served). */
+  hiddenTools: z.number().int().optional(),
+  /** `tutti connector disable`: nothing of it is served until `enable` (the status says `disabled` too). */
+  disabled: z.literal(true).optional(),
+  toolFilter: toolFilterView.optional(),
   activation: z.enum(['eager', 'lazy', 'cached']).optional(),
   upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
   /** Pid of the running stdio upstream (its process group leader). */

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ENV_NAME, isCredential } from './credential-names.js'
-import { mcpServer } from './server-schema.js'
+import { declaredToolPath, declaredToolsOf, mcpServer } from './server-schema.js'
 import { CONNECTOR_KEY, CONNECTOR_KEY_RULE } from '../connector-key.js'
 import { DATA_DIR_VAR, RELEASE_ROOT_VAR, RESERVED_VAR_PREFIX } from '../names.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from '../registry/tool-table-limits.js'
@@ -15,7 +15,9 @@ export { MANIFEST_FILE } from '../names.js'
 export { CONNECTOR_KEY } from '../connector-key.js'
 export { ENV_NAME } from './credential-names.js'
 export {
+  declaredToolsOf,
   effectiveActivation,
+  manifestToolFilter,
   MCP_TIMEOUT_LIMITS,
   type EffectiveActivation,
   type HttpServerSpec,
@@ -107,7 +109,8 @@ export const manifestSchema = z
     skills: relativePath.optional(),
   })
   .superRefine((m, ctx) => {
-    if (m.mcp && m.mcp.activation === 'lazy' && !m.mcp.tools?.length) {
+    const declaredTools = declaredToolsOf(m.mcp)
+    if (m.mcp && m.mcp.activation === 'lazy' && !declaredTools?.length) {
       ctx.addIssue({
         code: 'custom',
         path: ['mcp', 'tools'],
@@ -139,20 +142,17 @@ export const manifestSchema = z
       }
     })
     const names = new Set<string>()
-    m.mcp?.tools?.forEach((tool, i) => {
+    declaredTools?.forEach((tool, i) => {
+      const at = declaredToolPath(m.mcp!, i)
       if (names.has(tool.name))
-        ctx.addIssue({
-          code: 'custom',
-          path: ['mcp', 'tools', i, 'name'],
-          message: `duplicate tool name "${tool.name}"`,
-        })
+        ctx.addIssue({ code: 'custom', path: [...at, 'name'], message: `duplicate tool name "${tool.name}"` })
       names.add(tool.name)
       // the registry's limits, checked here so a declaration past them is an install error, not a failed connector
       for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
         if (nestsDeeperThan(tool[field], TOOL_TABLE_LIMITS.maxSchemaDepth)) {
           ctx.addIssue({
             code: 'custom',
-            path: ['mcp', 'tools', i, field],
+            path: [...at, field],
             message: `nests deeper than ${TOOL_TABLE_LIMITS.maxSchemaDepth} levels`,
           })
           return
@@ -162,7 +162,7 @@ export const manifestSchema = z
       if (bytes > TOOL_TABLE_LIMITS.maxToolBytes)
         ctx.addIssue({
           code: 'custom',
-          path: ['mcp', 'tools', i],
+          path: at,
           message: `${bytes} bytes, more than the limit of ${TOOL_TABLE_LIMITS.maxToolBytes}`,
         })
     })

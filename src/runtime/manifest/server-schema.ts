@@ -20,6 +20,36 @@ const toolDeclaration = z.strictObject({
 })
 export type ToolDeclaration = z.infer<typeof toolDeclaration>
 
+const declaredTools = z.array(toolDeclaration).max(1000)
+const toolNames = z.array(z.string().min(1, 'must not be empty').max(128, 'must be at most 128 characters')).max(1000)
+
+/**
+ * `mcp.tools` as an object: the declarations, and the connector's default tool filter (issue 23): `allow` serves
+ * only the tools it names, `hide` all but those; `alwaysLoad` marks tools for clients to load in full. A user's
+ * `connect --tools/--hide-tools/--always-load` replaces them.
+ */
+const toolsObject = z
+  .strictObject({
+    declared: declaredTools.optional(),
+    allow: toolNames.optional(),
+    hide: toolNames.optional(),
+    alwaysLoad: toolNames.optional(),
+  })
+  .refine((t) => !(t.allow && t.hide), { message: '"allow" and "hide" exclude each other: give one', path: ['hide'] })
+export type ToolsObject = z.infer<typeof toolsObject>
+
+/** The array form is the declarations alone; each form is parsed as itself, so an issue names its own path. */
+const tools = z.unknown().transform((value, ctx): ToolDeclaration[] | ToolsObject => {
+  if (!Array.isArray(value) && (typeof value !== 'object' || value === null)) {
+    ctx.addIssue({ code: 'custom', message: 'must be a list of tool declarations or {"declared", "allow"|"hide"}' })
+    return z.NEVER
+  }
+  const parsed = (Array.isArray(value) ? declaredTools : toolsObject).safeParse(value)
+  if (parsed.success) return parsed.data
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue })
+  return z.NEVER
+})
+
 /**
  * Absent: a stdio server is "lazy by cache" (its last tools/list publishes the route at start and the
  * first call starts it; an idle one is stopped), a remote one is eager. "eager" keeps a stdio server
@@ -44,7 +74,7 @@ const stdioServer = z.strictObject({
   activation: activation.optional(),
   idleTimeoutSeconds: z.number().int().positive().optional(),
   timeouts: timeouts.optional(),
-  tools: z.array(toolDeclaration).max(1000).optional(),
+  tools: tools.optional(),
 })
 
 const httpServer = z.strictObject({
@@ -57,7 +87,7 @@ const httpServer = z.strictObject({
   activation: activation.default('eager'),
   idleTimeoutSeconds: z.number().int().positive().optional(),
   timeouts: timeouts.optional(),
-  tools: z.array(toolDeclaration).max(1000).optional(),
+  tools: tools.optional(),
 })
 
 /** The `mcp` section: one of the two transports. */
@@ -79,4 +109,23 @@ export function effectiveActivation(mcp: McpServerSpec): EffectiveActivation {
   if (mcp.activation === 'lazy') return 'lazy'
   if (mcp.activation === 'eager' || mcp.transport === 'http') return 'eager'
   return 'cached'
+}
+
+/** The declared tools of `mcp.tools`, either form. */
+export function declaredToolsOf(mcp: McpServerSpec | undefined): ToolDeclaration[] | undefined {
+  const t = mcp?.tools
+  return Array.isArray(t) ? t : t?.declared
+}
+
+/** The manifest's default tool filter (the object form's allow/hide/alwaysLoad), if any. */
+export function manifestToolFilter(mcp: McpServerSpec | undefined): Omit<ToolsObject, 'declared'> | undefined {
+  const t = mcp?.tools
+  if (!t || Array.isArray(t)) return undefined
+  const { declared: _declared, ...filter } = t
+  return Object.keys(filter).length ? filter : undefined
+}
+
+/** The path of declaration `i` in the manifest, for its issues: `mcp.tools[i]` or `mcp.tools.declared[i]`. */
+export function declaredToolPath(mcp: McpServerSpec, i: number): (string | number)[] {
+  return Array.isArray(mcp.tools) ? ['mcp', 'tools', i] : ['mcp', 'tools', 'declared', i]
 }

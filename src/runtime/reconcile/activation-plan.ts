@@ -1,4 +1,9 @@
-import { effectiveActivation, type EffectiveActivation, type McpServerSpec } from '../manifest/server-schema.js'
+import {
+  declaredToolsOf,
+  effectiveActivation,
+  type EffectiveActivation,
+  type McpServerSpec,
+} from '../manifest/server-schema.js'
 import { compareToolTables, type ToolDifference } from '../registry/declared-tools.js'
 import type { UpstreamTool } from '../registry/route.js'
 import type { Activation } from '../upstream/upstream-supervisor.js'
@@ -24,9 +29,10 @@ export function listedReason(why: 'started' | 'changed', mode: EffectiveActivati
 
 /** The manifest's declared tools compared with the upstream's (the upstream's table is the truth either way). */
 export function declaredCheckOf(
-  declared: readonly UpstreamTool[] | undefined,
+  mcp: McpServerSpec | undefined,
   listed: UpstreamTool[],
 ): { checkedAt: string; differences: ToolDifference[] } | undefined {
+  const declared = declaredToolsOf(mcp) as UpstreamTool[] | undefined
   if (!declared) return undefined
   return { checkedAt: new Date().toISOString(), differences: compareToolTables(declared, listed) }
 }

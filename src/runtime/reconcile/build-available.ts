@@ -29,7 +29,8 @@ export function buildAvailable(
       const interfaces: AvailableConnector['interfaces'] = []
       if (s.mcp && s.releaseRoot) {
         // the context cost is known once a table was committed (declared, cached or listed)
-        const cost = s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes } : {}
+        const hidden = s.hiddenTools ? { hiddenTools: s.hiddenTools } : {}
+        const cost = s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes, ...hidden } : {}
         // a ready one's reason says which release serves while a change of it failed
         const { status, reason } = s.mcp
         const prefix = toolPrefix(s.key)

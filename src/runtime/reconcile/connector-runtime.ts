@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js'
-import type { EffectiveActivation } from '../manifest/schema.js'
+import { declaredToolsOf, type EffectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -16,38 +16,31 @@ import { activationOf, declaredCheckOf, listedReason, WITHDRAW_AFTER_FAILURES } 
 import type { ConnectorSnapshot } from './connector-snapshot.js'
 import { changeOf, NO_UPSTREAM, specHash, type DesiredConnector } from './desired-connector.js'
 import { ConnectorStatus } from './connector-status.js'
-import { keepServing, servingNote, type FailedChange } from './failed-change.js'
+import { keepServing, servingNote } from './failed-change.js'
 import type { RuntimeDeps } from './runtime-deps.js'
 import { runtimeSnapshot } from './runtime-snapshot.js'
 import type { ShimKeeper } from './shim-keeper.js'
 import { sameTable } from './same-table.js'
+import { ServedTable } from './served-table.js'
+import { sameToolFilter } from './tool-filter-of.js'
 import { DEACTIVATE_DRAIN_MS, SHUTDOWN_DRAIN_MS, UpstreamPair } from './upstream-pair.js'
 
 type Mode = EffectiveActivation
 type ListedWhy = Parameters<SupervisorEvents['toolsListed']>[1]
 
-/** The generation committed last, and the size of its table. */
-interface Served {
-  generation: number
-  tools: number
-  bytes: number
-}
-
 /**
- * One active connector inside the daemon: the route generations built on
- * its upstream. Its one mutation is `commit(tools, client, reason)`, always
- * run through the Reconciler's per-key queue (a lazy upstream's first start
- * included, through its supervisor's events); the upstream's lifecycle is
- * its UpstreamSupervisor's. A new desired state gets a new supervisor beside
- * the serving one, which is retired only once the new one committed.
+ * One active connector inside the daemon: the route generations built on its upstream. Its one mutation is
+ * `commit(tools, client, reason)`, always run through the Reconciler's per-key queue (a lazy upstream's first start
+ * included, through its supervisor's events); the upstream's lifecycle is its UpstreamSupervisor's. A new desired
+ * state gets a new supervisor beside the serving one, which is retired only once the new one committed.
  */
 export class ConnectorRuntime {
   /** What the disk asks for, and its hash. */
   private desired?: { state: DesiredConnector; hash: string }
   /** The serving upstream and the one starting for a new desired state. */
   private readonly upstreams: UpstreamPair
-  /** The last committed generation. */
-  private served: Served = { generation: 0, tools: 0, bytes: 0 }
+  /** The last committed generation, and the whole table behind it. */
+  private readonly served = new ServedTable()
   private readonly state = new ConnectorStatus()
   private declaredCheck?: { checkedAt: string; differences: ToolDifference[] }
   private disposed = false
@@ -64,6 +57,12 @@ export class ConnectorRuntime {
     this.upstreams = new UpstreamPair(key, deps.log)
   }
 
+  /** The whole table last committed (before its filter): what a filter's names are checked against. */
+  get table(): readonly UpstreamTool[] | undefined {
+    // a table without an upstream (no mcp section, a sign-in pending) says nothing of the server's tools
+    return this.served.table?.client === NO_UPSTREAM ? undefined : this.served.table?.tools
+  }
+
   /** The hash of the desired state being served or started, if any. */
   get hash(): string | undefined {
     return this.desired?.hash
@@ -72,7 +71,7 @@ export class ConnectorRuntime {
   /** Bring this connector to `desired`; nothing changes when it already serves that, except a missing shim. */
   async apply(desired: DesiredConnector): Promise<void> {
     const hash = specHash(desired)
-    if (hash === this.hash && this.state.status === 'ready' && !this.upstreams.pending) return this.followShim()
+    if (hash === this.hash && this.state.status === 'ready' && !this.upstreams.pending) return this.refilter(desired)
     this.log.info(changeOf(this.desired?.state, desired), { connector: this.key })
     this.desired = { state: desired, hash }
     this.declaredCheck = undefined
@@ -88,7 +87,7 @@ export class ConnectorRuntime {
     if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
       const why = 'reconcile (declared tools; upstream starts on first call)'
-      await this.commit(mcp.tools as UpstreamTool[], supervisor, why)
+      await this.commit(declaredToolsOf(mcp) as UpstreamTool[], supervisor, why)
       return
     }
     const cached = mode === 'cached' ? await this.deps.cache?.get(this.key, hash) : undefined
@@ -96,7 +95,7 @@ export class ConnectorRuntime {
     // a cached table that no longer builds (a damaged file) is a miss, and the upstream lists again
     if (cached && (await this.commit(cached, supervisor, 'reconcile (cached tools; upstream starts on first call)')))
       return
-    this.setStatus('starting', 'starting the MCP server')
+    this.state.set('starting', 'starting the MCP server')
     try {
       const tools = await supervisor.start()
       if (this.upstreams.pending === supervisor) {
@@ -109,6 +108,15 @@ export class ConnectorRuntime {
     await this.followShim()
   }
 
+  /** The same state but maybe its filter: the table that serves is built again, with no upstream start or list. */
+  private async refilter(desired: DesiredConnector): Promise<void> {
+    const before = this.desired?.state.filter
+    this.desired = { state: desired, hash: this.hash! }
+    const table = this.served.table
+    if (table && !sameToolFilter(before, desired.filter)) await this.commit(table.tools, table.client, 'tool filter')
+    else await this.followShim()
+  }
+
   /** The one place the shim is refreshed: for the desired state, with the committed generation (or the next). */
   private async followShim(): Promise<void> {
     if (!this.desired) return
@@ -117,16 +125,16 @@ export class ConnectorRuntime {
   }
 
   /**
-   * The one mutation: a complete tool table for `client`, committed as the
-   * next generation (or refused whole, keeping the previous one). The shim
-   * follows the commit.
+   * The one mutation: a complete tool table for `client`, committed as the next generation (or refused whole,
+   * keeping the previous one), served as the connector's filter lets it. The shim follows the commit.
    */
   async commit(tools: readonly UpstreamTool[], client: RouteClient, reason: string): Promise<boolean> {
     if (!this.desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
     let route: ReturnType<typeof buildRoute>
+    const { filter } = this.desired.state
     try {
-      route = buildRoute(this.key, generation, client, tools)
+      route = buildRoute(this.key, generation, client, tools, filter)
     } catch (err) {
       // fail() logs it with the reason; the previous generation keeps serving
       this.fail(err, reason, client)
@@ -135,14 +143,14 @@ export class ConnectorRuntime {
     for (const d of route.dropped)
       this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
     const { changed } = this.registry.commit(route)
-    const bytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
-    this.served = { generation, tools: route.tools.length, bytes }
+    // names the filter gives that the table lacks (a tool gone in an upgrade) are shown in status and here
+    const unmatched = this.served.committed(route, tools, client, filter)
     // a table without an upstream (an OAuth grant that needs the user, an mcp section gone) retires the serving one too
     this.upstreams.promote(client instanceof UpstreamSupervisor ? client : undefined)
-    this.setStatus('ready')
-    const pid = this.upstreams.serving?.pid
-    const fields = { connector: this.key, generation, tools: route.tools.length, reason, visibleChange: changed, pid }
-    this.log.info('route committed', fields)
+    this.state.set('ready')
+    const counts = { tools: route.tools.length, hidden: route.hidden?.length, unmatched }
+    const fields = { connector: this.key, generation, ...counts, reason, visibleChange: changed }
+    this.log.info('route committed', { ...fields, pid: this.upstreams.serving?.pid })
     await this.followShim()
     return true
   }
@@ -163,13 +171,8 @@ export class ConnectorRuntime {
         if (this.upstreams.owns(supervisor)) this.needsSignIn(reason)
       },
     }
-    const supervisor: UpstreamSupervisor = new UpstreamSupervisor(
-      spec,
-      activation,
-      events,
-      this.log,
-      this.deps.openUpstream ?? openUpstreamConnection,
-    )
+    const open = this.deps.openUpstream ?? openUpstreamConnection
+    const supervisor: UpstreamSupervisor = new UpstreamSupervisor(spec, activation, events, this.log, open)
     return supervisor
   }
 
@@ -180,7 +183,8 @@ export class ConnectorRuntime {
     const serving = this.registry.route(this.key)
     // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
     const lazyStart = why === 'started' && mode !== 'eager' && supervisor === this.upstreams.serving
-    if (lazyStart && serving && sameTable(serving.tools, table, this.key)) return this.setStatus('ready')
+    const published = this.served.table?.tools
+    if (lazyStart && serving && published && sameTable(published, table, this.key)) return this.state.set('ready')
     const reason = listedReason(why, mode)
     if (mode === 'lazy') await this.commit(table, supervisor, reason)
     else await this.commitListed(table, supervisor, reason)
@@ -189,8 +193,8 @@ export class ConnectorRuntime {
   private upstreamFailed(supervisor: UpstreamSupervisor, mode: Mode, reason: string, failures: number, at?: string) {
     if (this.upstreams.isChange(supervisor)) return this.changeFailed(reason)
     if (supervisor !== this.upstreams.serving) return
-    if (mode === 'eager' && at) this.setStatus('starting', `${reason}; restarting`)
-    else this.setStatus('failed', reason)
+    if (mode === 'eager' && at) this.state.set('starting', `${reason}; restarting`)
+    else this.state.set('failed', reason)
     if (failures >= WITHDRAW_AFTER_FAILURES && this.registry.route(this.key)) {
       const why = 'upstream keeps failing; its tools are withdrawn until a restart succeeds'
       this.withdraw(why, false, { failures })
@@ -199,7 +203,7 @@ export class ConnectorRuntime {
 
   /** Compare the manifest's declared tools with the upstream's; the upstream's table is the truth either way. */
   private checkDeclaration(tools: UpstreamTool[]): UpstreamTool[] {
-    const check = declaredCheckOf(this.desired?.state.release.manifest.mcp?.tools as UpstreamTool[] | undefined, tools)
+    const check = declaredCheckOf(this.desired?.state.release.manifest.mcp, tools)
     if (!check) return tools
     this.declaredCheck = check
     if (check.differences.length) {
@@ -214,30 +218,29 @@ export class ConnectorRuntime {
     const fields = { connector: this.key, reason, error, generation: this.served.generation }
     this.log.error('route build failed; the previous generation keeps serving', fields)
     if (this.upstreams.isChange(client)) return this.changeFailed(error)
-    if (!this.registry.route(this.key)) return this.setStatus('failed', error)
-    this.setStatus('ready', `a new tool table was refused (${error}); the previous one serves`)
+    if (!this.registry.route(this.key)) return this.state.set('failed', error)
+    this.state.set('ready', `a new tool table was refused (${error}); the previous one serves`)
   }
 
   /**
-   * The desired state's start failed. The serving generation serves on when
-   * it uses no value the user replaced (reconcile/failed-change.ts): ready,
-   * saying which release serves. Otherwise its tools are withdrawn and its
+   * The desired state's start failed. The serving generation serves on when it uses no value the user replaced
+   * (reconcile/failed-change.ts): ready, saying which release serves. Otherwise its tools are withdrawn and its
    * upstream stopped, and the connector is failed.
    */
   private changeFailed(reason: string): void {
     const serving = this.upstreams.servingWanted()
     const change = serving && this.desired ? keepServing(serving, this.desired.state, reason) : undefined
-    if (change) return this.setStatus('ready', servingNote(change), change)
+    if (change) return this.state.set('ready', servingNote(change), change)
     if (this.upstreams.serving)
       this.withdraw('a changed credential or setting failed to start: the old upstream stops', true)
-    this.setStatus('failed', reason)
+    this.state.set('failed', reason)
   }
 
   /** The server wants an OAuth sign-in: no upstream, no tools, nothing retried until the user signs in. */
   private needsSignIn(reason: string): void {
     this.withdraw('the server asks for an OAuth sign-in: the connector has no upstream until `connect`', true)
     this.upstreams.dropPending('closing for a sign-in')
-    this.setStatus('needs-auth', reason)
+    this.state.set('needs-auth', reason)
     this.deps.signInFound?.()
   }
 
@@ -245,7 +248,7 @@ export class ConnectorRuntime {
   private withdraw(why: string, stop: boolean, fields: Record<string, unknown> = {}): void {
     const { generation } = this.served
     this.registry.remove(this.key, generation)
-    this.served = { generation, tools: 0, bytes: 0 }
+    this.served.withdrawn()
     const pid = stop ? this.upstreams.serving?.pid : undefined
     this.log.error(why, { connector: this.key, generation, pid, ...fields })
     if (stop) this.upstreams.stopServing()
@@ -261,8 +264,8 @@ export class ConnectorRuntime {
     const fence = Math.max(this.served.generation, this.shims.generation(this.key), this.registry.fence(this.key))
     this.registry.remove(this.key, fence)
     this.desired = undefined
-    this.served = { ...this.served, tools: 0, bytes: 0 }
-    this.setStatus(status, status === 'failed' ? why : undefined)
+    this.served.withdrawn()
+    this.state.set(status, status === 'failed' ? why : undefined)
     await this.shims.withdraw(this.key)
     await this.upstreams.closeAll(DEACTIVATE_DRAIN_MS)
     this.log.info('connector deactivated', { connector: this.key, status, reason: why, fence })
@@ -273,9 +276,6 @@ export class ConnectorRuntime {
     await this.upstreams.closeAll(SHUTDOWN_DRAIN_MS)
   }
 
-  private setStatus(status: InterfaceStatus, reason?: string, failedChange?: FailedChange): void {
-    this.state.set(status, reason, failedChange)
-  }
   get ready(): boolean {
     return this.state.status === 'ready'
   }
@@ -289,11 +289,10 @@ export class ConnectorRuntime {
     if (!this.desired) return undefined
     const { state: desired, hash } = this.desired
     const cli = desired.release.manifest.cli ? this.shims.state(this.key, hash) : undefined
-    const { generation, tools, bytes: toolBytes } = this.served
     const { status, reason, failedChange, lastChange } = this.state
     const upstream = this.upstreams.shown(this.ready)
-    const { key, declaredCheck } = this
-    const view = { key, desired, generation, tools, toolBytes, status, lastChange, reason, failedChange, upstream }
+    const { key, declaredCheck, served } = this
+    const view = { key, desired, served, status, lastChange, reason, failedChange, upstream }
     return runtimeSnapshot({ ...view, cli, declaredCheck })
   }
 }

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { ToolDifference } from '../registry/declared-tools.js'
-import type { InterfaceStatus } from '../control-protocol/connector-state.js'
+import type { InterfaceStatus, ToolFilterView } from '../control-protocol/connector-state.js'
 import type { SkillSummary } from '../skills/skill-file.js'
 import type { FailedChange } from './failed-change.js'
 
@@ -28,6 +28,12 @@ export interface ConnectorSnapshot {
   readonly tools: number
   /** Bytes of the tools' definitions as clients get them (what they cost a model's context). */
   readonly toolBytes: number
+  /** Tools of the committed table its filter hides; absent: none. */
+  readonly hiddenTools?: number
+  /** The tool filter in effect, when one is; `unmatched` once a table is known. */
+  readonly toolFilter?: ToolFilterView
+  /** `tutti connector disable`: inactive by the user's choice. */
+  readonly disabled?: true
   readonly mcp?: {
     readonly status: InterfaceStatus
     readonly reason?: string

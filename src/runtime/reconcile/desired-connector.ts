@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import type { ToolFilterView } from '../control-protocol/connector-state.js'
 import type { LoadedRelease } from '../manifest/load.js'
 import type { RouteClient } from '../registry/route.js'
+import type { ConnectorToolFilter } from '../registry/tool-filter.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 
 /** What the state on disk asks of one active connector. */
@@ -13,6 +15,13 @@ export interface DesiredConnector {
   settings?: Record<string, string>
   /** A digest of the values the user gives (credentials, settings): a generation with other values may not serve on. */
   values?: string
+  /**
+   * The tool filter the route is built with. Not part of the spec hash: a new filter commits a new generation of
+   * the same table, without a restart or a tool-cache miss.
+   */
+  filter?: ConnectorToolFilter
+  /** The same filter as status shows it: who set what. */
+  toolFilter?: ToolFilterView
 }
 
 /** The route client of a connector without an MCP server: it has no tools, so it is never called. */

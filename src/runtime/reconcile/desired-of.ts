@@ -10,6 +10,10 @@ import type { ConnectorSnapshot } from './connector-snapshot.js'
 import { valuesDigest, type DesiredConnector } from './desired-connector.js'
 import { inactiveSnapshot } from './inactive-snapshot.js'
 import { learnSecretSettings, secretLearner } from './secret-upkeep.js'
+import { toolFilterOf } from './tool-filter-of.js'
+
+/** What a disabled connector's status says: how to undo it. */
+export const disabledReason = (key: string): string => `switched off by the user (tutti connector enable ${key})`
 
 /** What deciding a connector's desired state needs from the Reconciler. */
 export interface DesiredContext {
@@ -32,6 +36,8 @@ export function desiredOf(
   ctx: DesiredContext,
 ): (DesiredConnector & { needsSignIn?: string }) | { inactive: ConnectorSnapshot } {
   const { digest } = entry.installed
+  // the user's switch comes first: nothing of a disabled connector runs, whatever else is true of it
+  if (entry.installed.disabled) return { inactive: inactiveSnapshot(entry, 'disabled', disabledReason(key), ctx.fence) }
   if (!entry.release)
     return {
       inactive: inactiveSnapshot(
@@ -63,7 +69,10 @@ export function desiredOf(
   const resolved = resolveSettings(manifest, storedSettings(manifest, settings, entry.credentials), dataDir)
   learnSecretSettings(ctx.redactor, manifest, resolved)
   const values = valuesDigest(entry.credentials, settings)
-  const desired = { release: entry.release, digest, spec, settings: publicSettings(manifest, resolved), values }
+  const { filter, view } = toolFilterOf(manifest, entry.installed.toolFilter)
+  const shown = publicSettings(manifest, resolved)
+  const filters = { ...(filter ? { filter } : {}), ...(view ? { toolFilter: view } : {}) }
+  const desired = { release: entry.release, digest, spec, settings: shown, values, ...filters }
   const { auth } = manifest
   // no auth in the manifest, but the server asked for a sign-in (now or before: a grant is kept)
   const found = auth.kind === 'none' && (ctx.signInFound || grant !== undefined)

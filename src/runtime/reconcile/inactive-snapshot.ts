@@ -3,6 +3,7 @@ import { effectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import type { ListedConnector } from '../store/connector-store.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
+import { toolFilterOf } from './tool-filter-of.js'
 
 /** An installed connector that is not active: every interface it has shares the status and the reason. */
 export function inactiveSnapshot(
@@ -13,6 +14,7 @@ export function inactiveSnapshot(
 ): ConnectorSnapshot {
   const release = entry.release
   const m = release?.manifest
+  const { view } = toolFilterOf(m, entry.installed.toolFilter)
   return freeze({
     key: entry.installed.key,
     name: m?.name ?? entry.installed.name,
@@ -26,6 +28,8 @@ export function inactiveSnapshot(
     generation,
     tools: 0,
     toolBytes: 0,
+    ...(view ? { toolFilter: view } : {}),
+    ...(status === 'disabled' ? { disabled: true as const } : {}),
     ...(m?.mcp || !release
       ? { mcp: { status, reason, activation: m?.mcp ? effectiveActivation(m.mcp) : 'eager' } }
       : {}),

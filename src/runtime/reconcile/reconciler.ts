@@ -2,6 +2,7 @@ import fs from 'node:fs/promises'
 import type { ConnectorLogs } from '../log/connector-log.js'
 import type { Logger } from '../log/logger.js'
 import { CONNECTOR_KEY } from '../connector-key.js'
+import { declaredToolsOf } from '../manifest/schema.js'
 import { OAuthGrantStore, type OAuthGrant } from '../oauth/grant-store.js'
 import type { StatePaths } from '../paths.js'
 import type { ConnectorState } from '../control-protocol/connector-state.js'
@@ -110,6 +111,24 @@ export class Reconciler {
 
   snapshotOf(key: string): ConnectorSnapshot | undefined {
     return this.signIn.over(key, this.runtimes.get(key)?.snapshot() ?? this.inactive.get(key))
+  }
+
+  /**
+   * The whole tool table known for `key` (before its filter): the committed one, else its last tools/list, else
+   * its manifest's declaration.
+   */
+  async toolTable(key: string): Promise<{ source: 'served' | 'cache' | 'declared' | 'none'; tools: string[] }> {
+    const names = (tools: readonly { name: string }[]) => tools.map((t) => t.name)
+    const served = this.runtimes.get(key)?.table
+    if (served) return { source: 'served', tools: names(served) }
+    const cached = await this.toolCache.last(key)
+    if (cached) return { source: 'cache', tools: names(cached) }
+    // an unreadable release has no declaration to offer: no table is known
+    const declared = await this.store.get(key).then(
+      (c) => declaredToolsOf(c.release.manifest.mcp),
+      () => undefined,
+    )
+    return declared ? { source: 'declared', tools: names(declared) } : { source: 'none', tools: [] }
   }
 
   async closeAll(): Promise<void> {

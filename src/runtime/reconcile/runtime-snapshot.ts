@@ -6,14 +6,14 @@ import type { UpstreamSupervisor } from '../upstream/upstream-supervisor.js'
 import { freeze, type ConnectorSnapshot } from './connector-snapshot.js'
 import type { DesiredConnector } from './desired-connector.js'
 import type { FailedChange } from './failed-change.js'
+import type { ServedTable } from './served-table.js'
 
 /** What an active connector's runtime knows at one moment, for its snapshot. */
 export interface RuntimeView {
   key: string
   desired: DesiredConnector
-  generation: number
-  tools: number
-  toolBytes: number
+  /** The last commit: its generation, the size of its table, what its filter hid. */
+  served: Pick<ServedTable, 'generation' | 'tools' | 'bytes' | 'hidden' | 'unmatched'>
   status: InterfaceStatus
   reason?: string | undefined
   failedChange?: FailedChange | undefined
@@ -26,7 +26,9 @@ export interface RuntimeView {
 
 /** An active connector's snapshot, frozen. */
 export function runtimeSnapshot(v: RuntimeView): ConnectorSnapshot {
-  const { desired, upstream } = v
+  const { desired, upstream, served } = v
+  const filter = desired.toolFilter
+  const unmatched = served.unmatched.length ? { unmatched: [...served.unmatched] } : {}
   const { manifest, root, skills } = desired.release
   const mcp = manifest.mcp
     ? {
@@ -48,9 +50,11 @@ export function runtimeSnapshot(v: RuntimeView): ConnectorSnapshot {
     ...(manifest.skills ? { skillsDir: path.join(root, manifest.skills) } : {}),
     skills,
     active: true,
-    generation: v.generation,
-    tools: v.tools,
-    toolBytes: v.toolBytes,
+    generation: served.generation,
+    tools: served.tools,
+    toolBytes: served.bytes,
+    ...(served.hidden ? { hiddenTools: served.hidden } : {}),
+    ...(filter ? { toolFilter: { ...filter, ...unmatched } } : {}),
     ...mcp,
     ...(v.cli ? { cli: v.cli } : {}),
     ...(upstream

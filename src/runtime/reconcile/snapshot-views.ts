@@ -15,7 +15,11 @@ export function toConnectorState(s: ConnectorSnapshot): ConnectorState {
   const reason = overallReason(s)
   // a ready connector has a reason only while a change of it failed and the previous release serves on
   if (reason) state.reason = reason
-  if (reason && state.status !== 'ready') state.error = reason
+  // disabled is the user's choice, not an error
+  if (reason && state.status !== 'ready' && !s.disabled) state.error = reason
+  if (s.disabled) state.disabled = true
+  if (s.hiddenTools) state.hiddenTools = s.hiddenTools
+  if (s.toolFilter) state.toolFilter = s.toolFilter
   if (s.mcp?.failedChange) state.failedChange = { ...s.mcp.failedChange }
   if (s.mcp) state.activation = s.mcp.activation
   state.upstream = s.upstream?.state ?? 'none'

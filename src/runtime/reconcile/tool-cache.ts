@@ -39,6 +39,15 @@ export class ToolCache {
     }
   }
 
+  /** The last table listed, for whatever desired state: the tool names a filter is checked against while none runs. */
+  async last(key: string): Promise<readonly UpstreamTool[] | undefined> {
+    // unreadable: no table is known, which the caller says
+    const entry = (await readJsonIfExists(this.paths.toolCacheFile(key)).catch(() => undefined)) as
+      | CacheEntry
+      | undefined
+    return Array.isArray(entry?.tools) ? entry.tools : undefined
+  }
+
   async put(key: string, spec: string, tools: readonly UpstreamTool[]): Promise<void> {
     try {
       await writeJsonAtomic(this.paths.toolCacheFile(key), {

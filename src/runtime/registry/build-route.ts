@@ -1,7 +1,15 @@
 import { createHash } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { toMcpTool } from './mcp-tool.js'
-import type { ConnectorMCPRoute, ConnectorMCPTool, HeaderParam, RouteClient, UpstreamTool } from './route.js'
+import type {
+  ConnectorMCPRoute,
+  ConnectorMCPTool,
+  HeaderParam,
+  HiddenTool,
+  RouteClient,
+  UpstreamTool,
+} from './route.js'
+import { loadsAlways, toolPasses, type ConnectorToolFilter } from './tool-filter.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from './tool-table-limits.js'
 import { publishedToolNames } from './tool-naming.js'
 
@@ -74,16 +82,24 @@ export interface DroppedTool {
  * with one local name) rejects the whole generation, keeping the previous
  * one. A tool with an invalid `x-mcp-header` is dropped, as conforming HTTP
  * clients must drop it anyway, and reported in `dropped`.
+ *
+ * The connector's `filter` is applied here, so a tool it hides is simply not
+ * in the route: neither listed nor callable on any serving path. It is kept
+ * by name in `hidden`, and is not validated (hiding a broken tool is a way to
+ * serve the rest). Names are given over the whole table, so hiding one tool
+ * never renames another.
  */
 export function buildRoute(
   key: string,
   generation: number,
   client: RouteClient,
   upstream: readonly UpstreamTool[],
+  filter?: ConnectorToolFilter,
 ): ConnectorMCPRoute & { dropped: DroppedTool[] } {
   const byLocal = new Map<string, string>()
   const tools: ConnectorMCPTool[] = []
   const dropped: DroppedTool[] = []
+  const hidden: HiddenTool[] = []
   if (upstream.length > TOOL_TABLE_LIMITS.maxTools)
     throw invalid(key, `${upstream.length} tools, more than the limit of ${TOOL_TABLE_LIMITS.maxTools}`)
   let tableBytes = 0
@@ -93,6 +109,11 @@ export function buildRoute(
   )
   for (const t of upstream) {
     if (typeof t.name !== 'string' || t.name === '') throw invalid(key, 'a tool has no name')
+    const names = { upstreamName: t.name, localName: published.get(t.name)! }
+    if (!toolPasses(filter, names)) {
+      hidden.push(names)
+      continue
+    }
     // checked before anything recursive (the x-mcp-header scan, serialization) touches the schema
     const deep = toolLimitProblem(t)
     if (deep) throw invalid(key, `tool "${t.name}": ${deep}`)
@@ -102,7 +123,7 @@ export function buildRoute(
     if (t.outputSchema !== undefined && (!isObject(t.outputSchema) || t.outputSchema.type !== 'object')) {
       throw invalid(key, `tool "${t.name}": the root of outputSchema must be type "object"`)
     }
-    const localName = published.get(t.name)!
+    const { localName } = names
     const clash = byLocal.get(localName)
     if (clash !== undefined) {
       throw invalid(key, `tools "${clash}" and "${t.name}" both become "${localName}"; the new tool table was rejected`)
@@ -124,6 +145,7 @@ export function buildRoute(
     if (t.description !== undefined) tool.description = t.description
     if (isObject(t.outputSchema)) tool.outputSchema = t.outputSchema
     if (isObject(t.annotations)) tool.annotations = t.annotations
+    if (loadsAlways(filter, names)) tool.alwaysLoad = true
     const json = JSON.stringify(toMcpTool(tool))
     if (json.length > TOOL_TABLE_LIMITS.maxToolBytes)
       throw invalid(
@@ -139,7 +161,8 @@ export function buildRoute(
   const fingerprint = createHash('sha256')
     .update(tools.map((t) => t.json).join('\n'))
     .digest('hex')
-  return { connectorKey: key, generation, client, tools, fingerprint, dropped }
+  hidden.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0))
+  return { connectorKey: key, generation, client, tools, fingerprint, dropped, hidden }
 }
 
 /** Why a tool's data breaks a limit before it can even be serialized, or undefined. */

@@ -1,3 +1,4 @@
+import { TOOL_META } from '../mcp-wire.js'
 import type { ConnectorMCPTool } from './route.js'
 
 /** A tool as `tools/list` serves it, in both eras (the wire shape is the same). */
@@ -7,5 +8,6 @@ export function toMcpTool(t: Omit<ConnectorMCPTool, 'json'>): { name: string; in
   if (t.description !== undefined) tool.description = t.description
   if (t.outputSchema !== undefined) tool.outputSchema = t.outputSchema
   if (t.annotations !== undefined) tool.annotations = t.annotations
+  if (t.alwaysLoad) tool._meta = { [TOOL_META.alwaysLoad]: true }
   return tool as { name: string; inputSchema: { type: 'object' } }
 }

@@ -50,6 +50,8 @@ export interface ConnectorMCPTool {
   outputSchema?: Record<string, unknown>
   annotations?: Record<string, unknown>
   headerParams: HeaderParam[]
+  /** Served with `_meta["anthropic/alwaysLoad"]: true` (the connector's filter marks it; see tool-filter.ts). */
+  alwaysLoad?: true
   /** The tool as tools/list serves it, serialized once when the route was built (within the limits). */
   json: string
 }
@@ -61,6 +63,14 @@ export interface ConnectorMCPRoute {
   tools: ConnectorMCPTool[]
   /** What a client can see of the table (see build-route.ts); equal prints mean no visible change. */
   fingerprint: string
+  /** Tools of the upstream's table the connector's filter hides: not served, not callable, but known by name. */
+  hidden?: readonly HiddenTool[]
+}
+
+/** A tool the connector's filter hides, by both of its names. */
+export interface HiddenTool {
+  readonly upstreamName: string
+  readonly localName: string
 }
 
 /** The immutable binding a tools/call captures when it starts. */

@@ -93,13 +93,22 @@ const KNOWN = new Set([
   ...Object.keys(common),
 ])
 
-const NO_TOOL_FILTERS = 'tutti publishes every tool of the server until tool filters exist'
 const INSTALLED_ANYWAY = 'the client has it switched off; tutti installs what it is asked to'
 
 /** Fields tutti knows and does not carry, with why. */
 const REASONS: Record<string, string> = {
   headersHelper: 'tutti does not run a command to compute headers; set them with headers or env_http_headers',
   required: 'tutti serves the other connectors when one fails to start, and says which in its status',
+}
+
+/**
+ * Codex's `enabled_tools` (only these) and `disabled_tools` (applied after it) as the manifest's default tool
+ * filter: `mcp.tools.allow`, or `mcp.tools.hide` when only tools to leave out are named.
+ */
+function toolFilterOf(server: PluginServer): { allow: string[] } | { hide: string[] } | undefined {
+  const { enabled_tools: enabled, disabled_tools: disabled } = server
+  if (enabled) return { allow: enabled.filter((n) => !disabled?.includes(n)) }
+  return disabled?.length ? { hide: [...disabled] } : undefined
 }
 
 export class PluginServerMapper {
@@ -143,9 +152,8 @@ export class PluginServerMapper {
     }
     const timeouts = this.timeouts(server, notes)
     if (timeouts) mcp.timeouts = timeouts
-    for (const field of ['enabled_tools', 'disabled_tools'] as const) {
-      if (server[field] !== undefined) skipped.push(`${field}: ${NO_TOOL_FILTERS}`)
-    }
+    const tools = toolFilterOf(server)
+    if (tools) mcp.tools = tools
     if (server.enabled === false) skipped.push(`enabled = false: ${INSTALLED_ANYWAY}`)
     for (const field of Object.keys(server)) {
       if (REASONS[field]) skipped.push(`${field}: ${REASONS[field]}`)

@@ -5,6 +5,7 @@ import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, secretSettingNames, settingNames } from '../manifest/schema.js'
 import type { StatePaths } from '../paths.js'
 import { checkConnectInput } from './connect-input.js'
+import { carryVisibility } from './connector-visibility.js'
 import { moveSecretSettings, splitSecretSettings } from './secret-settings.js'
 import type { StoredRelease } from './release-store.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
@@ -163,6 +164,7 @@ export class ConnectorStore {
       if (request.origin) entry.origin = request.origin
       else if (previous?.origin && previous.digest === stored.digest) entry.origin = previous.origin
       if (runtime.command) entry.command = runtime.command
+      carryVisibility(previous, entry)
       const merged = { ...previous?.settings, ...given.settings }
       const settings = keepDeclared(merged, settingNames(stored.release.manifest))
       if (settings) entry.settings = settings

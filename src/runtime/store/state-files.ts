@@ -5,6 +5,7 @@ import { assertLockHeld, withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
 import { installOriginSchema } from './install-origin.js'
 import { sourceIdentitySchema } from './source-identity.js'
+import { storedToolFilter } from './tool-filter-record.js'
 
 /**
  * installed.json and credentials.json: small JSON documents, always written
@@ -28,6 +29,10 @@ const installedConnector = z.object({
   source: sourceIdentitySchema.optional(),
   /** How it was installed, so that `update` installs the newer version the same way (install-origin.ts). */
   origin: installOriginSchema.optional(),
+  /** `connector disable`: installed, with everything kept, but none of its tools, command or Skills served. */
+  disabled: z.literal(true).optional(),
+  /** The user's tool filter (`connect --tools …`, tool-filter-record.ts). */
+  toolFilter: storedToolFilter.optional(),
 })
 export type InstalledConnector = z.infer<typeof installedConnector>
 

@@ -12,6 +12,7 @@ import { sessionPrepareMessage } from '../../control-protocol/session-prepare.js
 import { sessionRevokeMessage } from '../../control-protocol/session-revoke.js'
 import { statusMessage } from '../../control-protocol/status.js'
 import { stopMessage } from '../../control-protocol/stop.js'
+import { toolTableMessage } from '../../control-protocol/tool-table.js'
 import type { DaemonContext } from '../context.js'
 import { handleAvailable } from './available.js'
 import { handleDoctorSnapshot } from './doctor.js'
@@ -21,6 +22,7 @@ import { handleSessionPrepare } from './session-prepare.js'
 import { handleSessionRevoke } from './session-revoke.js'
 import { handleStatus } from './status.js'
 import { handleStop } from './stop.js'
+import { handleToolTable } from './tool-table.js'
 
 type Handler = (ctx: DaemonContext, req: never) => Promise<unknown>
 interface Route {
@@ -43,6 +45,7 @@ route(stopMessage, handleStop)
 route(sessionPrepareMessage, handleSessionPrepare)
 route(sessionRevokeMessage, handleSessionRevoke)
 route(doctorSnapshotMessage, handleDoctorSnapshot)
+route(toolTableMessage, handleToolTable)
 
 /** Answers made of tutti's own data only, which redaction must not touch. */
 const EXACT_ANSWERS = new Set<string>([

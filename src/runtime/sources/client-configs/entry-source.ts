@@ -26,16 +26,17 @@ export interface ImportedSource {
 /** Why a field clients have is not carried (a field not listed: "tutti does not carry it"). */
 const FIELD_REASONS: Record<string, string> = {
   timeout: 'tutti applies its own timeouts',
-  includeTools: 'tool filters are not supported yet: every tool is published',
-  excludeTools: 'tool filters are not supported yet: every tool is published',
-  enabled_tools: 'tool filters are not supported yet: every tool is published',
-  disabled_tools: 'tool filters are not supported yet: every tool is published',
   trust: 'tool calls go through the agent, which asks for confirmation as it does for any tool',
   envFile: 'the env file is not read: set its variables with `tutti connector connect KEY --env NAME=VALUE`',
   headersHelper: 'a header helper command is not run: pass the header with `tutti connector connect`',
   oauth: "the client's OAuth settings are not carried: `tutti connector connect` signs in",
   description: 'tutti describes a connector by its manifest',
 }
+
+const GEMINI_TOOL_FILTERS = [
+  ['includeTools', 'enabled_tools'],
+  ['excludeTools', 'disabled_tools'],
+] as const
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}/g
@@ -61,6 +62,14 @@ export async function entrySource(
   if (kind === 'Gemini CLI config' && typeof raw.timeout === 'number' && raw.timeout > 0) {
     raw.tool_timeout_sec ??= raw.timeout / 1000
     delete raw.timeout
+  }
+  // Gemini CLI's tool filters are Codex's: only these, and these left out (which wins)
+  if (kind === 'Gemini CLI config') {
+    for (const [from, to] of GEMINI_TOOL_FILTERS) {
+      if (raw[from] === undefined) continue
+      raw[to] = raw[from]
+      delete raw[from]
+    }
   }
   if (raw.type === 'sse')
     throw failure(entry, 'the SSE transport is not supported; tutti reaches remote servers over Streamable HTTP')
