@@ -44,7 +44,11 @@ it('both tables escape every manifest and upstream string, and keep their column
     productVersion: evil,
     protocolVersion: 1,
     uptimeMs: 0,
-    sessions: 0,
+    sessions: 1,
+    // a session and workspace id are whatever an agent host passed, and a view's source is a path
+    sessionActivity: [
+      { workspace: evil, session: evil, provider: 'claude', requests: 1, view: [`project file ${evil}`] },
+    ],
     connectors: [
       {
         key: 'k',

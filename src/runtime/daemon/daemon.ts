@@ -3,7 +3,6 @@ import fs from 'node:fs/promises'
 import { toNodeHandler } from 'h3/node'
 import { ensurePrivateDir, writeFileAtomic } from '../fs/atomic-write.js'
 import { bestEffort } from '../log/best-effort.js'
-import { breakLockOfGoneHolder, holdLock, LOCK_STALE_MS, LOCK_UPDATE_MS } from '../fs/lock.js'
 import { tightenStatePermissions } from '../fs/state-permissions.js'
 import { GroupRecords } from '../proc/group-records.js'
 import { processStartTicks } from '../proc/pid.js'
@@ -29,22 +28,19 @@ import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonContext } from './context.js'
 import { DaemonInfoKeeper } from './daemon-info-keeper.js'
 import { SessionBins } from './session-bins.js'
+import { takeSingletonLock } from './singleton-lock.js'
 import { readPreferredPort, removeDaemonInfoIfOurs, writeDaemonInfo } from '../store/daemon-info.js'
 import { createDaemonApp, withNodeFront } from './listener/app.js'
 import { listenLoopback, type LoopbackListener } from './listener/listen.js'
 
 /** Connections still open at shutdown (a client that never reads) must not hold the daemon up longer. */
 const LISTENER_CLOSE_MS = 3_000
-/** Beyond the lock's stale period: time for the lock library to notice it. */
-const SINGLETON_WAIT_MARGIN_MS = 2_000
 /**
  * An MCP request that reaches a daemon still in its start-up reconcile waits
  * for it (a restarted daemon would otherwise answer "unknown tool" for a
  * route it is about to publish); lazy by cache, that is well under a second.
  */
 const MCP_WAITS_FOR_RECONCILE_MS = 5_000
-/** How often a starting daemon looks at a lock that may be going stale. */
-const SINGLETON_RETRY_MS = 250
 
 export interface DaemonOptions {
   paths: StatePaths
@@ -128,7 +124,10 @@ export class TuttiDaemon {
   async start(): Promise<void> {
     const { paths } = this.options
     await ensurePrivateDir(paths.root)
-    this.releaseLock = await this.takeSingletonLock()
+    this.releaseLock = await takeSingletonLock(paths, this.log, (err) => {
+      this.log.error('daemon lock compromised; another daemon took over this state directory', { error: err })
+      void this.stop('lock compromised', { revokeSessions: false })
+    })
     // a state dir others can read would expose credentials and tokens' hashes: tighten it first
     await tightenStatePermissions(paths, this.log)
     await writeFileAtomic(paths.daemonPid, `${process.pid}\n`)
@@ -215,47 +214,6 @@ export class TuttiDaemon {
     )
     this.isReconciled = true
     this.markReconciled()
-  }
-
-  /**
-   * The singleton lock. A holder proven gone by the lock's owner record (a
-   * daemon killed with -9) is taken over at once; one that cannot be proven
-   * gone (its pid is never signalled: it may be anyone's by now) stops
-   * refreshing the lock, so it goes stale: we wait that long, and not longer.
-   */
-  private async takeSingletonLock(): Promise<() => Promise<void>> {
-    const { paths } = this.options
-    const deadline = Date.now() + LOCK_STALE_MS + SINGLETON_WAIT_MARGIN_MS
-    for (;;) {
-      try {
-        return await holdLock(paths.daemonLockTarget, (err) => {
-          this.log.error('daemon lock compromised; another daemon took over this state directory', { error: err })
-          void this.stop('lock compromised', { revokeSessions: false })
-        })
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ELOCKED') throw err
-        const holder = await breakLockOfGoneHolder(paths.daemonLockTarget)
-        if (holder.state === 'broken')
-          this.log.warn('took over the lock of a daemon that is gone', { pid: holder.holder.pid })
-        if (holder.state !== 'held') {
-          if (Date.now() <= deadline) continue
-          throw err
-        }
-        // a holder that refreshes the lock is alive: refuse now rather than wait out the stale period
-        const refreshedMsAgo =
-          // the lock dir may be gone meanwhile: then it counts as refreshed long ago
-          Date.now() - ((await fs.stat(`${paths.daemonLockTarget}.lock`).catch(() => undefined))?.mtimeMs ?? 0)
-        if (refreshedMsAgo < 2 * LOCK_UPDATE_MS || Date.now() > deadline) {
-          this.log.error('another daemon holds the lock for this state directory', {
-            error: err,
-            holder: holder.why,
-            stateDir: paths.root,
-          })
-          throw err
-        }
-        await new Promise((r) => setTimeout(r, SINGLETON_RETRY_MS))
-      }
-    }
   }
 
   private watchIdle(): void {

@@ -145,7 +145,7 @@ export class SessionTokens {
     return this.byHash.size
   }
 
-  /** Every live session with its requests so far, and (`more`) what else the caller knows of it, for `daemon status`. */
+  /** Every live session with its requests so far, and (`more`) what else the caller knows of it (daemon status). */
   activityView(more?: (hash: string, view: SessionView) => Partial<SessionActivityView>): SessionActivityView[] {
     return this.activity.view(this.byHash, more && ((hash) => more(hash, this.viewOf(hash))))
   }

@@ -39,7 +39,9 @@ export async function handleAvailable(
     .map((s) => {
       if (view.whole) return s
       const tools = seen.filter((t) => t.connector === s.key)
-      return { ...s, tools: tools.length, toolBytes: viewContext(tools).bytes }
+      // what the session's view hides counts with what the connector's filter hides
+      const hiddenTools = (s.hiddenTools ?? 0) + s.tools - tools.length
+      return { ...s, tools: tools.length, toolBytes: viewContext(tools).bytes, ...(hiddenTools ? { hiddenTools } : {}) }
     })
   return {
     ...buildAvailable(snapshots, scrub),

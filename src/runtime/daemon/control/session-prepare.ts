@@ -12,13 +12,14 @@ import type { DaemonContext } from '../context.js'
 /** A prepare waits this long for the start-up reconcile: the view's names are checked against what it finds. */
 const PREPARE_WAITS_FOR_RECONCILE_MS = 5_000
 
-/** Every installed connector, with the names of its tools where a table is known. */
+/** Every installed connector, with the names of its tools (those its filter hides too) where a table is known. */
 function knownConnectors(ctx: DaemonContext): Map<string, KnownConnector> {
   const known = new Map<string, KnownConnector>()
   for (const s of ctx.reconciler.snapshots()) {
     const route = ctx.registry.route(s.key)
-    const tools = route?.tools.map((t) => ({ upstream: t.upstreamName, published: t.localName }))
-    known.set(s.key, tools && s.generation > 0 ? { tools } : {})
+    const tools = route && [...route.tools, ...(route.hidden ?? [])]
+    const names = tools?.map((t) => ({ upstream: t.upstreamName, published: t.localName }))
+    known.set(s.key, names && s.generation > 0 ? { tools: names } : {})
   }
   return known
 }
