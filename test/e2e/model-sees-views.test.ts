@@ -62,7 +62,7 @@ describe('what the model sees of a view, with tool search', () => {
     })
     afterAll(() => fake?.close())
 
-    it('the alwaysLoad tool is a full definition, the others are deferred names, the instructions are there', async () => {
+    it('the alwaysLoad tool is a full definition, the rest deferred names; the instructions are there', async () => {
       const runtime = await prepareRuntime({
         provider: 'claude',
         workspace: home,
