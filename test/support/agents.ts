@@ -26,8 +26,18 @@ export function claudeBinary(): string {
   return found
 }
 
-/** Offline switches both CLIs need here: no plugin sync, no update checks, no telemetry. */
-export const CLAUDE_OFFLINE = { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1' }
+/**
+ * What every Claude Code run of the tests gets. Offline: no plugin sync, no update checks, no telemetry. And its MCP
+ * servers are connected before the first turn, for up to a minute: Claude Code connects them in the background by
+ * default, so on a loaded machine a `-p` session (and its init message) could start while a server is still
+ * `pending`, and the test would see the machine's speed, not tutti's behaviour.
+ */
+export const CLAUDE_OFFLINE = {
+  DISABLE_AUTOUPDATER: '1',
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+  MCP_CONNECTION_NONBLOCKING: '0',
+  MCP_TIMEOUT: '60000',
+}
 
 /** `codex app-server` over stdio: newline-delimited JSON-RPC. */
 export class CodexAppServer {
