@@ -50,9 +50,10 @@ it('builds the documented shape, sorted by key, from names, statuses and scrubbe
     toolPrefix: 'everything_',
     status: 'needs-auth',
     reason: 'missing KEY in <state>',
-    tools: 3,
-    schemaBytes: 1234,
   })
+  // an inactive connector (needs-auth, disabled) serves nothing: no cost is shown for it, not even "0 tools"
+  const active = buildAvailable([snapshot(everything, 'needs-auth', { active: true })])
+  expect(active.connectors[0]!.interfaces[0]).toMatchObject({ tools: 3, schemaBytes: 1234 })
   // no table committed yet: the cost is not known, and not guessed
   const unknown = buildAvailable([snapshot(notes, 'ready', { generation: 0, tools: 0, toolBytes: 0 })])
   expect(unknown.connectors[0]!.interfaces[0]).not.toHaveProperty('tools')

@@ -30,7 +30,7 @@ export function buildAvailable(
       if (s.mcp && s.releaseRoot) {
         // the context cost is known once a table was committed (declared, cached or listed)
         const hidden = s.hiddenTools ? { hiddenTools: s.hiddenTools } : {}
-        const cost = s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes, ...hidden } : {}
+        const cost = s.active && s.generation > 0 ? { tools: s.tools, schemaBytes: s.toolBytes, ...hidden } : {}
         // a ready one's reason says which release serves while a change of it failed
         const { status, reason } = s.mcp
         const prefix = toolPrefix(s.key)

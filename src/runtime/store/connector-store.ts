@@ -1,5 +1,4 @@
 import { assertConnectorKey } from '../connector-key.js'
-import { ErrorCodes, TuttiError } from '../errors.js'
 import type { KeyValues } from '../manifest/given-keys.js'
 import { loadInstalledRelease, type LoadedRelease } from '../manifest/load.js'
 import { authVariableNames, secretSettingNames, settingNames } from '../manifest/schema.js'
@@ -8,6 +7,7 @@ import { checkConnectInput } from './connect-input.js'
 import { carryVisibility } from './connector-visibility.js'
 import { moveSecretSettings, splitSecretSettings } from './secret-settings.js'
 import type { StoredRelease } from './release-store.js'
+import { notInstalled } from './not-installed.js'
 import { setAside, type ReplacedConnector } from './replaced-connector.js'
 import { sameOrigin, type InstallOrigin } from './install-origin.js'
 import { keyTaken, sameSource, type SourceIdentity } from './source-identity.js'
@@ -194,7 +194,7 @@ export class ConnectorStore {
   async uninstall(key: string): Promise<{ key: string; removedCredentials: boolean }> {
     assertConnectorKey(key)
     return updateState(this.paths, async ({ installed, credentials }) => {
-      if (!installed.connectors[key]) throw notInstalled(key)
+      if (!installed.connectors[key]) throw notInstalled(key, Object.keys(installed.connectors))
       delete installed.connectors[key]
       const removedCredentials = key in credentials.connectors
       delete credentials.connectors[key]
@@ -221,7 +221,8 @@ export class ConnectorStore {
     checkConnectInput(key, input, declared, declaredSettings, secretSettings)
     return updateState(this.paths, async ({ installed, credentials }) => {
       const entry = installed.connectors[key]
-      if (!entry || entry.digest !== current.installed.digest) throw notInstalled(key)
+      if (!entry || entry.digest !== current.installed.digest)
+        throw notInstalled(key, Object.keys(installed.connectors))
       const moved = moveSecretSettings(entry, secretSettings)
       const merged = { ...moved, ...credentials.connectors[key], ...secrets }
       const credentialsChanged = Object.keys(secrets).length > 0 || Object.keys(moved).length > 0
@@ -243,7 +244,7 @@ export class ConnectorStore {
   async disconnect(key: string): Promise<{ key: string; removed: boolean }> {
     assertConnectorKey(key)
     return updateState(this.paths, async ({ installed, credentials }) => {
-      if (!installed.connectors[key]) throw notInstalled(key)
+      if (!installed.connectors[key]) throw notInstalled(key, Object.keys(installed.connectors))
       const removed = key in credentials.connectors
       delete credentials.connectors[key]
       return { result: { key, removed }, credentialsChanged: removed }
@@ -252,8 +253,9 @@ export class ConnectorStore {
 
   async get(key: string): Promise<InstalledRelease> {
     assertConnectorKey(key)
-    const installed = (await readInstalled(this.paths)).connectors[key]
-    if (!installed) throw notInstalled(key)
+    const all = (await readInstalled(this.paths)).connectors
+    const installed = all[key]
+    if (!installed) throw notInstalled(key, Object.keys(all))
     const credentials = (await readCredentials(this.paths)).connectors[key] ?? {}
     return { installed, release: await this.loadStored(key, installed.digest), credentials }
   }
@@ -278,8 +280,4 @@ export class ConnectorStore {
     }
     return out
   }
-}
-
-function notInstalled(key: string): TuttiError {
-  return new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed`)
 }

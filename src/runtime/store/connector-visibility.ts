@@ -1,6 +1,7 @@
 import { assertConnectorKey } from '../connector-key.js'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import type { StatePaths } from '../paths.js'
+import { notInstalled } from './not-installed.js'
 import { readInstalled, updateState, type InstalledConnector } from './state-files.js'
 import { changedFilter, sameFilter, type StoredToolFilter, type ToolFilterChange } from './tool-filter-record.js'
 
@@ -11,10 +12,6 @@ import { changedFilter, sameFilter, type StoredToolFilter, type ToolFilterChange
  * credentials, grants or data is touched; a change that changes nothing
  * writes nothing.
  */
-function notInstalled(key: string): TuttiError {
-  return new TuttiError(ErrorCodes.CONNECTOR_NOT_INSTALLED, `connector "${key}" is not installed`)
-}
-
 /** `disable` (true) or `enable` (false); `changed` false when it already was. */
 export async function setDisabled(
   paths: StatePaths,
@@ -23,10 +20,11 @@ export async function setDisabled(
 ): Promise<{ key: string; changed: boolean }> {
   assertConnectorKey(key)
   // refused before the lock is taken: an unknown key writes nothing, not even a lock
-  if (!(await readInstalled(paths)).connectors[key]) throw notInstalled(key)
+  const present = (await readInstalled(paths)).connectors
+  if (!present[key]) throw notInstalled(key, Object.keys(present))
   return updateState<{ key: string; changed: boolean }>(paths, async ({ installed }) => {
     const entry = installed.connectors[key]
-    if (!entry) throw notInstalled(key)
+    if (!entry) throw notInstalled(key, Object.keys(installed.connectors))
     if (!!entry.disabled === disabled) return { result: { key, changed: false } }
     if (disabled) entry.disabled = true
     else delete entry.disabled
@@ -49,7 +47,7 @@ export async function setToolFilter(
   assertConnectorKey(key)
   return updateState<FilterResult>(paths, async ({ installed }) => {
     const entry = installed.connectors[key]
-    if (!entry) throw notInstalled(key)
+    if (!entry) throw notInstalled(key, Object.keys(installed.connectors))
     if (entry.digest !== digest)
       throw new TuttiError(
         ErrorCodes.ARGUMENT_INVALID,
