@@ -11,6 +11,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runAgentStartSection } from './lib/agent-start-section.js'
 import { runBridgeSection } from './lib/bridge-section.js'
 import { runCallSection } from './lib/call-section.js'
 import { runCliSection } from './lib/cli-section.js'
@@ -133,6 +134,7 @@ async function main() {
     if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, list, progress)
     if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
     if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
+    if (cfg.sections.includes('agent-start')) results.agentStart = await runAgentStartSection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)

@@ -1,0 +1,101 @@
+// The rows and notes of the sections issue 23 asks for (agent-start,
+// sessions-memory, views), in the table format of report.js: measure,
+// calls/s, median ms, CPU ms/call, figure, goal, met. Ratios are against
+// baselines of the same run; only the issue's goals have a `met`.
+import { row, x } from './goals.js'
+
+/** @param {unknown} v @param {number} d */
+const fixed = (v, d) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-')
+/** @param {import('./goals.js').GoalRow} g */
+const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
+/** @param {number[]} values @param {number} d */
+const list = (values, d) => values.map((v) => fixed(v, d)).join(' ')
+
+/**
+ * A figure without a goal.
+ * @param {string} measure @param {number | undefined} value @param {(v: number) => string} show @param {string} [extra]
+ * @returns {import('./goals.js').GoalRow}
+ */
+const info = (measure, value, show, extra = '') => ({ ...row(measure, value, show, '', () => true, extra), met: '' })
+
+/**
+ * @typedef {object} Rendered
+ * @property {string[][]} rows
+ * @property {string[]} notes
+ * @property {string[]} failures
+ */
+
+/**
+ * @param {Awaited<ReturnType<typeof import('./agent-start-section.js').runAgentStartSection>>} a
+ * @param {import('./config.js').BenchConfig} cfg
+ * @returns {Rendered}
+ */
+export function renderAgentStart(a, cfg) {
+  const rows = [
+    [
+      `agent start-up: claude -p (Claude Code ${a.claude}) to its first model request, fake model API, ` +
+        `tool search ${a.toolSearch}; medians of ${cfg.agentRounds} interleaved rounds`,
+    ],
+  ]
+  const notes = []
+  const failures = []
+  for (const r of a.rows) rows.push([`  ${r.label}`, '', fixed(r.median, 0), '', '', '', ''])
+  const none = a.rows.find((r) => r.id === 'none')
+  for (const r of a.rows) {
+    if (r.id === 'none') continue
+    const name = `${r.id === 'exec-warm' ? '(a) ' : r.id === 'plain-all' ? '(b) ' : ''}${short(r.id, a.connectors)}`
+    const extra = Number.isFinite(r.median) && none ? ` (${fixed(r.median, 0)} / ${fixed(none.median, 0)} ms)` : ''
+    if (r.id === 'exec-warm')
+      rows.push(goalRow(row(`${name} ÷ (c) no MCP servers`, r.ratio, x, '≤ 1.20x', (v) => v <= 1.2, extra)))
+    else rows.push(goalRow(info(`${name} ÷ (c) no MCP servers`, r.ratio, x, extra)))
+  }
+  notes.push(
+    `agent start-up, per round (ms; ÷ no MCP servers): ${a.rows
+      .map((r) => `${r.id} ${list(r.ms, 0)} (${list(r.perRound, 2)})`)
+      .join('; ')}`,
+  )
+  const short_ = a.rows
+    .filter((r) => r.expectTools >= 0 && r.tools.some((n) => Number.isFinite(n) && n !== r.expectTools))
+    .map((r) => `${r.id} named ${list(r.tools, 0)} of ${r.expectTools}`)
+  notes.push(
+    `agent start-up: MCP tools named in each first request ${
+      short_.length ? `differ from the servers' own: ${short_.join('; ')}` : 'were every tool of its servers'
+    }; ${a.connectors} connectors installed in ${fixed((a.setup.installMs ?? NaN) / 1000, 1)} s; ` +
+      `upstream processes of the daemon after every launch: ${a.setup.upstreamsAtEnd ?? '?'}`,
+  )
+  if (a.error) failures.push(`agent-start: ${a.error}`)
+  for (const r of a.rows) if (r.error) failures.push(`agent-start ${r.id}: ${r.error}`)
+  return { rows, notes, failures }
+}
+
+/** @param {string} id @param {number} n */
+function short(id, n) {
+  /** @type {Record<string, string>} */
+  const names = {
+    'exec-warm': `session exec, ${n} connectors, warm`,
+    'exec-cold': `session exec, ${n} connectors, no daemon`,
+    prepared: `prepared session, ${n} connectors`,
+    'plain-all': `plain ${n} stdio servers`,
+    'plain-1': '1 stdio server',
+    'http-1': '1 HTTP server',
+  }
+  return names[id] ?? id
+}
+
+/**
+ * Every issue-23 section the run measured, in the order run.js runs them.
+ * @param {import('./report.js').Results} results
+ * @returns {Rendered}
+ */
+export function renderAgentSections(results) {
+  /** @type {Rendered} */
+  const all = { rows: [], notes: [], failures: [] }
+  const parts = []
+  if (results.agentStart) parts.push(renderAgentStart(results.agentStart, results.cfg))
+  for (const p of parts) {
+    all.rows.push(...p.rows)
+    all.notes.push(...p.notes)
+    all.failures.push(...p.failures)
+  }
+  return all
+}
