@@ -21,6 +21,7 @@ import { runListSection } from './lib/list-section.js'
 import { reapLeftovers, RUN_MARKER, stopAll } from './lib/procs.js'
 import { callRatios } from './lib/ratios.js'
 import { renderReport } from './lib/report.js'
+import { runSessionsMemorySection } from './lib/sessions-memory-section.js'
 import { runStartSection } from './lib/start-section.js'
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
@@ -135,6 +136,7 @@ async function main() {
     if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
     if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
     if (cfg.sections.includes('agent-start')) results.agentStart = await runAgentStartSection(ctx, progress)
+    if (cfg.sections.includes('sessions-memory')) results.sessionsMemory = await runSessionsMemorySection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)

@@ -3,6 +3,7 @@
 // calls/s, median ms, CPU ms/call, figure, goal, met. Ratios are against
 // baselines of the same run; only the issue's goals have a `met`.
 import { row, x } from './goals.js'
+import { censusSummary } from './sessions-memory-section.js'
 
 /** @param {unknown} v @param {number} d */
 const fixed = (v, d) => (typeof v === 'number' && Number.isFinite(v) ? v.toFixed(d) : '-')
@@ -68,6 +69,56 @@ export function renderAgentStart(a, cfg) {
   return { rows, notes, failures }
 }
 
+/**
+ * @param {Awaited<ReturnType<typeof import('./sessions-memory-section.js').runSessionsMemorySection>>} m
+ * @param {import('./config.js').BenchConfig} cfg
+ * @returns {Rendered}
+ */
+export function renderSessionsMemory(m, cfg) {
+  const rows = [
+    [
+      `${m.sessions} concurrent Claude Code sessions × ${m.connectors} connectors, each calling 2 (${m.called} ` +
+        `distinct): processes and memory once every session has its tool results; medians of ${cfg.sessionsRounds}`,
+    ],
+  ]
+  const notes = []
+  const failures = []
+  const sums = Object.fromEntries(m.setups.map((s) => [s.id, censusSummary(s.rounds)]))
+  for (const s of m.setups) {
+    const c = sums[s.id]
+    const figure = c.rounds
+      ? `${fixed(c.upstreams, 0)} upstreams, ${fixed(c.processes, 0)} processes; RSS ${fixed(c.rssMb, 0)} MB, ` +
+        `PSS ${fixed(c.pssMb, 0)} MB`
+      : 'FAILED'
+    rows.push([`  ${s.label}`, '', '', '', figure, '', ''])
+    if (c.rounds)
+      notes.push(
+        `sessions-memory ${s.id}, by kind (processes: RSS / PSS MB): ${Object.entries(c.byKind)
+          .filter(([, k]) => k.n > 0)
+          .map(([kind, k]) => `${kind} ${fixed(k.n, 0)}: ${fixed(k.rssMb, 0)} / ${fixed(k.pssMb, 0)}`)
+          .join('; ')}`,
+      )
+    if (s.error) failures.push(`sessions-memory ${s.id}: ${s.error}`)
+  }
+  const { tutti, own } = sums
+  rows.push(
+    goalRow(
+      row(
+        'through tutti: upstream processes',
+        tutti.rounds ? tutti.upstreams : undefined,
+        (v) => v.toFixed(0),
+        `= ${m.called} called (not ${m.sessions} × ${m.connectors})`,
+        (v) => v === m.called,
+        own.rounds ? `; own servers: ${fixed(own.upstreams, 0)}` : '',
+      ),
+    ),
+    goalRow(info('PSS of everything, tutti ÷ own servers', tutti.pssMb / own.pssMb, x)),
+    goalRow(info('RSS of everything, tutti ÷ own servers', tutti.rssMb / own.rssMb, x)),
+  )
+  if (m.error) failures.push(`sessions-memory: ${m.error}`)
+  return { rows, notes, failures }
+}
+
 /** @param {string} id @param {number} n */
 function short(id, n) {
   /** @type {Record<string, string>} */
@@ -92,6 +143,7 @@ export function renderAgentSections(results) {
   const all = { rows: [], notes: [], failures: [] }
   const parts = []
   if (results.agentStart) parts.push(renderAgentStart(results.agentStart, results.cfg))
+  if (results.sessionsMemory) parts.push(renderSessionsMemory(results.sessionsMemory, results.cfg))
   for (const p of parts) {
     all.rows.push(...p.rows)
     all.notes.push(...p.notes)

@@ -73,6 +73,8 @@ const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
  * @property {Record<string, any>} [cli]
  * @property {Awaited<ReturnType<typeof import('./bridge-section.js').runBridgeSection>>} [bridge]
  * @property {Awaited<ReturnType<typeof import('./agent-start-section.js').runAgentStartSection>>} [agentStart]
+ * @property {Awaited<ReturnType<typeof import('./sessions-memory-section.js').runSessionsMemorySection>>}
+ *   [sessionsMemory]
  * @property {string} [error]
  * @property {{ leftoversKilled: number, survivors: string[] }} [processes]
  * @property {string} [table]
