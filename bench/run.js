@@ -23,6 +23,7 @@ import { callRatios } from './lib/ratios.js'
 import { renderReport } from './lib/report.js'
 import { runSessionsMemorySection } from './lib/sessions-memory-section.js'
 import { runStartSection } from './lib/start-section.js'
+import { runViewsSection } from './lib/views-section.js'
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 const startedAt = Date.now()
@@ -137,6 +138,7 @@ async function main() {
     if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
     if (cfg.sections.includes('agent-start')) results.agentStart = await runAgentStartSection(ctx, progress)
     if (cfg.sections.includes('sessions-memory')) results.sessionsMemory = await runSessionsMemorySection(ctx, progress)
+    if (cfg.sections.includes('views')) results.views = await runViewsSection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)

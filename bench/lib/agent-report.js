@@ -3,6 +3,7 @@
 // calls/s, median ms, CPU ms/call, figure, goal, met. Ratios are against
 // baselines of the same run; only the issue's goals have a `met`.
 import { row, x } from './goals.js'
+import { medianOf } from './ratios.js'
 import { censusSummary } from './sessions-memory-section.js'
 
 /** @param {unknown} v @param {number} d */
@@ -119,6 +120,60 @@ export function renderSessionsMemory(m, cfg) {
   return { rows, notes, failures }
 }
 
+/**
+ * @param {Awaited<ReturnType<typeof import('./views-section.js').runViewsSection>>} v
+ * @param {import('./config.js').BenchConfig} cfg
+ * @returns {Rendered}
+ */
+export function renderViews(v, cfg) {
+  const rows = [
+    [
+      `per-session views: ${v.sessionsPerKind} sessions of each kind, ${v.connectors} connectors × ` +
+        `${v.toolsPerConnector} tools, 2026-07-28, raw client, requests spread over the sessions; ` +
+        `medians of ${cfg.rounds} interleaved rounds (CPU: the daemon's)`,
+    ],
+  ]
+  const notes = []
+  const failures = []
+  for (const op of /** @type {const} */ (['list', 'call'])) {
+    for (const k of v.kinds) {
+      const what = op === 'list' ? `tools/list (${fixed(k.tools, 0)} tools)` : 'tools/call'
+      rows.push([
+        `  ${what}, ${k.label}`,
+        fixed(medianOf(k.rounds[`${op}PerSec`]), 0),
+        fixed(medianOf(k.rounds[`${op}Median`]), 2),
+        fixed(medianOf(k.cpu[op]), 3),
+        '',
+        '',
+        '',
+      ])
+    }
+  }
+  /** @param {string} key */
+  const r = (key) => v.ratios[key]?.median
+  const views = `${v.sessionsPerKind} views`
+  rows.push(
+    goalRow(row(`tools/list median, ${views} ÷ no view`, r('subset listMedian'), x, '≤ 1.10x', (y) => y <= 1.1)),
+    goalRow(row(`tools/list calls/s, ${views} ÷ no view`, r('subset listPerSec'), x, '≥ 0.90x', (y) => y >= 0.9)),
+    goalRow(row('tools/list median, views of all ÷ no view', r('all listMedian'), x, '≤ 1.10x', (y) => y <= 1.1)),
+    goalRow(row('tools/list calls/s, views of all ÷ no view', r('all listPerSec'), x, '≥ 0.90x', (y) => y >= 0.9)),
+    goalRow(row(`tools/call median, ${views} ÷ no view`, r('subset callMedian'), x, '≤ 1.10x', (y) => y <= 1.1)),
+    goalRow(row(`tools/call calls/s, ${views} ÷ no view`, r('subset callPerSec'), x, '≥ 0.90x', (y) => y >= 0.9)),
+  )
+  notes.push(
+    `views, per round ÷ no view: ${Object.entries(v.ratios)
+      .map(([k, q]) => `${k} ${list(q.perRound, 2)}`)
+      .join('; ')}`,
+    `views: first tools/list of each session (its view's first use), median ms: ${v.kinds
+      .map((k) => `${k.id} ${fixed(k.firstListMs, 2)}`)
+      .join(', ')}; ${v.connectors} connectors installed in ${fixed((v.setup.installMs ?? NaN) / 1000, 1)} s, ` +
+      `${v.sessionsPerKind * 3} sessions prepared (prepareRuntime) in ${fixed((v.setup.prepareMs ?? NaN) / 1000, 1)} s`,
+  )
+  if (v.error) failures.push(`views: ${v.error}`)
+  for (const k of v.kinds) if (k.error) failures.push(`views ${k.id}: ${k.error}`)
+  return { rows, notes, failures }
+}
+
 /** @param {string} id @param {number} n */
 function short(id, n) {
   /** @type {Record<string, string>} */
@@ -144,6 +199,7 @@ export function renderAgentSections(results) {
   const parts = []
   if (results.agentStart) parts.push(renderAgentStart(results.agentStart, results.cfg))
   if (results.sessionsMemory) parts.push(renderSessionsMemory(results.sessionsMemory, results.cfg))
+  if (results.views) parts.push(renderViews(results.views, results.cfg))
   for (const p of parts) {
     all.rows.push(...p.rows)
     all.notes.push(...p.notes)

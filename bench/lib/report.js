@@ -75,6 +75,7 @@ const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
  * @property {Awaited<ReturnType<typeof import('./agent-start-section.js').runAgentStartSection>>} [agentStart]
  * @property {Awaited<ReturnType<typeof import('./sessions-memory-section.js').runSessionsMemorySection>>}
  *   [sessionsMemory]
+ * @property {Awaited<ReturnType<typeof import('./views-section.js').runViewsSection>>} [views]
  * @property {string} [error]
  * @property {{ leftoversKilled: number, survivors: string[] }} [processes]
  * @property {string} [table]
