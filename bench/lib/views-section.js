@@ -4,7 +4,8 @@
 // with the library's prepareRuntime:
 //   whole    no view: every connector (today's figures)
 //   subset   each a different view: bench-000 and 9 of the other 19 (`connectors`), half the tools
-//   all      each a view naming all 20 connectors, in a different order: the view is applied, the list is whole
+//   shared   one view naming all 20 connectors, the same for every session (as a workspace's project file
+//            gives every session of it): the view is applied, the list is whole
 // Requests are 2026-07-28 (stateless) over one keep-alive pool, each as the
 // next session of its kind in turn. In each round every kind runs, phase by
 // phase (sequential lists, lists with 16 in flight, sequential calls, calls
@@ -57,7 +58,7 @@ function differentViews(keys, count) {
 
 /**
  * @typedef {object} ViewKind
- * @property {'whole' | 'subset' | 'all'} id
+ * @property {'whole' | 'subset' | 'shared'} id
  * @property {string} label
  * @property {number[]} sessions        indexes into the pool's sessions
  * @property {number} tools             tools each of its sessions lists (subset: the median)
@@ -105,8 +106,7 @@ export async function runViewsSection(ctx, progress) {
     const specs = []
     for (let i = 0; i < perKind; i++) specs.push({ kind: 'whole' })
     for (const v of subsets) specs.push({ kind: 'subset', connectors: v })
-    for (let i = 0; i < perKind; i++)
-      specs.push({ kind: 'all', connectors: [...keys.slice(i % n), ...keys.slice(0, i % n)] })
+    for (let i = 0; i < perKind; i++) specs.push({ kind: 'shared', connectors: keys })
     const workspace = ctx.dir('views-workspace')
     const env = { PATH: process.env.PATH, HOME: ctx.dir('views-home') }
     const t1 = performance.now()
@@ -154,7 +154,7 @@ export async function runViewsSection(ctx, progress) {
     out.kinds = [
       kind('whole', `no view`),
       kind('subset', `${perKind} different views (${Math.floor((n - 1) / 2) + 1} of ${n} connectors)`),
-      kind('all', `${perKind} views naming all ${n} connectors`),
+      kind('shared', `${perKind} sessions of one view naming all ${n} connectors`),
     ]
     const tool = `${connectorKey(0)}_tool-00`
     const toolJson = JSON.stringify(tool)
