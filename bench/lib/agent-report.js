@@ -186,7 +186,6 @@ export function renderViews(v, cfg) {
       `${v.sessionsPerKind * 3} sessions prepared (prepareRuntime) in ${fixed((v.setup.prepareMs ?? NaN) / 1000, 1)} s`,
   )
   if (v.error) failures.push(`views: ${v.error}`)
-  for (const k of v.kinds) if (k.error) failures.push(`views ${k.id}: ${k.error}`)
   return { rows, notes, failures }
 }
 

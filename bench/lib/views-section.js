@@ -7,10 +7,11 @@
 //   shared   one view naming all 20 connectors, the same for every session (as a workspace's project file
 //            gives every session of it): the view is applied, the list is whole
 // Requests are 2026-07-28 (stateless) over one keep-alive pool, each as the
-// next session of its kind in turn. In each round every kind runs, phase by
-// phase (sequential lists, lists with 16 in flight, sequential calls, calls
-// with 16 in flight), the kinds' order rotated by one per round and reversed
-// every other round. Ratios are per round against `whole`, then medians.
+// next session of its kind in turn. Each round has four phases (sequential
+// lists, lists with 16 in flight, sequential calls, calls with 16 in flight);
+// in each the kinds take turns, call by call or burst by burst (interleave.js),
+// their order rotated by one per round. Ratios are per round against `whole`,
+// then medians.
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { pathToFileURL } from 'node:url'
@@ -18,6 +19,7 @@ import { connectorKey, generateConnectors } from '../fixtures/generate-connector
 import { REPO } from './context.js'
 import { processCpuMs } from './cpu.js'
 import { pool } from './list-section.js'
+import { interleavedBursts, interleavedMedians } from './interleave.js'
 import { sequentialLatency, throughput } from './measure.js'
 import { sessionPool } from './raw/sessions.js'
 import { medianOf } from './ratios.js'
@@ -65,7 +67,6 @@ function differentViews(keys, count) {
  * @property {Record<typeof PHASES[number], number[]>} rounds
  * @property {{ list: number[], call: number[] }} cpu   daemon CPU ms per request, per round
  * @property {number} [firstListMs]     median of each session's first tools/list (its view's first use)
- * @property {string} [error]
  */
 
 /**
@@ -208,47 +209,37 @@ export async function runViewsSection(ctx, progress) {
       await throughput(echoCall(k), { total: cfg.roundWarmup, concurrency: cfg.concurrency, budgetMs })
     }
     const daemon = daemonPid(t.stateDir)
-    /** @param {number} total @param {() => Promise<unknown>} fn */
-    const burst = async (total, fn) => {
-      const c0 = daemon === undefined ? undefined : processCpuMs(daemon)
-      const r = await throughput(fn, { total, concurrency: cfg.concurrency, budgetMs })
-      const c1 = daemon === undefined ? undefined : processCpuMs(daemon)
-      return { perSec: r.callsPerSec, cpu: c0 === undefined || c1 === undefined ? NaN : (c1 - c0) / total }
-    }
+    const cpuMs = () => (daemon === undefined ? undefined : processCpuMs(daemon))
+    const { concurrency, bursts: parts } = cfg
     for (let r = 0; r < cfg.rounds; r++) {
       const rotated = out.kinds.map((_, i) => out.kinds[(i + r) % out.kinds.length])
       const order = r % 2 ? rotated.reverse() : rotated
-      const live = () => order.filter((k) => !k.error)
-      const step = async (/** @type {ViewKind} */ k, /** @type {() => Promise<void>} */ fn) => {
-        try {
-          await fn()
-        } catch (err) {
-          k.error = `round ${r + 1}: ${message(err)}`
-          progress(`${label} r${r + 1} ${k.id}: FAILED ${k.error}`)
-        }
-      }
-      for (const k of live())
-        await step(k, async () => {
-          const s = await sequentialLatency(listCall(k), { warmup: 0, count: cfg.viewListCalls, budgetMs })
-          k.rounds.listMedian[r] = s.median
-        })
-      for (const k of live())
-        await step(k, async () => {
-          const b = await burst(cfg.viewListBurst, listCall(k))
-          k.rounds.listPerSec[r] = b.perSec
-          k.cpu.list[r] = b.cpu
-        })
-      for (const k of live())
-        await step(k, async () => {
-          const s = await sequentialLatency(echoCall(k), { warmup: cfg.warmup, count: cfg.calls, budgetMs })
-          k.rounds.callMedian[r] = s.median
-        })
-      for (const k of live())
-        await step(k, async () => {
-          const b = await burst(cfg.concurrentCalls, echoCall(k))
-          k.rounds.callPerSec[r] = b.perSec
-          k.cpu.call[r] = b.cpu
-        })
+      const lists = order.map(listCall)
+      const calls = order.map(echoCall)
+      const listMedians = await interleavedMedians(lists, { warmup: 0, count: cfg.viewListCalls, budgetMs })
+      const listBursts = await interleavedBursts(lists, {
+        total: cfg.viewListBurst,
+        parts,
+        concurrency,
+        budgetMs,
+        cpuMs,
+      })
+      const callMedians = await interleavedMedians(calls, { warmup: cfg.warmup, count: cfg.calls, budgetMs })
+      const callBursts = await interleavedBursts(calls, {
+        total: cfg.concurrentCalls,
+        parts,
+        concurrency,
+        budgetMs,
+        cpuMs,
+      })
+      order.forEach((k, i) => {
+        k.rounds.listMedian[r] = listMedians[i]
+        k.rounds.listPerSec[r] = listBursts[i].perSec
+        k.cpu.list[r] = listBursts[i].cpuPerCall
+        k.rounds.callMedian[r] = callMedians[i]
+        k.rounds.callPerSec[r] = callBursts[i].perSec
+        k.cpu.call[r] = callBursts[i].cpuPerCall
+      })
       progress(
         `${label} r${r + 1}: ${out.kinds
           .map(
