@@ -18,7 +18,7 @@ import { runCliSection } from './lib/cli-section.js'
 import { loadConfig } from './lib/config.js'
 import { createContext, NODE_MODULES, REPO } from './lib/context.js'
 import { runListSection } from './lib/list-section.js'
-import { reapLeftovers, RUN_MARKER, stopAll } from './lib/procs.js'
+import { reapLeftovers, RUN_MARKER, stopAll, teardown } from './lib/procs.js'
 import { callRatios } from './lib/ratios.js'
 import { renderReport } from './lib/report.js'
 import { runSessionsMemorySection } from './lib/sessions-memory-section.js'
@@ -101,6 +101,7 @@ async function cleanup() {
 for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
   process.once(sig, () => {
     progress(`${sig}: cleaning up`)
+    teardown.started = true
     cleanup().finally(() => process.exit(130))
   })
 }

@@ -51,6 +51,9 @@ export function renderAgentStart(a, cfg) {
       rows.push(goalRow(row(`${name} ÷ (c) no MCP servers`, r.ratio, x, '≤ 1.20x', (v) => v <= 1.2, extra)))
     else rows.push(goalRow(info(`${name} ÷ (c) no MCP servers`, r.ratio, x, extra)))
   }
+  // nothing launched (no Claude Code, a failed install): the goal is still counted, as not measured
+  if (!a.rows.length)
+    rows.push(goalRow(row(`(a) ${short('exec-warm', a.connectors)} ÷ (c)`, undefined, x, '≤ 1.20x', () => false)))
   notes.push(
     `agent start-up, per round (ms; ÷ no MCP servers): ${a.rows
       .map((r) => `${r.id} ${list(r.ms, 0)} (${list(r.perRound, 2)})`)
