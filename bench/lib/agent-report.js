@@ -36,7 +36,7 @@ export function renderAgentStart(a, cfg) {
   const rows = [
     [
       `agent start-up: claude -p (Claude Code ${a.claude}) to its first model request, fake model API, ` +
-        `tool search ${a.toolSearch}; medians of ${cfg.agentRounds} interleaved rounds`,
+        `tool search ${a.toolSearch}; medians of ${cfg.agentRounds} rounds, each row launched between two of (c)`,
     ],
   ]
   const notes = []
@@ -61,11 +61,13 @@ export function renderAgentStart(a, cfg) {
   )
   const warm = a.rows.find((r) => r.id === 'exec-warm')
   const prepared = a.rows.find((r) => r.id === 'prepared')
-  if (warm && prepared) {
-    const added = warm.ms.map((v, i) => v - prepared.ms[i])
+  if (warm && prepared && none) {
+    // the two rows are not launched side by side: their ratios to the (c) launches around each are compared
+    const added = warm.perRound.map((v, i) => (v - prepared.perRound[i]) * (none.median ?? NaN))
     notes.push(
       `agent start-up: what session exec adds to the prepared session (its own start, the prepare, the spawn), ` +
-        `per round: ${list(added, 0)} ms; median +${fixed(medianOf(added), 0)} ms`,
+        `(a) ÷ (c) − prepared ÷ (c), times (c)'s median, per round: ${list(added, 0)} ms; ` +
+        `median ${fixed(medianOf(added), 0)} ms`,
     )
   }
   const short_ = a.rows

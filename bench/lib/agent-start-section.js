@@ -1,7 +1,7 @@
 // Section "agent-start": how long the real Claude Code (`claude -p`, against
 // the fake Anthropic API) takes from its launch to its first model request,
-// with 25 connectors through tutti and without. Rows, interleaved over rounds
-// (the order rotated by one per round and reversed every other round):
+// with 25 connectors through tutti and without. Rows, in an order rotated by
+// one per round and reversed every other round:
 //   exec-warm   `tutti session exec --provider claude -- claude -p …`, 25 installed memory connectors, daemon running
 //   exec-cold   the same with no daemon running (exec starts it)
 //   prepared    claude with a prepared session's --mcp-config/--add-dir and env (what exec adds is left out)
@@ -10,8 +10,10 @@
 //   http-1      one plain HTTP MCP server (server-everything, streamableHttp)
 //   none        no MCP server at all: the baseline of every ratio
 // Every launch has a fresh HOME; its first model request is checked to name
-// the tools its servers have. A row's figure is the median over rounds; the
-// ratios are taken per round against `none` of that round.
+// the tools its servers have. In each round every row is launched between
+// two launches of `none`, and its ratio is its time ÷ the mean of those two
+// (a slow spell of the shared machine weighs on both); a row's figure is the
+// median over rounds.
 import fs from 'node:fs'
 import path from 'node:path'
 import { agentEnv, claudeBinary, claudeVersion, launchToFirstRequest, toolSearchEnv } from './claude.js'
@@ -29,10 +31,11 @@ import { freePort, tcpOpen } from './wait.js'
  * @property {string} id
  * @property {string} label
  * @property {number} expectTools       MCP tools the first request should name (-1: any)
- * @property {number[]} ms              per round (NaN when the round failed)
+ * @property {number[]} ms              per round (NaN when the round failed); for (c) the median of the round's
+ * @property {number[]} all             (c) only: every launch
  * @property {number[]} tools           MCP tools named in each first request
  * @property {number} [median]
- * @property {number} [ratio]           median over rounds of ms ÷ none's ms
+ * @property {number} [ratio]           median over rounds of ms ÷ the mean of the (c) launches around it
  * @property {number[]} perRound        those ratios
  * @property {string} [error]
  */
@@ -189,43 +192,59 @@ export async function runAgentStartSection(ctx, progress) {
       ms: [],
       tools: [],
       perRound: [],
+      all: [],
     }))
 
-    for (let r = 0; r < cfg.agentRounds; r++) {
-      const rotated = defs.map((_, i) => defs[(i + r) % defs.length])
-      const order = r % 2 ? rotated.reverse() : rotated
-      for (const def of order) {
-        const row = /** @type {AgentRow} */ (out.rows.find((x) => x.id === def.id))
-        const marker = `bench-agent-start-r${r + 1}-${def.id}`
-        const home = ctx.dir(`agent-homes/${marker}`)
-        try {
-          await def.before?.()
-          const spec = await def.launch(marker, agentEnv(ctx, { home, origin: fake.origin }))
-          const run = await launchToFirstRequest(ctx, fake, { name: marker, ...spec, cwd: workspace, marker })
-          const tools = mcpToolsNamed(run.request)
-          const end = await run.finish()
-          row.ms[r] = run.ms
-          row.tools[r] = tools
-          progress(
-            `${label} r${r + 1} ${def.id}: ${run.ms.toFixed(0)} ms to the first model request, ${tools} MCP tools ` +
-              `named; ${end.exit} ${end.exitedAfterMs.toFixed(0)} ms later`,
-          )
-        } catch (err) {
-          row.ms[r] = NaN
-          row.error = `round ${r + 1}: ${message(err)}`
-          progress(`${label} r${r + 1} ${def.id}: FAILED ${row.error}`)
-        } finally {
-          fs.rmSync(home, { recursive: true, force: true })
-        }
+    /** One launch of a row: its ms to the first model request (NaN when it failed). */
+    const launch = async (/** @type {(typeof defs)[number]} */ def, /** @type {number} */ r, tag = '') => {
+      const row = /** @type {AgentRow} */ (out.rows.find((x) => x.id === def.id))
+      const marker = `bench-agent-start-r${r + 1}-${def.id}${tag}`
+      const home = ctx.dir(`agent-homes/${marker}`)
+      try {
+        await def.before?.()
+        const spec = await def.launch(marker, agentEnv(ctx, { home, origin: fake.origin }))
+        const run = await launchToFirstRequest(ctx, fake, { name: marker, ...spec, cwd: workspace, marker })
+        const tools = mcpToolsNamed(run.request)
+        const end = await run.finish()
+        row.tools.push(tools)
+        progress(
+          `${label} r${r + 1} ${def.id}${tag}: ${run.ms.toFixed(0)} ms to the first model request, ${tools} MCP ` +
+            `tools named; ${end.exit} ${end.exitedAfterMs.toFixed(0)} ms later`,
+        )
+        return run.ms
+      } catch (err) {
+        row.error = `round ${r + 1}: ${message(err)}`
+        progress(`${label} r${r + 1} ${def.id}${tag}: FAILED ${row.error}`)
+        return NaN
+      } finally {
+        fs.rmSync(home, { recursive: true, force: true })
       }
+    }
+    const noneDef = /** @type {(typeof defs)[number]} */ (defs.find((d) => d.id === 'none'))
+    const none = /** @type {AgentRow} */ (out.rows.find((x) => x.id === 'none'))
+    const rowDefs = defs.filter((d) => d !== noneDef)
+    // every row is launched between two launches of (c), so a slow spell of the shared machine weighs on its
+    // baseline too: its ratio is its time ÷ the mean of those two
+    for (let r = 0; r < cfg.agentRounds; r++) {
+      const rotated = rowDefs.map((_, i) => rowDefs[(i + r) % rowDefs.length])
+      const order = r % 2 ? rotated.reverse() : rotated
+      const baselines = [await launch(noneDef, r, '-0')]
+      for (const [i, def] of order.entries()) {
+        const row = /** @type {AgentRow} */ (out.rows.find((x) => x.id === def.id))
+        row.ms[r] = await launch(def, r)
+        baselines.push(await launch(noneDef, r, `-${i + 1}`))
+        const around = baselines.slice(-2).filter((v) => Number.isFinite(v))
+        row.perRound[r] = row.ms[r] / (around.reduce((a, v) => a + v, 0) / around.length)
+      }
+      none.ms[r] = medianOf(baselines)
+      none.all.push(...baselines)
+      none.perRound[r] = 1
     }
     const pid = daemonPid(t.stateDir)
     // lazy by cache: no launch made a tool call, so the daemon should have started no upstream
     if (pid !== undefined) out.setup.upstreamsAtEnd = descendants(pid).length
-    const none = /** @type {AgentRow} */ (out.rows.find((x) => x.id === 'none'))
     for (const row of out.rows) {
-      row.median = medianOf(row.ms)
-      row.perRound = row.ms.map((v, i) => v / none.ms[i])
+      row.median = medianOf(row.id === 'none' ? row.all : row.ms)
       row.ratio = medianOf(row.perRound)
     }
   } catch (err) {
