@@ -201,6 +201,7 @@ function short(id, n) {
     'exec-warm': `session exec, ${n} connectors, warm`,
     'exec-cold': `session exec, ${n} connectors, no daemon`,
     prepared: `prepared session, ${n} connectors`,
+    'prepared-1': 'prepared session, view of 1 connector',
     'plain-all': `plain ${n} stdio servers`,
     'plain-1': '1 stdio server',
     'http-1': '1 HTTP server',

@@ -5,6 +5,7 @@
 //   exec-warm   `tutti session exec --provider claude -- claude -p …`, 25 installed memory connectors, daemon running
 //   exec-cold   the same with no daemon running (exec starts it)
 //   prepared    claude with a prepared session's --mcp-config/--add-dir and env (what exec adds is left out)
+//   prepared-1  the same with a view of one connector (`--connectors mem-00`): nine tools instead of 225
 //   plain-25    the same 25 servers in a plain --mcp-config, each a stdio server
 //   plain-1     one stdio server of them
 //   http-1      one plain HTTP MCP server (server-everything, streamableHttp)
@@ -103,6 +104,29 @@ export async function runAgentStartSection(ctx, progress) {
     await tutti(t, ['daemon', 'start'])
 
     const claudeArgs = (/** @type {string} */ marker) => ['-p', `${marker}: say ok`, '--strict-mcp-config']
+    /**
+     * Claude Code started with a prepared session's flags and env, prepared anew (untimed) before each launch:
+     * the cold row's `daemon stop` revokes every token.
+     * @param {string} marker @param {NodeJS.ProcessEnv} env @param {string} session @param {string[]} [view]
+     */
+    const prepared = async (marker, env, session, view = []) => {
+      const rt = await tutti(t, [
+        'session',
+        'prepare',
+        '--provider',
+        'claude',
+        '--workspace',
+        workspace,
+        '--session',
+        session,
+        ...view,
+      ])
+      return {
+        command: claude,
+        args: [...rt.projection.args, ...claudeArgs(marker)],
+        env: { ...env, PATH: rt.env.PATH, TUTTI_CONNECTOR_TOKEN: rt.env.TUTTI_CONNECTOR_TOKEN },
+      }
+    }
     /** @type {Array<{ id: string, label: string, expectTools: number, before?: () => Promise<unknown>,
      *   launch: (marker: string, env: NodeJS.ProcessEnv) => Promise<{ command: string, args: string[],
      *   env: NodeJS.ProcessEnv }> }>} */
@@ -133,24 +157,13 @@ export async function runAgentStartSection(ctx, progress) {
         id: 'prepared',
         label: `prepared session (its flags and env), ${n} connectors`,
         expectTools: n * MEMORY_TOOLS,
-        launch: async (marker, env) => {
-          // prepared anew each round (untimed): the cold row's `daemon stop` revokes every token
-          const rt = await tutti(t, [
-            'session',
-            'prepare',
-            '--provider',
-            'claude',
-            '--workspace',
-            workspace,
-            '--session',
-            'bench-agent-prepared',
-          ])
-          return {
-            command: claude,
-            args: [...rt.projection.args, ...claudeArgs(marker)],
-            env: { ...env, PATH: rt.env.PATH, TUTTI_CONNECTOR_TOKEN: rt.env.TUTTI_CONNECTOR_TOKEN },
-          }
-        },
+        launch: (marker, env) => prepared(marker, env, 'bench-agent-prepared'),
+      },
+      {
+        id: 'prepared-1',
+        label: 'prepared session with a view of 1 connector (--connectors)',
+        expectTools: MEMORY_TOOLS,
+        launch: (marker, env) => prepared(marker, env, 'bench-agent-prepared-1', ['--connectors', installed.keys[0]]),
       },
       {
         id: 'plain-all',
