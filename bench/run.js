@@ -11,16 +11,19 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { runAgentStartSection } from './lib/agent-start-section.js'
 import { runBridgeSection } from './lib/bridge-section.js'
 import { runCallSection } from './lib/call-section.js'
 import { runCliSection } from './lib/cli-section.js'
 import { loadConfig } from './lib/config.js'
 import { createContext, NODE_MODULES, REPO } from './lib/context.js'
 import { runListSection } from './lib/list-section.js'
-import { reapLeftovers, RUN_MARKER, stopAll } from './lib/procs.js'
+import { reapLeftovers, RUN_MARKER, stopAll, teardown } from './lib/procs.js'
 import { callRatios } from './lib/ratios.js'
 import { renderReport } from './lib/report.js'
+import { runSessionsMemorySection } from './lib/sessions-memory-section.js'
 import { runStartSection } from './lib/start-section.js'
+import { runViewsSection } from './lib/views-section.js'
 
 const RESULTS_DIR = fileURLToPath(new URL('./results/', import.meta.url))
 const startedAt = Date.now()
@@ -98,6 +101,7 @@ async function cleanup() {
 for (const sig of /** @type {const} */ (['SIGINT', 'SIGTERM', 'SIGHUP'])) {
   process.once(sig, () => {
     progress(`${sig}: cleaning up`)
+    teardown.started = true
     cleanup().finally(() => process.exit(130))
   })
 }
@@ -133,6 +137,9 @@ async function main() {
     if (cfg.sections.includes('start')) results.start = await runStartSection(ctx, list, progress)
     if (cfg.sections.includes('cli')) results.cli = await runCliSection(ctx, progress)
     if (cfg.sections.includes('bridge')) results.bridge = await runBridgeSection(ctx, progress)
+    if (cfg.sections.includes('agent-start')) results.agentStart = await runAgentStartSection(ctx, progress)
+    if (cfg.sections.includes('sessions-memory')) results.sessionsMemory = await runSessionsMemorySection(ctx, progress)
+    if (cfg.sections.includes('views')) results.views = await runViewsSection(ctx, progress)
   } catch (err) {
     progress(`harness error: ${err instanceof Error ? err.stack : err}`)
     results.error = String(err instanceof Error ? err.message : err)

@@ -19,8 +19,20 @@
 //   BENCH_SHIM_RUNS              shim and direct entrypoint runs each               50 [10]
 //   BENCH_FORK_RUNS              daemon fork-to-healthy runs                          5 [2]
 //   BENCH_RECOVERY_RUNS          kill -9 recovery runs                                5 [2]
+//   BENCH_AGENT_ROUNDS           interleaved rounds of Claude Code launches (agent-start) 5 [2]
+//   BENCH_AGENT_CONNECTORS       memory connectors of agent-start                   25 [25]
+//   BENCH_SESSIONS               concurrent Claude Code sessions (sessions-memory)   5 [5]
+//   BENCH_SESSION_CONNECTORS     connectors each of them sees                       10 [10]
+//   BENCH_SESSIONS_ROUNDS        rounds of both setups (sessions-memory)             3 [1]
+//   BENCH_VIEW_SESSIONS          sessions per kind of view (views)                  100 [100]
+//   BENCH_VIEW_CONNECTORS        fixture connectors installed (views)                20 [20]
+//   BENCH_VIEW_TOOLS             tools per fixture connector (views)                 20 [20]
+//   BENCH_VIEW_LIST_CALLS        sequential tools/list per kind per round           100 [30]
+//   BENCH_VIEW_LIST_BURST        tools/list with N in flight per kind per round     800 [100]
+//   BENCH_TOOL_SEARCH            ENABLE_TOOL_SEARCH for agent-start (unset: Claude Code's default, on)
 //   BENCH_TARGETS                tools/call targets: direct,floor,tutti,mcp-proxy,supergateway,mcp-hub
-//   BENCH_SECTIONS               call,list,start,cli,bridge (start needs list: it restarts list's daemon)
+//   BENCH_SECTIONS               call,list,start,cli,bridge,agent-start,sessions-memory,views
+//                                (start needs list: it restarts list's daemon)
 //   BENCH_CLIENTS                raw (default) or raw,sdk: sdk adds SDK-client rows for the HTTP targets
 //                                (direct stdio always uses the SDK client: it has no HTTP)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
@@ -46,7 +58,7 @@ function list(name, fallback) {
 
 export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
 export const ALL_CLIENTS = ['sdk', 'raw']
-export const ALL_SECTIONS = ['call', 'list', 'start', 'cli', 'bridge']
+export const ALL_SECTIONS = ['call', 'list', 'start', 'cli', 'bridge', 'agent-start', 'sessions-memory', 'views']
 
 /**
  * @typedef {ReturnType<typeof loadConfig>} BenchConfig
@@ -75,6 +87,16 @@ export function loadConfig() {
     shimRuns: Math.max(1, int('BENCH_SHIM_RUNS', q(50, 10))),
     forkRuns: Math.max(1, int('BENCH_FORK_RUNS', q(5, 2))),
     recoveryRuns: Math.max(1, int('BENCH_RECOVERY_RUNS', q(5, 2))),
+    agentRounds: Math.max(1, int('BENCH_AGENT_ROUNDS', q(5, 2))),
+    agentConnectors: Math.min(100, Math.max(1, int('BENCH_AGENT_CONNECTORS', 25))),
+    sessions: Math.min(20, Math.max(1, int('BENCH_SESSIONS', 5))),
+    sessionConnectors: Math.min(50, Math.max(2, int('BENCH_SESSION_CONNECTORS', 10))),
+    sessionsRounds: Math.max(1, int('BENCH_SESSIONS_ROUNDS', q(3, 1))),
+    viewSessions: Math.min(1000, Math.max(1, int('BENCH_VIEW_SESSIONS', 100))),
+    viewConnectors: Math.min(100, Math.max(2, int('BENCH_VIEW_CONNECTORS', 20))),
+    viewTools: Math.min(200, Math.max(1, int('BENCH_VIEW_TOOLS', 20))),
+    viewListCalls: Math.max(1, int('BENCH_VIEW_LIST_CALLS', q(100, 30))),
+    viewListBurst: Math.max(1, int('BENCH_VIEW_LIST_BURST', q(800, 100))),
     targets: list('BENCH_TARGETS', ALL_TARGETS),
     sections: list('BENCH_SECTIONS', ALL_SECTIONS),
     clients: list('BENCH_CLIENTS', ['raw']),

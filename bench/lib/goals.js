@@ -14,9 +14,9 @@ import { LEGACY, MODERN } from './clients.js'
  */
 
 /** @param {number} v */
-const x = (v) => `${v.toFixed(2)}x`
+export const x = (v) => `${v.toFixed(2)}x`
 /** @param {number} v */
-const msText = (v) => (v >= 100 ? `${v.toFixed(0)} ms` : `${v.toFixed(1)} ms`)
+export const msText = (v) => (v >= 100 ? `${v.toFixed(0)} ms` : `${v.toFixed(1)} ms`)
 /** @param {string} e */
 const era = (e) => (e === MODERN ? '2026-07-28' : '2025-06-18')
 
@@ -29,7 +29,7 @@ const era = (e) => (e === MODERN ? '2026-07-28' : '2025-06-18')
  * @param {string} [extra]  shown after the figure
  * @returns {GoalRow}
  */
-function row(measure, value, show, goal, holds, extra = '') {
+export function row(measure, value, show, goal, holds, extra = '') {
   if (value === undefined || !Number.isFinite(value)) return { measure, figure: 'not measured', goal, met: 'n/a' }
   return { measure, value, figure: `${show(value)}${extra}`, goal, met: holds(value) ? 'yes' : 'no' }
 }

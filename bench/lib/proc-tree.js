@@ -36,3 +36,22 @@ export function descendants(pid) {
   }
   return out
 }
+
+/** Proportional set size in KiB (smaps_rollup; undefined where the kernel has none). @param {number} pid */
+export function pssKb(pid) {
+  try {
+    const m = /^Pss:\s+(\d+)/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))
+    return m ? Number(m[1]) : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The command line of a process, words joined by spaces ('' when it is gone). @param {number} pid */
+export function cmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim()
+  } catch {
+    return ''
+  }
+}

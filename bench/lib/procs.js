@@ -25,6 +25,12 @@ export const RUN_MARKER = 'TUTTI_BENCH_RUN'
 const live = new Set()
 
 /**
+ * Set once the run is being torn down (a signal): a section still running must not start anything the
+ * cleanup has already looked for, so spawnGroup and the tutti CLI refuse from then on.
+ */
+export const teardown = { started: false }
+
+/**
  * Spawn `command args` as the leader of a new process group, stdin from
  * /dev/null, stdout+stderr appended to `logFile`.
  * @param {string} name
@@ -34,6 +40,7 @@ const live = new Set()
  * @returns {Promise<Proc>}
  */
 export async function spawnGroup(name, command, args, { env, cwd, logFile }) {
+  if (teardown.started) throw new Error(`${name}: not started, the run is being cleaned up`)
   const fd = fs.openSync(logFile, 'a')
   try {
     const child = spawn(command, args, { detached: true, stdio: ['ignore', fd, fd], env, cwd })

@@ -1,6 +1,7 @@
 // The one table `npm run bench` prints: every measure of issue 11 with its
 // figure, its goal and whether it is met, grouped by section; then short
 // notes (per-round ratios, the best peer, failures, setup times).
+import { renderAgentSections } from './agent-report.js'
 import { LEGACY, MODERN } from './clients.js'
 import { CPU_SOURCE } from './cpu.js'
 import { RAW_HTTP } from './raw/http.js'
@@ -71,6 +72,10 @@ const goalRow = (g) => [`  ${g.measure}`, '', '', '', g.figure, g.goal, g.met]
  * @property {Awaited<ReturnType<typeof import('./start-section.js').runStartSection>>} [start]
  * @property {Record<string, any>} [cli]
  * @property {Awaited<ReturnType<typeof import('./bridge-section.js').runBridgeSection>>} [bridge]
+ * @property {Awaited<ReturnType<typeof import('./agent-start-section.js').runAgentStartSection>>} [agentStart]
+ * @property {Awaited<ReturnType<typeof import('./sessions-memory-section.js').runSessionsMemorySection>>}
+ *   [sessionsMemory]
+ * @property {Awaited<ReturnType<typeof import('./views-section.js').runViewsSection>>} [views]
  * @property {string} [error]
  * @property {{ leftoversKilled: number, survivors: string[] }} [processes]
  * @property {string} [table]
@@ -240,6 +245,10 @@ export function renderReport(results) {
     }
     if (b.error) failures.push(`bridge: ${b.error}`)
   }
+  const agents = renderAgentSections(results)
+  rows.push(...agents.rows)
+  notes.push(...agents.notes)
+  failures.push(...agents.failures)
   /** @param {number[] | undefined} v */
   const la = (v) => (v ? v.map((n) => n.toFixed(2)).join(' ') : '?')
   rows.push(

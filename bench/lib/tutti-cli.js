@@ -2,7 +2,7 @@
 import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { pidAlive, stopGroup } from './procs.js'
+import { pidAlive, stopGroup, teardown } from './procs.js'
 import { TUTTI_BIN } from './context.js'
 import { pollUntil } from './wait.js'
 
@@ -23,6 +23,8 @@ import { pollUntil } from './wait.js'
  */
 export function tutti(t, args, extraEnv = {}, timeoutMs = 120_000) {
   const env = t.ctx.env({ TUTTI_STATE_DIR: t.stateDir, ...extraEnv })
+  if (teardown.started)
+    return Promise.reject(new Error(`tutti ${args.slice(0, 2).join(' ')}: the run is being cleaned up`))
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
