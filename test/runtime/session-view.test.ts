@@ -46,6 +46,16 @@ describe('SessionView', () => {
     expect(a.print).toBe(b.print)
     expect(a.print).not.toBe(c.print)
     expect(a.print).not.toBe('')
+    // the order things were given in does not make another view
+    const ab = SessionView.of([
+      { from: 'flags', connectors: ['a', 'b'] },
+      { from: 'p', tools: { b: { hide: ['x', 'y'] } } },
+    ])
+    const ba = SessionView.of([
+      { from: 'p', tools: { b: { hide: ['y', 'x'] } } },
+      { from: 'flags', connectors: ['b', 'a'] },
+    ])
+    expect(ab.print).toBe(ba.print)
   })
 })
 

@@ -2,11 +2,11 @@ import { SERVER_INFO_META_KEY } from '@modelcontextprotocol/server'
 import { HTTPResponse } from 'h3'
 import { SERVER_NAME } from '../names.js'
 import { CallCancel } from '../registry/call-cancel.js'
-import type { ConnectorMCPTool, ToolCallResult } from '../registry/route.js'
+import type { ToolCallResult } from '../registry/route.js'
 import type { SessionView } from '../sessions/session-view.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { Era, McpRequest } from './classify.js'
-import { ToolListAnswer } from './tool-list-answer.js'
+import { ListAnswers } from './list-answers.js'
 import { failure, type ToolOutcome, type ToolService } from './tool-service.js'
 
 /**
@@ -100,12 +100,9 @@ const toHttpResponse = (answer: FastAnswer): HTTPResponse =>
     headers: answer.headers,
   })
 
-/** Encoded lists kept for this many views at once (sessions with one view share one). */
-const LIST_ANSWERS_KEPT = 64
-
 export class FastPath {
-  /** By view print: the encoded tools/list of the snapshot it was made from, most recently used last. */
-  private readonly listAnswers = new Map<string, ToolListAnswer>()
+  /** The encoded tools/list of each view (list-answers.ts). */
+  private readonly listAnswers = new ListAnswers(SERVER_INFO_JSON)
 
   constructor(private readonly tools: ToolService) {}
 
@@ -146,7 +143,7 @@ export class FastPath {
   }
 
   list(era: Era, requestId: unknown, view: SessionView): FastAnswer {
-    const { head, tail } = this.listAnswer(this.tools.snapshot(view), view.print).bytes(era)
+    const { head, tail } = this.listAnswers.get(this.tools.snapshot(), view).bytes(era)
     const id = Buffer.from(JSON.stringify(requestId))
     const length = head.length + id.length + tail.length
     const headers =
@@ -154,17 +151,6 @@ export class FastPath {
         ? legacyHeaders(length)
         : { 'content-length': String(length), 'content-type': 'application/json' }
     return { headers, body: [head, id, tail] }
-  }
-
-  private listAnswer(snapshot: readonly ConnectorMCPTool[], print: string): ToolListAnswer {
-    let answer = this.listAnswers.get(print)
-    if (answer?.snapshot === snapshot) return answer
-    answer = new ToolListAnswer(snapshot, SERVER_INFO_JSON)
-    this.listAnswers.delete(print)
-    this.listAnswers.set(print, answer)
-    // the least recently made goes: a view not asked for since is encoded again when it is
-    if (this.listAnswers.size > LIST_ANSWERS_KEPT) this.listAnswers.delete(this.listAnswers.keys().next().value!)
-    return answer
   }
 
   /** The call made; its answer, or (an error, a result the SDK normalizes) the outcome for the SDK to encode. */

@@ -17,6 +17,20 @@ function toolPasses(filter: ToolFilter | undefined, tool: ViewedTool): boolean {
   return !(filter.hide && named(filter.hide))
 }
 
+const sorted = (names: readonly string[] | undefined) => (names ? [...new Set(names)].sort() : undefined)
+
+/** A layer's narrowing as one string that does not depend on the order anything was given in. */
+function canonical(layer: ViewLayer): string {
+  const tools = Object.entries(layer.tools ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([key, f]) => [key, sorted(f.allow), sorted(f.hide)])
+  return JSON.stringify({
+    ...(layer.connectors ? { connectors: sorted(layer.connectors) } : {}),
+    ...(layer.hide ? { hide: sorted(layer.hide) } : {}),
+    ...(tools.length ? { tools } : {}),
+  })
+}
+
 /**
  * What one session sees of the connectors (issue 23): the layers of its
  * view, each from one source (`session prepare --connectors`, a project
@@ -37,8 +51,12 @@ export class SessionView {
   private readonly filtered = new WeakMap<readonly ViewedTool[], readonly ViewedTool[]>()
 
   private constructor(readonly layers: readonly ViewLayer[]) {
-    const narrowing = layers.map(({ from: _from, ...rest }) => rest).filter((l) => Object.keys(l).length > 0)
-    this.print = narrowing.length ? createHash('sha256').update(JSON.stringify(narrowing)).digest('hex') : ''
+    // what narrows, in one order: `--connectors a,b` and `b,a`, or two layers either way round, see the same
+    const narrowing = layers
+      .map(canonical)
+      .filter((l) => l !== '{}')
+      .sort()
+    this.print = narrowing.length ? createHash('sha256').update(narrowing.join('\n')).digest('hex') : ''
   }
 
   static of(layers: readonly ViewLayer[] | undefined): SessionView {
