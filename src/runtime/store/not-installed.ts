@@ -3,7 +3,7 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 
 /**
  * A key that names no installed connector: the message says what is installed, or the key it is most likely a
- * typo of (the key of `npm:@scope/server-github` is `github`, not `server-github`, and a user guesses).
+ * typo of (the key of `npm:@scope/server-x` is `x`, not `server-x`, and a user guesses).
  */
 export function notInstalled(key: string, installed: readonly string[]): TuttiError {
   const near = closest(key, installed) ?? installed.find((k) => key.endsWith(`-${k}`) || k.endsWith(`-${key}`))
