@@ -7,6 +7,7 @@ import { ShimKeeper } from '../../src/runtime/reconcile/shim-keeper.js'
 import { KeyedWorkQueue } from '../../src/runtime/reconcile/work-queue.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import type { UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { UpstreamTable } from '../../src/runtime/registry/route.js'
 import type { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
 
@@ -39,10 +40,13 @@ function harness(cached = new Map<string, readonly UpstreamTool[]>()) {
   const queue = new KeyedWorkQueue(4, log)
   const puts: Array<readonly UpstreamTool[]> = []
   const cache = {
-    get: async (_key: string, spec: string) => cached.get(spec),
-    put: async (_key: string, spec: string, tools: readonly UpstreamTool[]) => {
-      puts.push(tools)
-      cached.set(spec, tools)
+    get: async (_key: string, spec: string) => {
+      const tools = cached.get(spec)
+      return tools && { tools: [...tools] }
+    },
+    put: async (_key: string, spec: string, table: UpstreamTable) => {
+      puts.push(table.tools)
+      cached.set(spec, table.tools)
     },
   }
   const runtime = new ConnectorRuntime('fx', {

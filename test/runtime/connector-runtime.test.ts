@@ -11,6 +11,7 @@ import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-r
 import type { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { BACKOFF } from '../../src/runtime/upstream/backoff.js'
 import type { UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { UpstreamTable } from '../../src/runtime/registry/route.js'
 import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
 
@@ -46,8 +47,12 @@ function memoryCache() {
   const entries = new Map<string, readonly UpstreamTool[]>()
   return {
     entries,
-    get: async (key: string, spec: string) => entries.get(`${key}/${spec}`),
-    put: async (key: string, spec: string, tools: readonly UpstreamTool[]) => void entries.set(`${key}/${spec}`, tools),
+    // the tools of a table are what these tests look at; a table of tools alone round-trips as it was
+    get: async (key: string, spec: string) => {
+      const tools = entries.get(`${key}/${spec}`)
+      return tools && { tools: [...tools] }
+    },
+    put: async (key: string, spec: string, table: UpstreamTable) => void entries.set(`${key}/${spec}`, table.tools),
   }
 }
 

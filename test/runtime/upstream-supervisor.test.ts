@@ -15,7 +15,7 @@ function harness(activation: Activation = { kind: 'eager' }) {
   const dialer = new FakeDialer()
   const events: Array<{ type: string; [k: string]: unknown }> = []
   const handlers: SupervisorEvents = {
-    toolsListed: (tools, why) => events.push({ type: 'listed', why, names: tools.map((t) => t.name) }),
+    toolsListed: (table, why) => events.push({ type: 'listed', why, names: table.tools.map((t) => t.name) }),
     failed: (reason, failures, retryAt) => events.push({ type: 'failed', reason, failures, retryAt }),
     stopped: (reason) => events.push({ type: 'stopped', reason }),
     signInRequired: (reason) => events.push({ type: 'sign-in', reason }),
@@ -37,7 +37,7 @@ describe('UpstreamSupervisor', () => {
     async () => {
       const { dialer, events, supervisor } = harness()
       dialer.script.push([tool('a'), tool('b')])
-      expect((await supervisor.start()).map((t) => t.name)).toEqual(['a', 'b'])
+      expect((await supervisor.start()).tools.map((t) => t.name)).toEqual(['a', 'b'])
       expect(events).toEqual([])
       expect(supervisor.state).toBe('running')
       expect(await supervisor.callTool('a', {}, {})).toEqual({

@@ -1,4 +1,6 @@
-import type { ToolCallResult, UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { RelayResult, ToolCallResult, UpstreamTool } from '../../src/runtime/registry/route.js'
+import type { UpstreamTable } from '../../src/runtime/registry/route.js'
+import type { RelayMethod } from '../../src/runtime/registry/surface.js'
 import type { OpenUpstream, UpstreamLink } from '../../src/runtime/upstream/upstream-supervisor.js'
 import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
 
@@ -20,6 +22,22 @@ export class FakeLink implements UpstreamLink {
     this.listCount++
     return this.tools
   }
+
+  /** Tools alone, unless a test gives the rest of a table (`surface`). */
+  surface: Omit<UpstreamTable, 'tools'> = {}
+  readonly relayed: Array<{ method: RelayMethod; params: Record<string, unknown> }> = []
+
+  async listTable(): Promise<{ table: UpstreamTable; problems: string[] }> {
+    return { table: { tools: await this.listTools(), ...this.surface }, problems: [] }
+  }
+
+  async relay(method: RelayMethod, params: Record<string, unknown>): Promise<RelayResult> {
+    if (this.closed) throw new Error('gone')
+    this.relayed.push({ method, params })
+    return { relayed: method, from: this.pid }
+  }
+
+  onResourceUpdated(): void {}
 
   async callTool(name: string, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
     if (this.closed) throw new Error('gone')

@@ -4,7 +4,7 @@ import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { ToolDifference } from '../registry/declared-tools.js'
-import type { RouteClient, UpstreamTool } from '../registry/route.js'
+import type { RouteClient, UpstreamTable, UpstreamTool } from '../registry/route.js'
 import type { UpstreamSpec } from '../upstream/upstream-spec.js'
 import {
   openUpstreamConnection,
@@ -60,7 +60,7 @@ export class ConnectorRuntime {
   /** The whole table last committed (before its filter): what a filter's names are checked against. */
   get table(): readonly UpstreamTool[] | undefined {
     // a table without an upstream (no mcp section, a sign-in pending) says nothing of the server's tools
-    return this.served.table?.client === NO_UPSTREAM ? undefined : this.served.table?.tools
+    return this.served.table?.client === NO_UPSTREAM ? undefined : this.served.table?.table.tools
   }
 
   /** The hash of the desired state being served or started, if any. */
@@ -78,7 +78,7 @@ export class ConnectorRuntime {
     this.upstreams.dropPending('closing an upstream that was still starting')
     const mcp = desired.release.manifest.mcp
     if (!desired.spec || !mcp) {
-      await this.commit([], NO_UPSTREAM, 'reconcile')
+      await this.commit({ tools: [] }, NO_UPSTREAM, 'reconcile')
       return
     }
     const { mode, activation } = activationOf(mcp)
@@ -87,7 +87,7 @@ export class ConnectorRuntime {
     if (mode === 'lazy') {
       // the route is published from the declaration; the first tools/call starts the upstream
       const why = 'reconcile (declared tools; upstream starts on first call)'
-      await this.commit(declaredToolsOf(mcp) as UpstreamTool[], supervisor, why)
+      await this.commit({ tools: declaredToolsOf(mcp) as UpstreamTool[] }, supervisor, why)
       return
     }
     const cached = mode === 'cached' ? await this.deps.cache?.get(this.key, hash) : undefined
@@ -97,9 +97,9 @@ export class ConnectorRuntime {
       return
     this.state.set('starting', 'starting the MCP server')
     try {
-      const tools = await supervisor.start()
+      const table = await supervisor.start()
       if (this.upstreams.pending === supervisor) {
-        await this.commitListed(this.checkDeclaration(tools), supervisor, 'reconcile')
+        await this.commitListed(this.checkDeclaration(table), supervisor, 'reconcile')
       }
     } catch {
       // the supervisor reported the failure (events.failed) and retries with backoff
@@ -113,7 +113,7 @@ export class ConnectorRuntime {
     const before = this.desired?.state.filter
     this.desired = { state: desired, hash: this.hash! }
     const table = this.served.table
-    if (table && !sameToolFilter(before, desired.filter)) await this.commit(table.tools, table.client, 'tool filter')
+    if (table && !sameToolFilter(before, desired.filter)) await this.commit(table.table, table.client, 'tool filter')
     else await this.followShim()
   }
 
@@ -125,26 +125,27 @@ export class ConnectorRuntime {
   }
 
   /**
-   * The one mutation: a complete tool table for `client`, committed as the next generation (or refused whole,
-   * keeping the previous one), served as the connector's filter lets it. The shim follows the commit.
+   * The one mutation: a complete table (tools, prompts, resources) for `client`, committed as the next generation
+   * (or refused whole, keeping the previous one), served as the connector's filter lets it. The shim follows the
+   * commit.
    */
-  async commit(tools: readonly UpstreamTool[], client: RouteClient, reason: string): Promise<boolean> {
+  async commit(table: UpstreamTable, client: RouteClient, reason: string): Promise<boolean> {
     if (!this.desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
     let route: ReturnType<typeof buildRoute>
     const { filter } = this.desired.state
     try {
-      route = buildRoute(this.key, generation, client, tools, filter)
+      route = buildRoute(this.key, generation, client, table, filter)
     } catch (err) {
       // fail() logs it with the reason; the previous generation keeps serving
       this.fail(err, reason, client)
       return false
     }
-    for (const d of route.dropped)
-      this.log.warn('tool dropped: invalid x-mcp-header', { connector: this.key, tool: d.name, reason: d.reason })
+    for (const d of [...route.dropped.map((t) => ({ kind: 'tool', ...t })), ...route.droppedEntries])
+      this.log.warn(`${d.kind} not served`, { connector: this.key, ...d })
     const { changed } = this.registry.commit(route)
     // names the filter gives that the table lacks (a tool gone in an upgrade) are shown in status and here
-    const unmatched = this.served.committed(route, tools, client, filter)
+    const unmatched = this.served.committed(route, table, client, filter)
     // a table without an upstream (an OAuth grant that needs the user, an mcp section gone) retires the serving one too
     this.upstreams.promote(client instanceof UpstreamSupervisor ? client : undefined)
     this.state.set('ready')
@@ -156,10 +157,10 @@ export class ConnectorRuntime {
   }
 
   /** A table the upstream itself listed: committed, and remembered for the next lazy-by-cache start. */
-  private async commitListed(tools: readonly UpstreamTool[], client: UpstreamSupervisor, reason: string) {
-    if (!(await this.commit(tools, client, reason))) return
+  private async commitListed(table: UpstreamTable, client: UpstreamSupervisor, reason: string) {
+    if (!(await this.commit(table, client, reason))) return
     const hash = this.hash
-    if (hash && this.registry.route(this.key)?.client === client) await this.deps.cache?.put(this.key, hash, tools)
+    if (hash && this.registry.route(this.key)?.client === client) await this.deps.cache?.put(this.key, hash, table)
   }
 
   private supervise(spec: UpstreamSpec, activation: Activation, mode: EffectiveActivation): UpstreamSupervisor {
@@ -176,14 +177,14 @@ export class ConnectorRuntime {
     return supervisor
   }
 
-  /** The upstream listed its tools (a start, or its own list_changed): committed unless nothing visible changed. */
-  private async listed(supervisor: UpstreamSupervisor, tools: UpstreamTool[], why: ListedWhy, mode: Mode) {
+  /** The upstream listed its table (a start, or its own list_changed): committed unless nothing visible changed. */
+  private async listed(supervisor: UpstreamSupervisor, listed: UpstreamTable, why: ListedWhy, mode: Mode) {
     if (!this.upstreams.owns(supervisor)) return
-    const table = this.checkDeclaration(tools)
+    const table = this.checkDeclaration(listed)
     const serving = this.registry.route(this.key)
     // a start that agrees with the table already published (declared or cached) changes nothing anyone can see
     const lazyStart = why === 'started' && mode !== 'eager' && supervisor === this.upstreams.serving
-    const published = this.served.table?.tools
+    const published = this.served.table?.table
     if (lazyStart && serving && published && sameTable(published, table, this.key)) return this.state.set('ready')
     const reason = listedReason(why, mode)
     if (mode === 'lazy') await this.commit(table, supervisor, reason)
@@ -202,14 +203,14 @@ export class ConnectorRuntime {
   }
 
   /** Compare the manifest's declared tools with the upstream's; the upstream's table is the truth either way. */
-  private checkDeclaration(tools: UpstreamTool[]): UpstreamTool[] {
-    const check = declaredCheckOf(this.desired?.state.release.manifest.mcp, tools)
-    if (!check) return tools
+  private checkDeclaration(table: UpstreamTable): UpstreamTable {
+    const check = declaredCheckOf(this.desired?.state.release.manifest.mcp, table.tools)
+    if (!check) return table
     this.declaredCheck = check
     if (check.differences.length) {
       this.log.warn('declared tools differ from the upstream', { connector: this.key, differences: check.differences })
     }
-    return tools
+    return table
   }
 
   /** A table that does not build: refused whole; the status says whether a previous generation serves on. */

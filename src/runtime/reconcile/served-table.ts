@@ -1,4 +1,5 @@
-import type { ConnectorMCPRoute, RouteClient, UpstreamTool } from '../registry/route.js'
+import type { ConnectorMCPRoute, RouteClient } from '../registry/route.js'
+import type { UpstreamTable } from '../registry/route.js'
 import { toolNamesOf, unmatchedNames, type ConnectorToolFilter } from '../registry/tool-filter.js'
 
 /**
@@ -16,12 +17,12 @@ export class ServedTable {
   /** Names the filter gives that the table lacks (a tool the upstream no longer has). */
   unmatched: string[] = []
   /** The whole table last committed, and its client. */
-  table?: { tools: readonly UpstreamTool[]; client: RouteClient }
+  table?: { table: UpstreamTable; client: RouteClient }
 
-  /** `route` was committed, built from `tools` of `client` with `filter`; the filter's names the table lacks. */
+  /** `route` was committed, built from `table` of `client` with `filter`; the filter's names the table lacks. */
   committed(
     route: ConnectorMCPRoute,
-    tools: readonly UpstreamTool[],
+    table: UpstreamTable,
     client: RouteClient,
     filter: ConnectorToolFilter | undefined,
   ): string[] | undefined {
@@ -29,12 +30,12 @@ export class ServedTable {
     this.tools = route.tools.length
     this.bytes = route.tools.reduce((n, t) => n + Buffer.byteLength(t.json), 0)
     this.hidden = route.hidden?.length ?? 0
-    this.table = { tools, client }
+    this.table = { table, client }
     this.unmatched = unmatchedNames(
       filter,
       toolNamesOf(
         route.connectorKey,
-        tools.map((t) => t.name),
+        table.tools.map((t) => t.name),
       ),
     )
     return this.unmatched.length ? this.unmatched : undefined

@@ -3,16 +3,20 @@ import { readJsonIfExists, writeJsonAtomic } from '../fs/atomic-write.js'
 import type { Logger } from '../log/logger.js'
 import type { StatePaths } from '../paths.js'
 import type { UpstreamTool } from '../registry/route.js'
+import type { UpstreamTable } from '../registry/route.js'
 
-interface CacheEntry {
+/** An entry of an older daemon has tools alone: its other lists are as good as none. */
+interface CacheEntry extends Partial<Omit<UpstreamTable, 'tools'>> {
   /**
    * The desired state the table was listed for: release digest, command, environment, credentials and settings
    * (hashed).
    */
   spec: string
   listedAt: string
-  tools: readonly UpstreamTool[]
+  tools: UpstreamTool[]
 }
+
+const tableOf = ({ spec: _spec, listedAt: _at, ...table }: CacheEntry): UpstreamTable => table
 
 /**
  * The last tools/list of each connector's upstream, so that a daemon start
@@ -26,10 +30,10 @@ export class ToolCache {
     private readonly log: Logger,
   ) {}
 
-  async get(key: string, spec: string): Promise<readonly UpstreamTool[] | undefined> {
+  async get(key: string, spec: string): Promise<UpstreamTable | undefined> {
     try {
       const entry = (await readJsonIfExists(this.paths.toolCacheFile(key))) as CacheEntry | undefined
-      return entry?.spec === spec && Array.isArray(entry.tools) ? entry.tools : undefined
+      return entry?.spec === spec && Array.isArray(entry.tools) ? tableOf(entry) : undefined
     } catch (err) {
       this.log.warn('tool cache unreadable; the upstream will be started to list its tools', {
         connector: key,
@@ -48,12 +52,12 @@ export class ToolCache {
     return Array.isArray(entry?.tools) ? entry.tools : undefined
   }
 
-  async put(key: string, spec: string, tools: readonly UpstreamTool[]): Promise<void> {
+  async put(key: string, spec: string, table: UpstreamTable): Promise<void> {
     try {
       await writeJsonAtomic(this.paths.toolCacheFile(key), {
         spec,
         listedAt: new Date().toISOString(),
-        tools,
+        ...table,
       } satisfies CacheEntry)
     } catch (err) {
       this.log.warn('could not write the tool cache; the next start lists the tools again', {

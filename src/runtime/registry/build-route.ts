@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
+import { servedToolMeta } from './app-meta.js'
+import { buildSurface, type DroppedEntry } from './build-surface.js'
 import { toMcpTool } from './mcp-tool.js'
+import type { UpstreamTable } from './route.js'
 import type {
   ConnectorMCPRoute,
   ConnectorMCPTool,
@@ -93,9 +96,11 @@ export function buildRoute(
   key: string,
   generation: number,
   client: RouteClient,
-  upstream: readonly UpstreamTool[],
+  listed: readonly UpstreamTool[] | UpstreamTable,
   filter?: ConnectorToolFilter,
-): ConnectorMCPRoute & { dropped: DroppedTool[] } {
+): ConnectorMCPRoute & { dropped: DroppedTool[]; droppedEntries: DroppedEntry[] } {
+  const table: UpstreamTable = isTable(listed) ? listed : { tools: [...listed] }
+  const upstream = table.tools
   const byLocal = new Map<string, string>()
   const tools: ConnectorMCPTool[] = []
   const dropped: DroppedTool[] = []
@@ -145,6 +150,7 @@ export function buildRoute(
     if (t.description !== undefined) tool.description = t.description
     if (isObject(t.outputSchema)) tool.outputSchema = t.outputSchema
     if (isObject(t.annotations)) tool.annotations = t.annotations
+    if (isObject(t._meta)) tool.meta = servedToolMeta(key, t._meta)
     if (loadsAlways(filter, names)) tool.alwaysLoad = true
     const json = JSON.stringify(toMcpTool(tool))
     if (json.length > TOOL_TABLE_LIMITS.maxToolBytes)
@@ -162,15 +168,18 @@ export function buildRoute(
     .update(tools.map((t) => t.json).join('\n'))
     .digest('hex')
   hidden.sort((a, b) => (a.localName < b.localName ? -1 : a.localName > b.localName ? 1 : 0))
-  return { connectorKey: key, generation, client, tools, fingerprint, dropped, hidden }
+  const { dropped: droppedEntries, ...surface } = buildSurface(key, table)
+  return { connectorKey: key, generation, client, tools, fingerprint, dropped, hidden, surface, droppedEntries }
 }
+
+const isTable = (v: readonly UpstreamTool[] | UpstreamTable): v is UpstreamTable => !Array.isArray(v)
 
 /** Why a tool's data breaks a limit before it can even be serialized, or undefined. */
 export function toolLimitProblem(
-  t: Pick<UpstreamTool, 'inputSchema' | 'outputSchema' | 'annotations'>,
+  t: Pick<UpstreamTool, 'inputSchema' | 'outputSchema' | 'annotations' | '_meta'>,
 ): string | undefined {
   const max = TOOL_TABLE_LIMITS.maxSchemaDepth
-  for (const field of ['inputSchema', 'outputSchema', 'annotations'] as const) {
+  for (const field of ['inputSchema', 'outputSchema', 'annotations', '_meta'] as const) {
     if (nestsDeeperThan(t[field], max)) return `${field} nests deeper than ${max} levels`
   }
   return undefined

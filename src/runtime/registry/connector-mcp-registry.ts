@@ -1,10 +1,35 @@
 import { ErrorCodes, TuttiError } from '../errors.js'
-import type { ConnectorMCPRoute, ConnectorMCPTool, MCPToolBinding } from './route.js'
+import type { ConnectorMCPRoute, ConnectorMCPTool, MCPToolBinding, RouteClient } from './route.js'
+import type { ConnectorPrompt, ConnectorResource, ConnectorResourceTemplate } from './surface.js'
+
+/** The lists a change can be to (each has its own list_changed). */
+export type ListKind = 'tools' | 'prompts' | 'resources'
 
 export interface RegistryChange {
-  /** Connectors whose visible tools changed. */
+  /** Connectors whose visible lists changed. */
   connectors: string[]
+  /** Which of their lists. */
+  kinds: ListKind[]
 }
+
+/** What a prompts/get (or a completion of a prompt's argument) is bound to when it starts. */
+export interface PromptBinding {
+  readonly connectorKey: string
+  readonly generation: number
+  readonly client: RouteClient
+  readonly prompt: ConnectorPrompt
+}
+
+type Prints = Record<ListKind, string | undefined>
+
+/** Every connector's prompts, resources and templates, sorted: one frozen array each until a commit. */
+interface SurfaceSnapshot {
+  prompts: readonly ConnectorPrompt[]
+  resources: readonly ConnectorResource[]
+  resourceTemplates: readonly ConnectorResourceTemplate[]
+}
+
+const EMPTY: SurfaceSnapshot = Object.freeze({ prompts: [], resources: [], resourceTemplates: [] })
 
 /**
  * The pure core (DESIGN §7): every active connector's route, swapped whole
@@ -23,8 +48,10 @@ export class ConnectorMCPRegistry {
   /** Highest generation removed per connector: bindings at or below it may not dispatch. */
   private readonly removed = new Map<string, number>()
   private readonly bindings = new Map<string, MCPToolBinding>()
-  private readonly fingerprints = new Map<string, string>()
+  private readonly promptBindings = new Map<string, PromptBinding>()
+  private readonly fingerprints = new Map<string, Prints>()
   private snapshot: readonly ConnectorMCPTool[] = []
+  private surfaces: SurfaceSnapshot = EMPTY
   /**
    * The snapshot and bindings are rebuilt when next read, not on every
    * commit: rebuilding all tools per commit made the start-up reconcile of
@@ -62,7 +89,9 @@ export class ConnectorMCPRegistry {
     })
     this.fences.set(key, route.generation)
     this.routes.set(key, frozen)
-    return { changed: this.changed(key, frozen.fingerprint) }
+    const { surface } = frozen
+    const prints = { tools: frozen.fingerprint, prompts: surface?.prints.prompts, resources: surface?.prints.resources }
+    return { changed: this.changed(key, prints) }
   }
 
   remove(key: string, generation: number): { removed: boolean; changed: boolean } {
@@ -72,7 +101,7 @@ export class ConnectorMCPRegistry {
     const current = this.routes.get(key)
     if (!current || current.generation > generation) return { removed: false, changed: false }
     this.routes.delete(key)
-    return { removed: true, changed: this.changed(key, undefined) }
+    return { removed: true, changed: this.changed(key, { tools: undefined, prompts: undefined, resources: undefined }) }
   }
 
   /** A stable, sorted snapshot of every visible tool. */
@@ -84,6 +113,17 @@ export class ConnectorMCPRegistry {
   resolve(localName: string): MCPToolBinding | undefined {
     if (this.stale) this.rebuild()
     return this.bindings.get(localName)
+  }
+
+  /** Every visible prompt, resource and resource template, each list sorted. */
+  surface(): SurfaceSnapshot {
+    if (this.stale) this.rebuild()
+    return this.surfaces
+  }
+
+  resolvePrompt(localName: string): PromptBinding | undefined {
+    if (this.stale) this.rebuild()
+    return this.promptBindings.get(localName)
   }
 
   /**
@@ -107,15 +147,16 @@ export class ConnectorMCPRegistry {
     return () => this.listeners.delete(listener)
   }
 
-  /** Records the route's new fingerprint; the change event fires only when the visible tools changed. */
-  private changed(key: string, print: string | undefined): boolean {
+  /** Records the route's new prints; the change event fires only for the lists whose visible content changed. */
+  private changed(key: string, prints: Prints): boolean {
     this.stale = true
     const before = this.fingerprints.get(key)
-    if (print === undefined) this.fingerprints.delete(key)
-    else this.fingerprints.set(key, print)
-    const changed = before !== print
-    if (changed) for (const listener of this.listeners) listener({ connectors: [key] })
-    return changed
+    if (prints.tools === undefined) this.fingerprints.delete(key)
+    else this.fingerprints.set(key, prints)
+    const kinds = (['tools', 'prompts', 'resources'] as const).filter((k) => before?.[k] !== prints[k])
+    // the tools' change decides `changed`, as it always has: a table committed with new prompts only is not a swap
+    if (kinds.length) for (const listener of this.listeners) listener({ connectors: [key], kinds })
+    return kinds.includes('tools')
   }
 
   private rebuild(): void {
@@ -134,6 +175,34 @@ export class ConnectorMCPRegistry {
     this.bindings.clear()
     for (const [name, b] of bindings) this.bindings.set(name, b)
     this.snapshot = Object.freeze(all.sort(byName))
+    this.rebuildSurface()
+  }
+
+  private rebuildSurface(): void {
+    this.promptBindings.clear()
+    const prompts: ConnectorPrompt[] = []
+    const resources: ConnectorResource[] = []
+    const resourceTemplates: ConnectorResourceTemplate[] = []
+    for (const route of this.routes.values()) {
+      const { surface } = route
+      if (!surface) continue
+      for (const prompt of surface.prompts) {
+        const { connectorKey, generation, client } = route
+        this.promptBindings.set(prompt.localName, Object.freeze({ connectorKey, generation, client, prompt }))
+        prompts.push(prompt)
+      }
+      resources.push(...surface.resources)
+      resourceTemplates.push(...surface.resourceTemplates)
+    }
+    const by =
+      <T>(key: (t: T) => string) =>
+      (a: T, b: T) =>
+        key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0
+    this.surfaces = Object.freeze({
+      prompts: Object.freeze(prompts.sort(by((p) => p.localName))),
+      resources: Object.freeze(resources.sort(by((r) => r.uri))),
+      resourceTemplates: Object.freeze(resourceTemplates.sort(by((t) => t.uriTemplate))),
+    })
   }
 }
 

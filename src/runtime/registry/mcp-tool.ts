@@ -8,6 +8,7 @@ export function toMcpTool(t: Omit<ConnectorMCPTool, 'json'>): { name: string; in
   if (t.description !== undefined) tool.description = t.description
   if (t.outputSchema !== undefined) tool.outputSchema = t.outputSchema
   if (t.annotations !== undefined) tool.annotations = t.annotations
-  if (t.alwaysLoad) tool._meta = { [TOOL_META.alwaysLoad]: true }
+  if (t.meta !== undefined || t.alwaysLoad)
+    tool._meta = { ...t.meta, ...(t.alwaysLoad ? { [TOOL_META.alwaysLoad]: true } : {}) }
   return tool as { name: string; inputSchema: { type: 'object' } }
 }

@@ -1,4 +1,12 @@
 import type { CallCancel } from './call-cancel.js'
+import type {
+  RelayMethod,
+  RouteSurface,
+  UpstreamFeatures,
+  UpstreamPrompt,
+  UpstreamResource,
+  UpstreamResourceTemplate,
+} from './surface.js'
 
 /**
  * Routes are what the ConnectorMCPRegistry holds: one per connector, the
@@ -28,7 +36,12 @@ export interface RouteClient {
     args: Record<string, unknown> | undefined,
     options: RouteCallOptions,
   ): Promise<ToolCallResult>
+  /** The upstream's other methods (prompts/get, resources/read, …), with params as the upstream takes them. */
+  relay?(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult>
 }
+
+/** What an upstream answered a relayed request with. */
+export type RelayResult = Record<string, unknown>
 
 /** A schema property that must also travel as an `Mcp-Param-<header>` request header. */
 export interface HeaderParam {
@@ -52,6 +65,8 @@ export interface ConnectorMCPTool {
   headerParams: HeaderParam[]
   /** Served with `_meta["anthropic/alwaysLoad"]: true` (the connector's filter marks it; see tool-filter.ts). */
   alwaysLoad?: true
+  /** The upstream's own `_meta` of the tool, an MCP App's `ui` resource URI mapped to the served one. */
+  meta?: Record<string, unknown>
   /** The tool as tools/list serves it, serialized once when the route was built (within the limits). */
   json: string
 }
@@ -65,6 +80,8 @@ export interface ConnectorMCPRoute {
   fingerprint: string
   /** Tools of the upstream's table the connector's filter hides: not served, not callable, but known by name. */
   hidden?: readonly HiddenTool[]
+  /** Its prompts, resources and resource templates (absent: a route built from tools alone). */
+  surface?: RouteSurface
 }
 
 /** A tool the connector's filter hides, by both of its names. */
@@ -89,4 +106,14 @@ export interface UpstreamTool {
   inputSchema: unknown
   outputSchema?: unknown
   annotations?: unknown
+  _meta?: unknown
+}
+
+/** One listing of an upstream: what a generation is built from (registry/surface.ts has the parts besides tools). */
+export interface UpstreamTable {
+  tools: UpstreamTool[]
+  prompts?: UpstreamPrompt[]
+  resources?: UpstreamResource[]
+  resourceTemplates?: UpstreamResourceTemplate[]
+  features?: UpstreamFeatures
 }

@@ -1,16 +1,17 @@
-import { Client, SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/client'
+import { Client, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { NO_DIRECT_CALLS_ENV, switchedOff, UPSTREAM_CLIENT_INFO } from '../names.js'
-import type { RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import type { UpstreamTable } from '../registry/route.js'
+import type { RelayMethod } from '../registry/surface.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
-import { missingVariableHint } from './missing-variable.js'
 import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
-import { nativeModuleHint } from './native-module-hint.js'
-import { stderrSummary } from './stderr-summary.js'
+import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
+import { listSurface } from './surface-listing.js'
 
 export const UPSTREAM_LIMITS = {
   maxMessageBytes: 16 * 1024 * 1024,
@@ -27,12 +28,6 @@ const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
 /** Where a stdio server's stderr goes, line by line (the connector's log). */
 export type StderrLines = (line: string) => void
 
-/** The start took longer than its bound (mcp.timeouts.startupSeconds, else UPSTREAM_LIMITS.connectTimeoutMs). */
-class StartupTimeout extends Error {}
-
-/** A bound as a person reads it: "1 s", "1.5 s", "600 s". */
-const seconds = (ms: number): string => `${Number((ms / 1000).toFixed(3))} s`
-
 /**
  * One live session with a connector's upstream MCP server, over stdio (own
  * process group) or Streamable HTTP. It is the route client of the
@@ -46,6 +41,7 @@ export class UpstreamConnection implements RouteClient {
   private closedReason?: string
   private readonly closeListeners = new Set<(reason: string) => void>()
   private readonly changeListeners = new Set<() => void>()
+  private readonly updateListeners = new Set<(uri: string) => void>()
   /** tools/call without the SDK client's request machinery: stdio upstreams of the 2025 era. */
   private direct?: DirectCalls
   /** Remote upstreams: the listed tools that declare `x-mcp-header` params, for the SDK to send as `Mcp-Param-*`. */
@@ -77,8 +73,15 @@ export class UpstreamConnection implements RouteClient {
       conn.direct?.connectionClosed()
       conn.onTransportClosed()
     }
-    client.setNotificationHandler('notifications/tools/list_changed', () => {
+    // any of its lists changed: the whole table is listed again, as one new generation
+    const changed = () => {
       for (const listener of conn.changeListeners) listener()
+    }
+    client.setNotificationHandler('notifications/tools/list_changed', changed)
+    client.setNotificationHandler('notifications/prompts/list_changed', changed)
+    client.setNotificationHandler('notifications/resources/list_changed', changed)
+    client.setNotificationHandler('notifications/resources/updated', (n) => {
+      for (const listener of conn.updateListeners) listener(n.params.uri)
     })
     let timer: NodeJS.Timeout | undefined
     let onAbort: (() => void) | undefined
@@ -156,6 +159,29 @@ export class UpstreamConnection implements RouteClient {
     throw this.failure(`tools/list did not end within ${UPSTREAM_LIMITS.maxToolPages} pages`)
   }
 
+  /** The tools and what else the upstream declared (prompts, resources, templates); `problems`: lists that failed. */
+  async listTable(): Promise<{ table: UpstreamTable; problems: string[] }> {
+    const tools = await this.listTools()
+    const { surface, problems } = await listSurface(this.client)
+    return { table: { tools, ...surface }, problems }
+  }
+
+  /** One of the upstream's other methods, as its SDK client sends it; counted in flight like a call. */
+  async relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
+    if (this.closedReason)
+      throw new TuttiError(
+        ErrorCodes.UPSTREAM_FAILED,
+        `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`,
+      )
+    this.inFlight++
+    try {
+      const sent = { signal: options.signal, timeout: this.callTimeoutMs }
+      return (await this.client.request({ method, params } as never, sent)) as RelayResult
+    } finally {
+      if (--this.inFlight === 0) this.drained?.()
+    }
+  }
+
   async callTool(
     upstreamName: string,
     args: Record<string, unknown> | undefined,
@@ -182,8 +208,14 @@ export class UpstreamConnection implements RouteClient {
     }
   }
 
+  /** Any of its lists changed (tools, prompts, resources). */
   onToolsChanged(listener: () => void): void {
     this.changeListeners.add(listener)
+  }
+
+  /** A resource the daemon subscribed to changed (notifications/resources/updated), by the upstream's URI. */
+  onResourceUpdated(listener: (uri: string) => void): void {
+    this.updateListeners.add(listener)
   }
 
   /** Fires once when the connection ends for any reason other than close(). */
@@ -196,6 +228,7 @@ export class UpstreamConnection implements RouteClient {
     this.closing ??= (async () => {
       this.closeListeners.clear()
       this.changeListeners.clear()
+      this.updateListeners.clear()
       if (this.inFlight > 0) {
         await new Promise<void>((resolve) => {
           this.drained = resolve
@@ -210,13 +243,7 @@ export class UpstreamConnection implements RouteClient {
   }
 
   describeExit(): string {
-    if (this.transport instanceof ProcessGroupStdioTransport) {
-      const tail = this.transport.stderrTail()
-      const native = nativeModuleHint(tail)
-      const hint = missingVariableHint(this.spec.key, tail)
-      return `${this.transport.exit() ?? 'connection closed'}${native ? `; ${native}` : stderrSummary(tail)}${hint}`
-    }
-    return 'connection closed'
+    return describeExit(this.spec, this.transport)
   }
 
   private onTransportClosed(): void {
@@ -225,47 +252,15 @@ export class UpstreamConnection implements RouteClient {
     for (const listener of this.closeListeners) listener(this.closedReason)
   }
 
-  /**
-   * Why the server never answered initialize, as a person would put it: the exit and its stderr, not the SDK's
-   * "Connection closed".
-   */
   private connectFailure(cause: unknown): TuttiError {
-    // the process exits because the start timed out and it was stopped: the timeout is the reason, not that exit
-    if (cause instanceof StartupTimeout) {
-      return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${cause.message}`, { cause })
-    }
-    if (this.transport instanceof ProcessGroupStdioTransport && this.transport.exit()) {
-      const exit = this.transport.exit()!
-      const tail = this.transport.stderrTail()
-      const said = nativeModuleHint(tail) ?? stderrSummary(tail).replace(/^; stderr: /, '')
-      const stderr = said ? `: ${said}` : ''
-      const hint = missingVariableHint(this.spec.key, tail)
-      const message = exit.startsWith('command ') ? exit : `${exit} before it answered initialize${stderr}${hint}`
-      return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause })
-    }
-    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${(cause as Error).message}`, { cause })
+    return connectFailure(this.spec, this.transport, cause)
   }
 
-  /** A call the upstream did not answer in time, said with the bound and where it is set; else undefined. */
   private timedOut(err: unknown, upstreamName: string): TuttiError | undefined {
-    // a cancel is a RequestTimeout to the SDK as well; only its own timer's carries the bound
-    const bound = (err as SdkError).data as { timeout?: unknown } | undefined
-    if (!(err instanceof SdkError) || err.code !== SdkErrorCode.RequestTimeout) return undefined
-    if (bound?.timeout === undefined) return undefined
-    const where = this.spec.timeouts?.toolCallMs ? 'mcp.timeouts.toolCallSeconds' : "tutti's default"
-    const within = `${seconds(this.callTimeoutMs)} (${where})`
-    const tool = `connector "${this.spec.key}": tool "${upstreamName}"`
-    const message = `${tool} timed out: no answer within ${within}; the call was cancelled`
-    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, message, { cause: err })
+    return timedOut(this.spec, this.callTimeoutMs, err, upstreamName)
   }
 
   private failure(what: string, cause?: unknown): TuttiError {
-    const detail = cause ? `: ${(cause as Error).message}` : ''
-    const described =
-      this.transport instanceof ProcessGroupStdioTransport && this.transport.exit() ? this.describeExit() : ''
-    const exit = described && !detail.includes(described) && !what.includes(described) ? ` (${described})` : ''
-    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `connector "${this.spec.key}": ${what}${detail}${exit}`, {
-      cause,
-    })
+    return failure(this.spec, this.transport, what, cause)
   }
 }

@@ -1,4 +1,6 @@
-import type { RouteClient, UpstreamTool } from '../registry/route.js'
+import type { RelayResult, RouteCallOptions, RouteClient, UpstreamTool } from '../registry/route.js'
+import type { UpstreamTable } from '../registry/route.js'
+import type { RelayMethod } from '../registry/surface.js'
 import { UpstreamConnection, type StderrLines } from './upstream-connection.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -7,8 +9,13 @@ export interface UpstreamLink extends RouteClient {
   readonly pid: number | undefined
   readonly closed: boolean
   listTools(): Promise<UpstreamTool[]>
+  /** The tools and what else it declared; `problems`: lists that failed (served empty). */
+  listTable(): Promise<{ table: UpstreamTable; problems: string[] }>
+  relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult>
   onClosed(listener: (reason: string) => void): void
+  /** Any of its lists changed. */
   onToolsChanged(listener: () => void): void
+  onResourceUpdated(listener: (uri: string) => void): void
   close(drainMs?: number): Promise<void>
 }
 

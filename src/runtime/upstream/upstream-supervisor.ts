@@ -1,9 +1,12 @@
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
-import type { RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
+import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult } from '../registry/route.js'
+import type { UpstreamTable } from '../registry/route.js'
+import type { RelayMethod } from '../registry/surface.js'
 import { backoffDelay, STABLE_AFTER_MS } from './backoff.js'
 import { IdleStop } from './idle-stop.js'
+import { TableListing } from './table-listing.js'
 import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
@@ -20,8 +23,10 @@ import type { UpstreamSpec } from './upstream-spec.js'
 export type Activation = { kind: 'eager' } | { kind: 'lazy'; idleMs: number }
 
 export interface SupervisorEvents {
-  /** The upstream listed its tools: after a start, and after its own tools/list_changed. */
-  toolsListed(tools: UpstreamTool[], why: 'started' | 'changed'): void
+  /** The upstream listed its table (tools, prompts, resources): after a start, and after its own list_changed. */
+  toolsListed(table: UpstreamTable, why: 'started' | 'changed'): void
+  /** A resource it was subscribed to changed (its own URI). */
+  resourceUpdated?(uri: string): void
   /** A start failed or the upstream went away; `retryAt` when a restart is scheduled. */
   failed(reason: string, failures: number, retryAt?: string): void
   /** A lazy upstream was stopped (idle, or it exited); the next call starts it again. */
@@ -34,9 +39,6 @@ export type UpstreamState = 'running' | 'stopped' | 'restarting'
 
 export { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 
-/** Bursts of tools/list_changed are listed once. */
-const LIST_CHANGED_COALESCE_MS = 50
-
 export class UpstreamSupervisor implements RouteClient {
   private connection?: UpstreamLink
   private starting?: Promise<UpstreamLink>
@@ -44,7 +46,7 @@ export class UpstreamSupervisor implements RouteClient {
   private restartTimer?: NodeJS.Timeout
   /** Lazy: the idle period, and the close of an idle upstream. */
   private readonly idle: IdleStop
-  private changeTimer?: NodeJS.Timeout
+  private readonly listing: TableListing
   private inFlight = 0
   private upSince = 0
   private disposed = false
@@ -63,6 +65,7 @@ export class UpstreamSupervisor implements RouteClient {
     private readonly log: Logger,
     private readonly openLink: OpenUpstream = openUpstreamConnection,
   ) {
+    this.listing = new TableListing(spec.key, log, (table) => this.events.toolsListed(table, 'changed'))
     this.idle = new IdleStop(activation.kind === 'lazy' ? activation.idleMs : 0, {
       idleConnection: () => (this.inFlight === 0 ? this.connection : undefined),
       closed: (conn) => {
@@ -85,32 +88,41 @@ export class UpstreamSupervisor implements RouteClient {
 
   /**
    * A start now, for a caller that commits the table itself: eager ones,
-   * and lazy ones whose tools are not known yet (a lazy one then stops when
-   * idle). Resolves with the tool table; on failure, throws and keeps
+   * and lazy ones whose table is not known yet (a lazy one then stops when
+   * idle). Resolves with the table; on failure, throws and keeps
    * retrying with backoff (later starts report through `toolsListed`).
    */
-  async start(): Promise<UpstreamTool[]> {
+  async start(): Promise<UpstreamTable> {
     try {
       const conn = await this.open()
-      const tools = await this.adopt(conn, false)
+      const table = await this.adopt(conn, false)
       this.armIdle()
-      return tools
+      return table
     } catch (err) {
       this.failed(err, 'start')
       throw err
     }
   }
 
-  async callTool(
+  callTool(
     upstreamName: string,
     args: Record<string, unknown> | undefined,
     options: { signal?: AbortSignal },
   ): Promise<ToolCallResult> {
+    return this.use((conn) => conn.callTool(upstreamName, args, options))
+  }
+
+  relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
+    return this.use((conn) => conn.relay(method, params, options))
+  }
+
+  /** A request on the running connection, or (lazy) on one started for it; the idle clock starts once none is left. */
+  private async use<T>(request: (conn: UpstreamLink) => Promise<T>): Promise<T> {
     this.inFlight++
     try {
       const conn =
         this.connection && !this.connection.closed && !this.idle.closing ? this.connection : await this.whenNeeded()
-      return await conn.callTool(upstreamName, args, options)
+      return await request(conn)
     } finally {
       if (--this.inFlight === 0) {
         this.idle.lastUse = Date.now()
@@ -131,7 +143,7 @@ export class UpstreamSupervisor implements RouteClient {
   async dispose(drainMs?: number): Promise<void> {
     this.abandonConnect()
     this.idle.cancel()
-    clearTimeout(this.changeTimer)
+    this.listing.cancel()
     this.restartTimer = undefined
     this.nextRetryAt = undefined
     const conn = this.connection
@@ -179,11 +191,11 @@ export class UpstreamSupervisor implements RouteClient {
     }
   }
 
-  /** A connection that answered initialize: list its tools, watch it, and report. */
-  private async adopt(conn: UpstreamLink, report: boolean): Promise<UpstreamTool[]> {
-    let tools: UpstreamTool[]
+  /** A connection that answered initialize: list its table, watch it, and report. */
+  private async adopt(conn: UpstreamLink, report: boolean): Promise<UpstreamTable> {
+    let table: UpstreamTable
     try {
-      tools = await conn.listTools()
+      table = await this.listing.list(conn)
     } catch (err) {
       // closed, then rethrown below
       await bestEffort(conn.close(0), this.log, 'closing an upstream whose tools/list failed', {
@@ -201,15 +213,18 @@ export class UpstreamSupervisor implements RouteClient {
     this.idle.lastUse = this.upSince
     this.starts++
     this.nextRetryAt = undefined
-    this.log.info('upstream started', { connector: this.spec.key, pid: conn.pid, tools: tools.length })
+    this.log.info('upstream started', { connector: this.spec.key, pid: conn.pid, tools: table.tools.length })
     conn.onClosed((why) => this.onExit(conn, why))
-    conn.onToolsChanged(() => this.onListChanged(conn))
+    conn.onToolsChanged(() =>
+      this.listing.changed(conn, () => conn === this.connection && !conn.closed && !this.disposed),
+    )
+    conn.onResourceUpdated((uri) => this.events.resourceUpdated?.(uri))
     if (previous && previous !== conn)
       void bestEffort(previous.close(), this.log, 'closing the previous upstream connection', {
         connector: this.spec.key,
       })
-    if (report) this.events.toolsListed(tools, 'started')
-    return tools
+    if (report) this.events.toolsListed(table, 'started')
+    return table
   }
 
   private onExit(conn: UpstreamLink, why: string): void {
@@ -231,21 +246,6 @@ export class UpstreamSupervisor implements RouteClient {
       failures: this.failures,
     })
     this.events.failed(reason, this.failures, this.scheduleRestart())
-  }
-
-  private onListChanged(conn: UpstreamLink): void {
-    clearTimeout(this.changeTimer)
-    this.changeTimer = setTimeout(() => {
-      if (conn !== this.connection || conn.closed || this.disposed) return
-      conn.listTools().then(
-        (tools) => this.events.toolsListed(tools, 'changed'),
-        (err: Error) =>
-          this.log.error('tools/list after the upstream said its tools changed failed; the previous table stays', {
-            connector: this.spec.key,
-            error: this.log.redactor.redactString(err.message),
-          }),
-      )
-    }, LIST_CHANGED_COALESCE_MS)
   }
 
   /** A failed start: remembered, reported, and (eager) retried after the backoff. */
