@@ -14,6 +14,7 @@ import type { StatePaths } from '../paths.js'
 import { ConnectorMcpEndpoint, MCP_PATH } from '../mcpserver/mcp-endpoint.js'
 import { SkillCatalogue } from '../mcpserver/skill-catalogue.js'
 import { serverInstructions } from '../mcpserver/server-instructions.js'
+import { publishedUri } from '../registry/resource-uris.js'
 import { CONTROL_PROTOCOL_VERSION } from '../control-protocol/version.js'
 import { skillRootsOf } from '../reconcile/connector-snapshot.js'
 import { Reconciler } from '../reconcile/reconciler.js'
@@ -111,6 +112,10 @@ export class TuttiDaemon {
     this.reconciler.onReconciled(() => this.sessionBins.refresh())
     const instructions = serverInstructions(snapshots, () => registry.list())
     this.endpoint = new ConnectorMcpEndpoint(registry, this.sessions, this.log.child('mcp'), skills, { instructions })
+    this.reconciler.onResourceUpdated((key, uri) => {
+      const served = publishedUri(key, uri)
+      if (served) this.endpoint.resourceUpdated(served)
+    })
   }
 
   get mcpUrl(): string {

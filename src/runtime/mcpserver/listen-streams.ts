@@ -55,10 +55,14 @@ export class ListenStreams {
     this.total--
   }
 
-  /** Wrap a listen response, reserved before, so it can be ended from here; its reservation lasts until it ends. */
-  track(sessionHash: string, response: Response): Response {
+  /**
+   * Wrap a listen response, reserved before, so it can be ended from here; its reservation lasts until it ends, and
+   * `ended` is called then.
+   */
+  track(sessionHash: string, response: Response, ended: () => void = () => {}): Response {
     if (!response.body) {
       this.release(sessionHash)
+      ended()
       return response
     }
     const reader = response.body.getReader()
@@ -70,6 +74,7 @@ export class ListenStreams {
     const forget = (): void => {
       if (gone) return
       gone = true
+      ended()
       streams.delete(closeNow)
       if (streams.size === 0 && this.bySession.get(sessionHash) === streams) this.bySession.delete(sessionHash)
       this.release(sessionHash)

@@ -15,7 +15,12 @@ import { exchangeAuth } from './exchange.js'
 import { FastPath } from './fast-path.js'
 import { takeHandover, type Handover } from './handover.js'
 import { LegacyCancellation } from './legacy-cancellation.js'
-import { ListChangedNotifier } from './list-changed-notifier.js'
+import { CompletionService } from './completion-service.js'
+import { ListNotices } from './list-notices.js'
+import { PromptService } from './prompt-service.js'
+import { ResourceService } from './resource-service.js'
+import { ResourceUpdates } from './resource-updates.js'
+import { UpstreamSubscriptions } from './upstream-subscriptions.js'
 import { ListenStreams } from './listen-streams.js'
 import { NodeFront } from './node-front.js'
 import {
@@ -31,7 +36,16 @@ import type { ServerInstructions } from './server-instructions.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
-import { inStreamScope, ViewEventBus } from './view-event-bus.js'
+import { inStreamScope, LIST_OF, ViewEventBus } from './view-event-bus.js'
+import { upstreamUri } from '../registry/resource-uris.js'
+import type { SessionView } from '../sessions/session-view.js'
+
+/** The URIs a subscriptions/listen request asks to hear updates of. */
+function resourceSubscriptions(message: Record<string, unknown>): string[] {
+  const params = message.params as { notifications?: { resourceSubscriptions?: unknown } } | undefined
+  const uris = params?.notifications?.resourceSubscriptions
+  return Array.isArray(uris) ? uris.filter((u): u is string => typeof u === 'string') : []
+}
 
 export const MCP_PATH = '/mcp/connector'
 export { MAX_MCP_BODY }
@@ -55,9 +69,9 @@ export class ConnectorMcpEndpoint {
   private readonly front: NodeFront
   /** false (TUTTI_NO_FAST_PATH=1): the node front takes nothing and the SDK's handler serves every request. */
   private readonly fast: boolean
-  readonly notifier: ListChangedNotifier
-  /** Skill changes: notifications/resources/list_changed (the skills extension defines no notification of its own). */
-  private readonly skillsNotifier: ListChangedNotifier
+  private readonly notices: ListNotices
+  private readonly updates: ResourceUpdates
+  private readonly subscriptions: UpstreamSubscriptions
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -70,17 +84,19 @@ export class ConnectorMcpEndpoint {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
     const tools = new ToolService(registry, this.cancellation)
+    const surface = {
+      prompts: new PromptService(registry),
+      resources: new ResourceService(registry, skills),
+      completions: new CompletionService(registry),
+    }
     // each listen stream is told of a change only when what its own session sees changed
-    const bus = new ViewEventBus(
-      (kind, view) =>
-        kind === 'tools_list_changed'
-          ? tools.print(view)
-          : kind === 'resources_list_changed'
-            ? skills.seen(view).print
-            : '',
-      log,
-    )
-    this.handler = createMcpHandler(createServerFactory(tools, skills, options.instructions), {
+    const prints = { tools, prompts: surface.prompts, resources: surface.resources }
+    const sees = (uri: string, view: SessionView) => {
+      const owner = upstreamUri(uri)
+      return !owner || view.connector(owner.key)
+    }
+    const bus = new ViewEventBus((kind, view) => prints[LIST_OF[kind]].print(view), log, sees)
+    this.handler = createMcpHandler(createServerFactory(tools, skills, surface, options.instructions), {
       bus,
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
@@ -90,10 +106,9 @@ export class ConnectorMcpEndpoint {
     this.fastPath = new FastPath(tools)
     this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log)
     this.streams = new ListenStreams(log)
-    this.notifier = new ListChangedNotifier(() => this.handler.notify.toolsChanged())
-    registry.onChange(() => this.notifier.changed())
-    this.skillsNotifier = new ListChangedNotifier(() => this.handler.notify.resourcesChanged())
-    skills.onChange(() => this.skillsNotifier.changed())
+    this.notices = new ListNotices(this.handler.notify, registry, skills)
+    this.updates = new ResourceUpdates((uri) => this.handler.notify.resourceUpdated(uri), log)
+    this.subscriptions = new UpstreamSubscriptions(surface.resources, log)
     sessions.onRevoked((revoked) => {
       const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
@@ -102,6 +117,11 @@ export class ConnectorMcpEndpoint {
 
   get openStreams(): number {
     return this.streams.size
+  }
+
+  /** An upstream said a resource changed (`uri` as the connector server serves it). */
+  resourceUpdated(uri: string): void {
+    this.updates.updated(uri)
   }
 
   /**
@@ -147,11 +167,20 @@ export class ConnectorMcpEndpoint {
     if (fast) return fast
     if (request.method !== 'subscriptions/listen') return sdk()
     // the stream subscribes to the bus while the SDK serves it: in the session's scope, so it gets its view's news
-    return this.listen(session, message.id, () => inStreamScope(view, sdk))
+    return this.listen(session, message, view, () => inStreamScope(view, sdk))
   }
 
-  /** A listen stream, within its caps: a place is held for it while the SDK answers, kept if it opens a stream. */
-  private async listen(session: string, id: unknown, sdk: () => Promise<Response>): Promise<Response> {
+  /**
+   * A listen stream, within its caps: a place is held for it while the SDK answers, kept if it opens a stream. The
+   * resources it asks to hear of are subscribed to at their upstreams for as long as it is open.
+   */
+  private async listen(
+    session: string,
+    message: Record<string, unknown>,
+    view: SessionView,
+    sdk: () => Promise<Response>,
+  ): Promise<Response> {
+    const { id } = message
     const refused = this.streams.reserve(session, id)
     if (refused) return refused
     let response: Response
@@ -165,7 +194,8 @@ export class ConnectorMcpEndpoint {
       this.streams.release(session)
       return response
     }
-    return this.streams.track(session, response)
+    const release = this.subscriptions.hold(resourceSubscriptions(message), view)
+    return this.streams.track(session, response, release)
   }
 
   /** What the 2025 era needs before the SDK sees the request. */
@@ -183,8 +213,8 @@ export class ConnectorMcpEndpoint {
 
   /** Graceful: open listen streams get their final result, then close. */
   async close(): Promise<void> {
-    this.notifier.dispose()
-    this.skillsNotifier.dispose()
+    this.notices.dispose()
+    this.updates.dispose()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }

@@ -6,6 +6,7 @@ import { exchangeOf } from './exchange.js'
 import { PLAIN_INSTRUCTIONS, type ServerInstructions } from './server-instructions.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
+import { serveSurface, surfaceCapabilities, type SurfaceServices } from './surface-handlers.js'
 import { answerOrThrow, type ToolService } from './tool-service.js'
 
 /**
@@ -22,6 +23,7 @@ import { answerOrThrow, type ToolService } from './tool-service.js'
 export function createServerFactory(
   tools: ToolService,
   skills: SkillCatalogue,
+  surface: SurfaceServices,
   instructions: ServerInstructions = PLAIN_INSTRUCTIONS,
 ) {
   return (ctx: McpRequestContext): Server => {
@@ -31,12 +33,11 @@ export function createServerFactory(
     const server = new Server(
       { name: SERVER_NAME, version: PRODUCT_VERSION },
       {
-        // tools, and the Skills as resources (the extension requires the resources capability); prompts answer with an
-        // empty list
+        // tools; prompts, resources (the connectors' and the Skills': the extension requires the capability) and
+        // completions
         capabilities: {
           tools: { listChanged: era === 'modern' },
-          resources: { listChanged: era === 'modern' },
-          prompts: {},
+          ...surfaceCapabilities(era),
           ...SKILLS_CAPABILITY,
         },
         // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
@@ -61,7 +62,7 @@ export function createServerFactory(
     })
 
     serveSkills(server, skills, era, view)
-    server.setRequestHandler('prompts/list', async () => ({ prompts: [] }))
+    serveSurface(server, surface, era, view)
     return server
   }
 }

@@ -145,6 +145,12 @@ export class SkillCatalogue {
     )
   }
 
+  /** resources/list's entries of the Skills `view` sees (each Skill's SKILL.md), sorted by URI, unpaged. */
+  async resourceEntries(view: SessionView = SessionView.WHOLE): Promise<Resource[]> {
+    await this.ready()
+    return this.seen(view).skills.map(skillResource)
+  }
+
   /** undefined: no file of a served Skill has this URI. */
   async read(uri: string, view: SessionView = SessionView.WHOLE): Promise<SkillContent | undefined> {
     await this.ready()

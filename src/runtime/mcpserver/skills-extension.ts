@@ -14,8 +14,8 @@ import { BadCursorError, type Page, type SkillCatalogue } from './skill-catalogu
  * The SEP-2640 skills extension (`io.modelcontextprotocol/skills`) on the
  * per-request server: `skills/list`, `skills/get` and
  * `resources/directory/read` as custom methods through the SDK's 3-argument
- * `setRequestHandler`, and the base `resources/*` methods that serve the
- * Skills' files. The SDK's own SkillsExtension attaches to an McpServer,
+ * `setRequestHandler`. The base `resources/*` methods serve the Skills'
+ * files with every connector's resources (resource-service.ts). The SDK's own SkillsExtension attaches to an McpServer,
  * which would own resources/* and the capability; this server is the
  * low-level one, built per request, so the catalogue is served directly.
  */
@@ -70,21 +70,5 @@ export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era 
     const page = await paged(() => catalogue.directory(uri, cursor, view))
     if (!page) throw invalid(`${uri} is not a directory resource`, { uri })
     return { resources: page.items, ...cursorOf(page), ...cache }
-  })
-
-  server.setRequestHandler('resources/list', async (req) => {
-    const page = await paged(() => catalogue.resources(req.params?.cursor, view))
-    return { resources: page.items, ...cursorOf(page) }
-  })
-  server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
-  server.setRequestHandler('resources/read', async (req) => {
-    const { uri } = req.params
-    const content = await catalogue.read(uri, view).catch((err: unknown) => {
-      throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, {
-        uri,
-      })
-    })
-    if (!content) throw invalid(`resource not found: ${uri}`, { uri })
-    return { contents: [content] }
   })
 }

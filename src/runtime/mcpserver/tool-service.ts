@@ -8,6 +8,7 @@ import { createHash } from 'node:crypto'
 import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { publishedContent } from '../registry/published-content.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
 import { PerView, SessionView } from '../sessions/session-view.js'
@@ -83,7 +84,8 @@ export class ToolService {
           return cancel.signal
         },
       })
-      return { ok: true, result: withoutUpstreamIdentity(result), connector: binding.connectorKey }
+      const answer = publishedContent(binding.connectorKey, withoutUpstreamIdentity(result))
+      return { ok: true, result: answer, connector: binding.connectorKey }
     } catch (err) {
       // answered as the call's protocol error, naming the connector
       return failure(err, binding.connectorKey)
@@ -103,7 +105,7 @@ export function failure(err: unknown, connector: string): ToolOutcome {
  * keep it (it stamps its own only where none is), so a client would see the
  * upstream's identity instead of `connector`'s.
  */
-function withoutUpstreamIdentity(result: ToolCallResult): ToolCallResult {
+export function withoutUpstreamIdentity<T extends Record<string, unknown>>(result: T): T {
   const meta = result._meta
   if (!meta || typeof meta !== 'object' || !(SERVER_INFO_META_KEY in meta)) return result
   const { [SERVER_INFO_META_KEY]: _upstream, ...rest } = meta as Record<string, unknown>
@@ -113,7 +115,7 @@ function withoutUpstreamIdentity(result: ToolCallResult): ToolCallResult {
     if (key !== '_meta') out[key] = value
     else if (Object.keys(rest).length) out[key] = rest
   }
-  return out as ToolCallResult
+  return out as T
 }
 
 /**

@@ -6,6 +6,13 @@ import { SessionView } from '../sessions/session-view.js'
 /** The events a view can change: each is delivered only when the print of what that stream sees changed. */
 type ListKind = Exclude<ServerEvent['kind'], 'resource_updated'>
 
+/** Which list each change event is about. */
+export const LIST_OF = {
+  tools_list_changed: 'tools',
+  prompts_list_changed: 'prompts',
+  resources_list_changed: 'resources',
+} as const satisfies Record<ListKind, string>
+
 /** What a stream's view sees of one kind of list, as a string that is equal exactly when nothing visible changed. */
 export type ViewPrints = (kind: ListKind, view: SessionView) => string
 
@@ -38,6 +45,8 @@ export class ViewEventBus implements ServerEventBus {
   constructor(
     private readonly prints: ViewPrints,
     private readonly log: Logger,
+    /** Whether a view sees the resource an update is about (another session's connector's is not its news). */
+    private readonly sees: (uri: string, view: SessionView) => boolean = () => true,
   ) {}
 
   subscribe(deliver: (event: ServerEvent) => void): () => void {
@@ -52,7 +61,9 @@ export class ViewEventBus implements ServerEventBus {
 
   publish(event: ServerEvent): void {
     for (const listener of [...this.listeners]) {
-      if (event.kind !== 'resource_updated') {
+      if (event.kind === 'resource_updated') {
+        if (!this.sees(event.uri, listener.view)) continue
+      } else {
         const print = this.prints(event.kind, listener.view)
         if (listener.last.get(event.kind) === print) continue
         listener.last.set(event.kind, print)

@@ -168,6 +168,7 @@ export class ConnectorRuntime {
       toolsListed: (tools, why) => void this.deps.enqueue(() => this.listed(supervisor, tools, why, mode)),
       failed: (reason, failures, retryAt) => this.upstreamFailed(supervisor, mode, reason, failures, retryAt),
       stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
+      resourceUpdated: (uri) => this.deps.resourceUpdated?.(uri),
       signInRequired: (reason) => {
         if (this.upstreams.owns(supervisor)) this.needsSignIn(reason)
       },

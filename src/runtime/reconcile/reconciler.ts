@@ -41,6 +41,7 @@ export class Reconciler {
   private readonly toolCache: ToolCache
   private readonly releases: ReleaseKeeper
   private readonly reconciledListeners = new Set<() => void>()
+  private readonly updateListeners = new Set<(key: string, uri: string) => void>()
   private readonly grants: OAuthGrantStore
   private readonly signIn = new SignInOverlay()
 
@@ -91,6 +92,11 @@ export class Reconciler {
   /** Resolves once none of `keys` is `starting` (a build or restart has an outcome). */
   async settled(keys: readonly string[]): Promise<void> {
     await Promise.all(keys.map((key) => this.runtimes.get(key)?.settled()))
+  }
+
+  /** A connector's upstream said a resource it was subscribed to changed (the upstream's URI). */
+  onResourceUpdated(listener: (key: string, uri: string) => void): void {
+    this.updateListeners.add(listener)
   }
 
   /** Called after each connector's reconcile, before `reconcile` resolves: what is active may have changed. */
@@ -178,6 +184,9 @@ export class Reconciler {
         openUpstream: this.openWithLog(key),
         cache: this.toolCache,
         signInFound: () => this.signInFound(key),
+        resourceUpdated: (uri) => {
+          for (const listener of this.updateListeners) listener(key, uri)
+        },
       })
       this.runtimes.set(key, rt)
     }

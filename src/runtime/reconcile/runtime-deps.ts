@@ -16,4 +16,6 @@ export interface RuntimeDeps {
   cache?: Pick<ToolCache, 'get' | 'put'>
   /** The server turned out to want an OAuth sign-in the manifest did not mention. */
   signInFound?: () => void
+  /** A resource the upstream was subscribed to changed (its own URI). */
+  resourceUpdated?: (uri: string) => void
 }
