@@ -127,7 +127,19 @@ type Era = 'modern' | 'legacy'
  * An exactly-right request (the fast path's), or one the SDK path serves (an extra _meta key; no version header in
  * 2025).
  */
-function post(
+async function post(
+  server: NodeServer,
+  era: Era,
+  name: string,
+  args: Record<string, unknown>,
+  exact: boolean,
+): Promise<WireAnswer> {
+  const answer = await send(server, era, name, args, exact)
+  // a resource URI names its connector (resource-uris.ts): the three connectors serve one upstream answer
+  return { ...answer, text: answer.text.replace(/:\/\/(dx|sx|nx)\//g, '://<key>/') }
+}
+
+function send(
   server: NodeServer,
   era: Era,
   name: string,

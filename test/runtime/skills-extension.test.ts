@@ -140,7 +140,7 @@ describe('capability', () => {
     async () => {
       const caps = result(await call('modern', 'server/discover')).capabilities
       expect(caps.extensions).toEqual({ [EXT]: { directoryRead: true } })
-      expect(caps.resources).toEqual({ listChanged: true })
+      expect(caps.resources).toEqual({ listChanged: true, subscribe: true })
     },
   )
 
@@ -155,7 +155,7 @@ describe('capability', () => {
         }),
       )
       expect(init.capabilities.extensions).toEqual({ [EXT]: { directoryRead: true } })
-      expect(init.capabilities.resources).toEqual({ listChanged: false })
+      expect(init.capabilities.resources).toEqual({ listChanged: false, subscribe: true })
     },
   )
 })

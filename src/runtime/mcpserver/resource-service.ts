@@ -110,6 +110,7 @@ export class ResourceService {
   ): Promise<void> {
     const owner = this.owner(uri, view)
     if (!owner) {
+      // a Skill file that cannot be read now is still not a resource anyone may subscribe to elsewhere
       if (await this.skills.read(uri, view).catch(() => undefined)) return
       throw resourceNotFound(uri)
     }

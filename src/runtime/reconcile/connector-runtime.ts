@@ -169,9 +169,7 @@ export class ConnectorRuntime {
       failed: (reason, failures, retryAt) => this.upstreamFailed(supervisor, mode, reason, failures, retryAt),
       stopped: (reason) => this.log.info('lazy upstream stopped', { connector: this.key, reason }),
       resourceUpdated: (uri) => this.deps.resourceUpdated?.(uri),
-      signInRequired: (reason) => {
-        if (this.upstreams.owns(supervisor)) this.needsSignIn(reason)
-      },
+      signInRequired: (reason) => void (this.upstreams.owns(supervisor) && this.needsSignIn(reason)),
     }
     const open = this.deps.openUpstream ?? openUpstreamConnection
     const supervisor: UpstreamSupervisor = new UpstreamSupervisor(spec, activation, events, this.log, open)
