@@ -56,7 +56,7 @@ describe('the connector MCP server with real upstreams from npm', () => {
 
   it(
     '2025-06-18 raw: initialize (asking 2025-11-25) is answered 2025-06-18; initialized, ping, list, call, the ' +
-      'Skill as the one resource',
+      "server's prompts, resources and templates with the Skill's file",
     async () => {
       const init = await legacyPost(binding, {
         id: 1,
@@ -78,16 +78,18 @@ describe('the connector MCP server with real upstreams from npm', () => {
         h,
       )
       expect(call.json.result.content).toEqual([{ type: 'text', text: 'Echo: raw' }])
-      // the connector's Skill, served over MCP (the skills extension)
-      expect(
-        (await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources.map(
-          (r: { uri: string }) => r.uri,
-        ),
-      ).toEqual(['skill://everything/everything-tour/SKILL.md'])
-      expect(
-        (await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result.resourceTemplates,
-      ).toEqual([])
-      expect((await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts).toEqual([])
+      // the server's own resources, and the connector's Skill served over MCP (the skills extension)
+      const resources = (await legacyPost(binding, { id: 5, method: 'resources/list' }, h)).json.result.resources
+      expect(resources.map((r: { uri: string }) => r.uri)).toContain('skill://everything/everything-tour/SKILL.md')
+      expect(resources.map((r: { uri: string }) => r.uri)).toContain(
+        'demo://everything/resource/static/document/features.md',
+      )
+      const templates = (await legacyPost(binding, { id: 6, method: 'resources/templates/list' }, h)).json.result
+      expect(templates.resourceTemplates.map((t: { uriTemplate: string }) => t.uriTemplate)).toContain(
+        'demo://everything/resource/dynamic/text/{resourceId}',
+      )
+      const prompts = (await legacyPost(binding, { id: 7, method: 'prompts/list' }, h)).json.result.prompts
+      expect(prompts.map((p: { name: string }) => p.name)).toContain('everything_simple-prompt')
     },
   )
 

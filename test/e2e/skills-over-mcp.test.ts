@@ -3,8 +3,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { baseManifest, makeConnector, skill } from '../support/connector-fixture.js'
-import { fullConnector } from '../support/fixture-connector.js'
+import { baseManifest, CLI_FILE, makeConnector, skill } from '../support/connector-fixture.js'
 import { connected, installed, prepared, uninstalled } from '../support/in-process.js'
 import { legacyPost, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
 import { cleanupState, tempStateDir, tuttiJson } from '../support/tutti.js'
@@ -46,7 +45,15 @@ describe('connector Skills over MCP with a real daemon', () => {
   beforeAll(async () => {
     dir = tempStateDir('skills-mcp')
     await installed(dir, guidesConnector())
-    await installed(dir, fullConnector('full', { auth: 'FULL_KEY' }))
+    // a Skill behind a credential, and no MCP server: a server's own resources would be announced on the same list
+    const skillOnly = makeConnector(
+      {
+        ...baseManifest({ key: 'full', name: 'Full full', skills: 'skills' }),
+        auth: { kind: 'env', variables: [{ name: 'FULL_KEY', secret: true }] },
+      },
+      { ...CLI_FILE, 'skills/full-workflow/SKILL.md': skill('full-workflow') },
+    )
+    await installed(dir, skillOnly)
     binding = (await prepared(dir, { provider: 'tutti-agent', workspace: 'skills', session: 'mcp' })).mcpServers[0]!
     client = await modernClient(binding)
     client.setNotificationHandler('notifications/resources/list_changed', () => {
