@@ -17,5 +17,7 @@ export const viewLayerSchema = z.strictObject({
   connectors: z.array(key).max(1000).optional(),
   hide: z.array(key).max(1000).optional(),
   tools: z.record(key, toolFilterSchema).optional(),
+  /** The session sees this one connector under its server's own names: tools, prompts and resource URIs. */
+  as: key.optional(),
 })
 export type ViewLayer = z.infer<typeof viewLayerSchema>

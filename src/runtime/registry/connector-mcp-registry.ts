@@ -49,6 +49,8 @@ export class ConnectorMCPRegistry {
   private readonly removed = new Map<string, number>()
   private readonly bindings = new Map<string, MCPToolBinding>()
   private readonly promptBindings = new Map<string, PromptBinding>()
+  /** Per route (a generation): its tools by the upstream's own names, made when first asked. */
+  private readonly byUpstreamName = new WeakMap<ConnectorMCPRoute, Map<string, MCPToolBinding>>()
   private readonly fingerprints = new Map<string, Prints>()
   private snapshot: readonly ConnectorMCPTool[] = []
   private surfaces: SurfaceSnapshot = EMPTY
@@ -113,6 +115,22 @@ export class ConnectorMCPRegistry {
   resolve(localName: string): MCPToolBinding | undefined {
     if (this.stale) this.rebuild()
     return this.bindings.get(localName)
+  }
+
+  /**
+   * A tool of `key` by its upstream's own name (an unprefixed session, an MCP App's call), bound to the generation
+   * serving now.
+   */
+  resolveUpstream(key: string, upstreamName: string): MCPToolBinding | undefined {
+    const route = this.routes.get(key)
+    if (!route) return undefined
+    let byName = this.byUpstreamName.get(route)
+    if (!byName) {
+      const { connectorKey, generation, client } = route
+      byName = new Map(route.tools.map((tool) => [tool.upstreamName, { connectorKey, generation, client, tool }]))
+      this.byUpstreamName.set(route, byName)
+    }
+    return byName.get(upstreamName)
   }
 
   /** Every visible prompt, resource and resource template, each list sorted. */

@@ -25,6 +25,7 @@ function canonical(layer: ViewLayer): string {
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([key, f]) => [key, sorted(f.allow), sorted(f.hide)])
   return JSON.stringify({
+    ...(layer.as ? { as: layer.as } : {}),
     ...(layer.connectors ? { connectors: sorted(layer.connectors) } : {}),
     ...(layer.hide ? { hide: sorted(layer.hide) } : {}),
     ...(tools.length ? { tools } : {}),
@@ -48,6 +49,12 @@ export class SessionView {
 
   /** Equal for views that see the same; '' for the whole view. */
   readonly print: string
+  /**
+   * The one connector the session sees under its server's own names (`--as`); absent: every connector it sees is
+   * served as `<key>_…`. Layers that ask for two different ones see nothing.
+   */
+  readonly unprefixed?: string
+  private readonly conflicting: boolean
   private readonly filtered = new WeakMap<readonly ViewedTool[], readonly ViewedTool[]>()
 
   private constructor(readonly layers: readonly ViewLayer[]) {
@@ -57,6 +64,9 @@ export class SessionView {
       .filter((l) => l !== '{}')
       .sort()
     this.print = narrowing.length ? createHash('sha256').update(narrowing.join('\n')).digest('hex') : ''
+    const as = [...new Set(layers.flatMap((l) => (l.as ? [l.as] : [])))]
+    this.conflicting = as.length > 1
+    if (as.length === 1) this.unprefixed = as[0]
   }
 
   static of(layers: readonly ViewLayer[] | undefined): SessionView {
@@ -68,6 +78,7 @@ export class SessionView {
   }
 
   connector(key: string): boolean {
+    if (this.conflicting || (this.unprefixed !== undefined && key !== this.unprefixed)) return false
     for (const layer of this.layers) {
       if (layer.connectors && !layer.connectors.includes(key)) return false
       if (layer.hide?.includes(key)) return false
