@@ -17,6 +17,7 @@ import { takeHandover, type Handover } from './handover.js'
 import { LegacyCancellation } from './legacy-cancellation.js'
 import { ListChangedNotifier } from './list-changed-notifier.js'
 import { ListenStreams } from './listen-streams.js'
+import { daemonResultCap, ResultCaps } from './result-caps.js'
 import { NodeFront } from './node-front.js'
 import {
   bearerSession,
@@ -58,6 +59,7 @@ export class ConnectorMcpEndpoint {
   readonly notifier: ListChangedNotifier
   /** Skill changes: notifications/resources/list_changed (the skills extension defines no notification of its own). */
   private readonly skillsNotifier: ListChangedNotifier
+  private readonly caps: ResultCaps
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -65,11 +67,13 @@ export class ConnectorMcpEndpoint {
     private readonly log: Logger,
     /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
     skills: SkillCatalogue = new SkillCatalogue(log),
-    options: { fastPath?: boolean; instructions?: ServerInstructions } = {},
+    options: { fastPath?: boolean; instructions?: ServerInstructions; maxResultBytes?: number } = {},
   ) {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
-    const tools = new ToolService(registry, this.cancellation)
+    // the cap on a tool result (TUTTI_MAX_RESULT_BYTES), and the whole results of cut calls
+    this.caps = new ResultCaps(options.maxResultBytes ?? daemonResultCap(process.env, log))
+    const tools = new ToolService(registry, this.cancellation, this.caps)
     // each listen stream is told of a change only when what its own session sees changed
     const bus = new ViewEventBus(
       (kind, view) =>
@@ -95,7 +99,9 @@ export class ConnectorMcpEndpoint {
     this.skillsNotifier = new ListChangedNotifier(() => this.handler.notify.resourcesChanged())
     skills.onChange(() => this.skillsNotifier.changed())
     sessions.onRevoked((revoked) => {
-      const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
+      const hashes = revoked.map((r) => r.hash)
+      this.caps.store.forget(hashes)
+      const closed = this.streams.closeSessions(hashes)
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
   }
@@ -185,6 +191,7 @@ export class ConnectorMcpEndpoint {
   async close(): Promise<void> {
     this.notifier.dispose()
     this.skillsNotifier.dispose()
+    this.caps.store.close()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }

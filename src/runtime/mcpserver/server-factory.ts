@@ -55,12 +55,13 @@ export function createServerFactory(
         exchange.settled ??
         (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
           signal: hctx.mcpReq.signal,
+          session: exchange.session,
           ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
         }))
       return answerOrThrow(outcome)
     })
 
-    serveSkills(server, skills, era, view)
+    serveSkills(server, skills, era, view, { results: tools.caps.store, session: exchange.session })
     server.setRequestHandler('prompts/list', async () => ({ prompts: [] }))
     return server
   }

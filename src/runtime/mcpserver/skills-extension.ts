@@ -8,6 +8,7 @@ import {
 import { z } from 'zod'
 import type { SessionView } from '../sessions/session-view.js'
 import type { Era } from './classify.js'
+import type { ResultStore } from './result-store.js'
 import { BadCursorError, type Page, type SkillCatalogue } from './skill-catalogue.js'
 
 /**
@@ -49,8 +50,17 @@ async function paged<R>(work: () => Promise<R>): Promise<R> {
 const cursorOf = (page: Page<unknown>): { nextCursor?: string } =>
   page.nextCursor ? { nextCursor: page.nextCursor } : {}
 
-/** Every answer is of the Skills `view` sees: another connector's Skill is not found, as if it were not there. */
-export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era | undefined, view: SessionView): void {
+/**
+ * Every answer is of the Skills `view` sees: another connector's Skill is not found, as if it were not there.
+ * resources/read also serves the whole results of cut tool calls (result-store.ts) to the session that made them.
+ */
+export function serveSkills(
+  server: Server,
+  catalogue: SkillCatalogue,
+  era: Era | undefined,
+  view: SessionView,
+  stored?: { results: ResultStore; session: string },
+): void {
   // the extension defines them from 2026-07-28; the SDK fills them in for the base methods itself
   const cache = era === 'modern' ? { resultType: 'complete', ...CACHE } : {}
 
@@ -79,6 +89,8 @@ export function serveSkills(server: Server, catalogue: SkillCatalogue, era: Era 
   server.setRequestHandler('resources/templates/list', async () => ({ resourceTemplates: [] }))
   server.setRequestHandler('resources/read', async (req) => {
     const { uri } = req.params
+    const result = stored?.results.read(uri, stored.session)
+    if (result) return result
     const content = await catalogue.read(uri, view).catch((err: unknown) => {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, {
         uri,

@@ -65,6 +65,8 @@ export interface ConnectorMCPRoute {
   fingerprint: string
   /** Tools of the upstream's table the connector's filter hides: not served, not callable, but known by name. */
   hidden?: readonly HiddenTool[]
+  /** The manifest's `mcp.maxResultBytes`: the cap on one result of its tools (absent: the daemon's). */
+  maxResultBytes?: number
 }
 
 /** A tool the connector's filter hides, by both of its names. */
@@ -79,6 +81,8 @@ export interface MCPToolBinding {
   readonly generation: number
   readonly client: RouteClient
   readonly tool: ConnectorMCPTool
+  /** The route's `maxResultBytes`. */
+  readonly maxResultBytes?: number
 }
 
 /** What an upstream reports: name, schema and metadata of one tool. */
