@@ -110,6 +110,11 @@ export class ConnectorMcpEndpoint {
     return this.streams.size
   }
 
+  /** The whole results of cut tool calls held for their sessions (result-store.ts). */
+  get storedResults(): { results: number; bytes: number } {
+    return this.caps.store.held
+  }
+
   /**
    * The hot path on node's own request (node-front.ts), for the daemon's
    * listener, which has applied the loopback guard to `headers`. false:
