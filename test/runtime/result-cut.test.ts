@@ -92,6 +92,39 @@ describe('fitText: a prefix of whole characters within the room', () => {
   })
 })
 
+describe('fitText against a character-by-character reference', () => {
+  /** The plain loop fitText's native narrowing must agree with. */
+  function reference(text: string, start: number, room: number): { end: number; bytes: number } {
+    let i = start
+    let used = 0
+    while (i < text.length) {
+      const pair = /[\ud800-\udbff][\udc00-\udfff]/.test(text.slice(i, i + 2))
+      const cost = Buffer.byteLength(text.slice(i, i + (pair ? 2 : 1)))
+      if (used + cost > room) break
+      used += cost
+      i += pair ? 2 : 1
+    }
+    return { end: i, bytes: used }
+  }
+  const alphabet = ['a', ' ', '\n', 'é', 'ß', '中', '€', '😀', '𝄞', '\ud800', '\udc00']
+  let seed = 42
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31
+    return seed % n
+  }
+  it('random texts, starts and rooms, including runs of one kind of character', () => {
+    for (let round = 0; round < 400; round++) {
+      const run = random(3) === 0
+      const length = random(300)
+      let text = ''
+      for (let i = 0; i < length; i++) text += alphabet[run ? round % alphabet.length : random(alphabet.length)]
+      const start = random(text.length + 1)
+      const room = random(900)
+      expect(fitText(text, start, room), JSON.stringify({ text, start, room })).toEqual(reference(text, start, room))
+    }
+  })
+})
+
 describe('cutResult', () => {
   it('text is cut at a character boundary, the note first, the link last', () => {
     const long = 'é中😀'.repeat(2000)

@@ -198,7 +198,7 @@ describe('ResultCaps', () => {
     expect(caps.store.held.results).toBe(0)
   })
 
-  it('a result nested past the stack is measured too, and cut to one that serializes', () => {
+  it('a result nested past the stack is measured too, cut to one that serializes, and read back', () => {
     const caps = new ResultCaps(100_000)
     let deep: unknown = 'bottom'
     for (let i = 0; i < 100_000; i++) deep = { deep }
@@ -207,6 +207,11 @@ describe('ResultCaps', () => {
     const cut = caps.apply(nested, binding('small_t'), 's')
     expect(JSON.stringify(cut).length).toBeLessThan(5000)
     expect(cut.structuredContent === undefined).toBe(true)
+    const link = (cut.content as Array<{ uri?: string }>).at(-1)!.uri!
+    expect(caps.store.read(link, 's')!.contents.map((c) => ('text' in c ? c.text.slice(0, 52) : c))).toEqual([
+      'deep',
+      '[tutti] This part could not be written as JSON: Maxi',
+    ])
     caps.store.close()
   })
 

@@ -43,8 +43,18 @@ export function partsOf(result: ToolCallResult): Part[] {
   const rest: Record<string, unknown> = {}
   for (const [key, value] of Object.entries(result))
     if (key !== 'content' && key !== 'isError' && value !== undefined) rest[key] = value
-  if (Object.keys(rest).length) parts.push({ mimeType: JSON_MIME, text: JSON.stringify(rest) })
+  if (Object.keys(rest).length) parts.push({ mimeType: JSON_MIME, text: jsonOf(rest) })
   return parts
+}
+
+/** JSON text of a part; one nested past the stack cannot be written, and says so instead of failing the read. */
+function jsonOf(value: unknown): string {
+  try {
+    return JSON.stringify(value)
+  } catch (err) {
+    // the rest of the result is still served; this part's absence is said in its place
+    return `[tutti] This part could not be written as JSON: ${(err as Error).message}`
+  }
 }
 
 /** A MIME type as the upstream gave it, if it is one (a long string is not: it would crowd out the content). */
@@ -63,7 +73,7 @@ function partOf(block: unknown): Part {
     if (typeof resource.blob === 'string')
       return { mimeType: mimeType ?? 'application/octet-stream', blob: resource.blob }
   }
-  return { mimeType: JSON_MIME, text: JSON.stringify(block) }
+  return { mimeType: JSON_MIME, text: jsonOf(block) }
 }
 
 /** The pieces of `result`, each at most `pieceBytes` (result-size.ts) but for a blob larger than that. */
