@@ -20,6 +20,8 @@ export const toolPrefix = (key: string): string => `${key}_`
 export const TOKEN_ENV = 'TUTTI_CONNECTOR_TOKEN'
 /** How long a prepared session's token lives unless a `--ttl` says otherwise (`90m`, `12h`, `7d`). */
 export const SESSION_TTL_ENV = 'TUTTI_SESSION_TTL'
+/** The daemon's cap on one tool result, in bytes of its JSON (docs/output-caps.md). */
+export const MAX_RESULT_BYTES_ENV = 'TUTTI_MAX_RESULT_BYTES'
 /** A connector's own writable data directory, in its server's and CLI's environment. */
 export const DATA_DIR_VAR = 'TUTTI_CONNECTOR_DATA'
 /**

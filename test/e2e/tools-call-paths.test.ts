@@ -12,8 +12,9 @@ import { cleanupState, tempStateDir } from '../support/tutti.js'
 // tools/call is served by a fast path when the request is exactly right, and
 // by the SDK otherwise. The full parity matrix (every result shape and error
 // code, both eras) is in-process: test/runtime/mcp-endpoint-parity.test.ts.
-// Here: the same holds with a real daemon and a real upstream, and a
-// cancellation reaches the real upstream process.
+// Here: the same holds with a real daemon and a real upstream (a result
+// cut by the output cap too), and a cancellation reaches the real upstream
+// process.
 describe('tools/call: fast path and SDK path agree, against the real daemon', () => {
   let dir: string
   let traceDir: string
@@ -23,7 +24,10 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     dir = tempStateDir('paths')
     traceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-paths-trace-'))
     trace = path.join(traceDir, 'fx-calls')
-    await installed(dir, faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace } }))
+    // fx's manifest lets a result of 16 MiB pass whole (mcp.maxResultBytes); fd has the daemon's cap
+    const whole = 16 * 1024 * 1024
+    await installed(dir, faultConnector({ key: 'fx', env: { FIXTURE_TRACE: trace }, maxResultBytes: whole }))
+    await installed(dir, faultConnector({ key: 'fd' }))
     binding = (await prepared(dir, { session: 'paths' })).mcpServers[0]!
   })
   afterAll(async () => {
@@ -75,6 +79,25 @@ describe('tools/call: fast path and SDK path agree, against the real daemon', ()
     expect(legacyFast.text).toBe(legacySdk.text)
     if (tool === 'echo' && String(args.message).length > 1024 * 1024)
       expect(fast.text.length).toBeGreaterThan(1536 * 1024)
+  })
+
+  it('a result cut by the cap: the same bytes on both paths, in both eras, but for its stored id', async () => {
+    const id = /tutti:\/\/results\/[A-Za-z0-9_-]{22}/g
+    const same = (a: string, b: string) => {
+      expect(a.length).toBe(b.length)
+      expect(a.replace(id, '<id>')).toBe(b.replace(id, '<id>'))
+    }
+    const args = { message: 'x'.repeat(1536 * 1024) }
+    const fast = await modernPost(binding, 'tools/call', { name: 'fd_echo', arguments: args })
+    const sdk = await modernPost(binding, 'tools/call', { name: 'fd_echo', arguments: args, _meta: sdkMeta })
+    expect([fast.status, fast.headers['content-type']]).toEqual([sdk.status, sdk.headers['content-type']])
+    same(fast.text, sdk.text)
+    expect(fast.text.length).toBeLessThan(100_300)
+    expect(fast.json.result.content.at(-1)).toMatchObject({ type: 'resource_link', uri: expect.stringMatching(id) })
+    const body = { id: 9, method: 'tools/call', params: { name: 'fd_echo', arguments: args } }
+    const legacyFast = await legacyPost(binding, body, { 'mcp-protocol-version': '2025-06-18' })
+    const legacySdk = await legacyPost(binding, body)
+    same(legacyFast.text, legacySdk.text)
   })
 
   it('tools/list: same bytes on both paths, both eras', async () => {

@@ -48,6 +48,22 @@ const cases: Array<{ name: string; dir: () => string; field: RegExp }> = [
     field: /mcp\.timeout: unknown field/,
   },
   {
+    name: 'a result cap under 4 KiB',
+    dir: () => makeConnector(baseManifest({ mcp: { transport: 'stdio', command: 'node', maxResultBytes: 100 } })),
+    field: /mcp\.maxResultBytes: must be at least 4096/,
+  },
+  {
+    name: 'a result cap over 16 MiB',
+    dir: () =>
+      makeConnector(baseManifest({ mcp: { transport: 'http', url: 'https://x.test/mcp', maxResultBytes: 2 ** 25 } })),
+    field: /mcp\.maxResultBytes: must be at most 16777216 \(16 MiB\)/,
+  },
+  {
+    name: 'a result cap that is not a whole number',
+    dir: () => makeConnector(baseManifest({ mcp: { transport: 'stdio', command: 'node', maxResultBytes: 5000.5 } })),
+    field: /mcp\.maxResultBytes: must be a whole number of bytes/,
+  },
+  {
     name: 'path escaping with ..',
     dir: () => makeConnector(baseManifest({ cli: { entrypoint: '../outside.js' } })),
     field: /cli\.entrypoint: must stay inside the release/,

@@ -67,6 +67,25 @@ export const TOOLS: UpstreamTool[] = [
   { name: 'broken', description: 'A failure that is not JSON-RPC', inputSchema: obj() },
 ]
 
+/**
+ * Tools of a connector with a small cap (CAP_BYTES), for cut results (startEndpoint({ caps: true })): text, images
+ * and an embedded resource; a typed tool; multi-byte text.
+ */
+export const CAP_BYTES = 4096
+export const CAP_TOOLS: UpstreamTool[] = [
+  { name: 'pictures', description: 'Text, two images, text', inputSchema: obj({ bytes: { type: 'integer' } }) },
+  {
+    name: 'typed',
+    description: 'Structured content under an outputSchema',
+    inputSchema: obj({ count: { type: 'integer' } }),
+    outputSchema: obj({ items: { type: 'array', items: { type: 'string' } } }),
+  },
+  { name: 'accents', description: 'Multi-byte text', inputSchema: obj({ repeat: { type: 'integer' } }) },
+]
+
+/** Valid base64 of `bytes` bytes (the SDK checks it). */
+const base64 = (bytes: number): string => Buffer.alloc(bytes, 7).toString('base64')
+
 export class FakeUpstream implements RouteClient {
   readonly calls: Array<{ name: string; args: Record<string, unknown> | undefined }> = []
   cancelled = 0
@@ -115,6 +134,21 @@ export class FakeUpstream implements RouteClient {
         }
       case 'bare':
         return { structuredContent: { a: 1 } } as unknown as ToolCallResult
+      case 'pictures':
+        return {
+          content: [
+            { type: 'text', text: 'two pictures follow' },
+            { type: 'image', data: base64(Number(args?.bytes)), mimeType: 'image/png' },
+            { type: 'image', data: base64(64), mimeType: 'image/png' },
+            { type: 'resource', resource: { uri: 'file:///log.txt', mimeType: 'text/plain', text: 'l'.repeat(3000) } },
+          ],
+        }
+      case 'typed': {
+        const items = Array.from({ length: Number(args?.count) }, (_, i) => `item ${i} ✓`)
+        return { content: [{ type: 'text', text: JSON.stringify({ items }) }], structuredContent: { items } }
+      }
+      case 'accents':
+        return text('é中😀'.repeat(Number(args?.repeat)))
       case 'broken':
         throw new Error('the pipe broke')
       default:
@@ -145,7 +179,7 @@ export interface Harness {
   close(): Promise<void>
 }
 
-export async function startEndpoint(): Promise<Harness> {
+export async function startEndpoint(options: { caps?: boolean } = {}): Promise<Harness> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-endpoint-'))
   const logLines: string[] = []
   const log = createLogger(memorySink(logLines), undefined, 'mcp', 'debug')
@@ -155,6 +189,7 @@ export async function startEndpoint(): Promise<Harness> {
   const registry = new ConnectorMCPRegistry()
   const upstream = new FakeUpstream()
   registry.commit(buildRoute('fx', 1, upstream, TOOLS))
+  if (options.caps) registry.commit({ ...buildRoute('cx', 1, upstream, CAP_TOOLS), maxResultBytes: CAP_BYTES })
   const endpoint = new ConnectorMcpEndpoint(registry, sessions, log)
   return {
     endpoint,
@@ -171,6 +206,10 @@ export async function startEndpoint(): Promise<Harness> {
 }
 
 export const URL_ = `http://127.0.0.1:7777${MCP_PATH}`
+
+/** A stored result's URI: 128 random bits, so two calls' answers differ there and only there. */
+export const RESULT_URI = /tutti:\/\/results\/[A-Za-z0-9_-]{22}/g
+export const withoutResultIds = (text: string): string => text.replace(RESULT_URI, 'tutti://results/<id>')
 
 export interface Answer {
   status: number

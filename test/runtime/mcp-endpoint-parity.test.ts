@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
+  CAP_BYTES,
   legacy,
   MODERN_META,
   modern,
+  RESULT_URI,
   SDK_META,
   startEndpoint,
+  withoutResultIds,
   type Answer,
   type Harness,
 } from './mcp-endpoint-harness.js'
@@ -14,7 +17,7 @@ import {
 // them apart: same status, same headers, same bytes.
 let h: Harness
 beforeAll(async () => {
-  h = await startEndpoint()
+  h = await startEndpoint({ caps: true })
 })
 afterAll(async () => {
   await h.close()
@@ -25,11 +28,13 @@ function visibleHeaders(a: Answer): Record<string, string> {
   return Object.fromEntries([...a.headers].filter(([k]) => k !== 'content-length' && k !== 'connection'))
 }
 
+/** The same bytes; a cut result's link names the call's own stored result, so only its id may differ. */
 function expectSameAnswer(fast: Answer, sdk: Answer): void {
   expect(sdk.fast).toBe(false)
   expect(fast.status).toBe(sdk.status)
   expect(visibleHeaders(fast)).toEqual(visibleHeaders(sdk))
-  expect(fast.text).toBe(sdk.text)
+  expect(fast.text.length).toBe(sdk.text.length)
+  expect(withoutResultIds(fast.text)).toBe(withoutResultIds(sdk.text))
 }
 
 /** Each request reaches the upstream exactly once, whichever path encodes its answer. */
@@ -45,6 +50,7 @@ const CALLS: Array<[string, Record<string, unknown>, boolean]> = [
   ['echo', { message: 'same either way' }, true],
   ['structured', {}, true],
   ['fail', {}, true],
+  // over the daemon's default cap (100,000 bytes): cut, with a link
   ['big', { bytes: 3 * 1024 * 1024 }, true],
   ['meta', {}, true],
   ['bare', {}, false],
@@ -157,6 +163,41 @@ describe('2025-06-18: fast path and SDK path give the same SSE frame', () => {
     const sdk = await legacy(h, { id: 3, method: 'tools/list' }, false)
     expect(fast.fast).toBe(true)
     expectSameAnswer(fast, sdk)
+  })
+})
+
+// over the cx connector's cap (CAP_BYTES): text cut, images left out, an embedded resource cut, a typed tool's
+// structuredContent left out (and the result an error), multi-byte text cut at a character
+const CUT: Array<[string, Record<string, unknown>]> = [
+  ['cx_pictures', { bytes: 6000 }],
+  ['cx_typed', { count: 400 }],
+  ['cx_accents', { repeat: 2000 }],
+  ['fx_big', { bytes: 3 * 1024 * 1024 }],
+]
+
+describe('a cut result: the same bytes on both paths, in both eras, but for its id', () => {
+  it.each(CUT)('%s %j', async (name, args) => {
+    const fast = await once(() => modern(h, 'tools/call', { name, arguments: args }))
+    const sdk = await once(() => modern(h, 'tools/call', { name, arguments: args, _meta: SDK_META }))
+    expect(fast.fast).toBe(true)
+    expectSameAnswer(fast, sdk)
+    expect(fast.json.result.content[0].text).toMatch(/^\[tutti\] This tool result is [\d,]+ bytes, over the cap/)
+    expect(fast.json.result.content.at(-1)).toMatchObject({
+      type: 'resource_link',
+      uri: expect.stringMatching(RESULT_URI),
+    })
+    // two calls, two stored results
+    expect(fast.json.result.content.at(-1).uri).not.toBe(sdk.json.result.content.at(-1).uri)
+
+    const message = { id: 7, method: 'tools/call', params: { name, arguments: args } }
+    const legacyFast = await once(() => legacy(h, message))
+    const legacySdk = await once(() => legacy(h, message, false))
+    expect(legacyFast.fast).toBe(true)
+    expectSameAnswer(legacyFast, legacySdk)
+    // the result as it came, before 2026-07-28 stamps it: within the cap
+    const cap = name.startsWith('cx_') ? CAP_BYTES : 100_000
+    expect(Buffer.byteLength(JSON.stringify(legacyFast.json.result))).toBeLessThanOrEqual(cap)
+    expect(Buffer.byteLength(JSON.stringify(legacyFast.json.result))).toBeGreaterThan(cap - 2000)
   })
 })
 

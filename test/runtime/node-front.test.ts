@@ -4,6 +4,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLogger, memorySink } from '../../src/runtime/log/logger.js'
+import { MAX_RESULT_BYTES_LIMITS } from '../../src/runtime/manifest/schema.js'
 import { ConnectorMcpEndpoint } from '../../src/runtime/mcpserver/mcp-endpoint.js'
 import { NO_DIRECT_CALLS_ENV, UPSTREAM_CLIENT_INFO } from '../../src/runtime/names.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
@@ -104,10 +105,12 @@ beforeAll(async () => {
   const sessions = new SessionTokens(path.join(dir, 'sessions.json'), log)
   await sessions.load()
   token = await sessions.issue('ws', 'node-front', 'codex')
-  endpoint = new ConnectorMcpEndpoint(registry, sessions, log)
+  // a result of LARGE bytes passes whole: this is about the bytes on the way (cut results: mcp-endpoint-parity.test.ts)
+  const whole = { maxResultBytes: MAX_RESULT_BYTES_LIMITS.max }
+  endpoint = new ConnectorMcpEndpoint(registry, sessions, log, undefined, whole)
   node = await listenOverNode(endpoint, { front: true })
   h3only = await listenOverNode(endpoint, { front: false })
-  standardEndpoint = new ConnectorMcpEndpoint(registry, sessions, log, undefined, { fastPath: false })
+  standardEndpoint = new ConnectorMcpEndpoint(registry, sessions, log, undefined, { fastPath: false, ...whole })
   standard = await listenOverNode(standardEndpoint, { front: true })
 })
 afterAll(async () => {

@@ -26,6 +26,8 @@ export function faultConnector(options: {
   auth?: string[]
   env?: Record<string, string>
   activation?: 'eager' | 'lazy'
+  /** The manifest's `mcp.maxResultBytes`. */
+  maxResultBytes?: number
   manifest?: Record<string, unknown>
 }): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-fixture-${options.key}-`))
@@ -53,6 +55,7 @@ export function faultConnector(options: {
       args: ['server.mjs'],
       env,
       ...(options.activation ? { activation: options.activation } : {}),
+      ...(options.maxResultBytes ? { maxResultBytes: options.maxResultBytes } : {}),
     },
     ...options.manifest,
   }

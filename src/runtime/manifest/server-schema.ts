@@ -66,6 +66,18 @@ const timeouts = z.strictObject({
   startupSeconds: z.number().positive('must be more than 0').max(MCP_TIMEOUT_LIMITS.startupSeconds).optional(),
 })
 
+/**
+ * `mcp.maxResultBytes`: the cap on one tool result, in bytes of its JSON (absent: the daemon's,
+ * mcpserver/result-caps.ts). Under 4 KiB a cut result would be mostly its note; no upstream message may be
+ * over 16 MiB, so that much is as good as no cap.
+ */
+export const MAX_RESULT_BYTES_LIMITS = { min: 4096, max: 16 * 1024 * 1024 } as const
+const maxResultBytes = z
+  .number()
+  .int('must be a whole number of bytes')
+  .min(MAX_RESULT_BYTES_LIMITS.min, `must be at least ${MAX_RESULT_BYTES_LIMITS.min}`)
+  .max(MAX_RESULT_BYTES_LIMITS.max, `must be at most ${MAX_RESULT_BYTES_LIMITS.max} (16 MiB)`)
+
 const stdioServer = z.strictObject({
   transport: z.literal('stdio'),
   command: z.string().min(1, 'must not be empty'),
@@ -74,6 +86,7 @@ const stdioServer = z.strictObject({
   activation: activation.optional(),
   idleTimeoutSeconds: z.number().int().positive().optional(),
   timeouts: timeouts.optional(),
+  maxResultBytes: maxResultBytes.optional(),
   tools: tools.optional(),
 })
 
@@ -87,6 +100,7 @@ const httpServer = z.strictObject({
   activation: activation.default('eager'),
   idleTimeoutSeconds: z.number().int().positive().optional(),
   timeouts: timeouts.optional(),
+  maxResultBytes: maxResultBytes.optional(),
   tools: tools.optional(),
 })
 
@@ -123,6 +137,11 @@ export function manifestToolFilter(mcp: McpServerSpec | undefined): Omit<ToolsOb
   if (!t || Array.isArray(t)) return undefined
   const { declared: _declared, ...filter } = t
   return Object.keys(filter).length ? filter : undefined
+}
+
+/** The manifest's cap on one result (`mcp.maxResultBytes`), as a route carries it; {} for the daemon's. */
+export function resultCapOf(mcp: McpServerSpec | undefined): { maxResultBytes?: number } {
+  return mcp?.maxResultBytes === undefined ? {} : { maxResultBytes: mcp.maxResultBytes }
 }
 
 /** The path of declaration `i` in the manifest, for its issues: `mcp.tools[i]` or `mcp.tools.declared[i]`. */

@@ -164,6 +164,7 @@ export class FastPath {
     const params = body.params as { name: string; arguments?: Record<string, unknown> }
     const outcome = await this.tools.call(request.binding, params.name, params.arguments, {
       cancel,
+      session,
       ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}),
     })
     if (!outcome.ok || !plainResult(outcome.result)) return outcome

@@ -22,6 +22,7 @@ import { ResourceService } from './resource-service.js'
 import { ResourceUpdates } from './resource-updates.js'
 import { UpstreamSubscriptions } from './upstream-subscriptions.js'
 import { ListenStreams } from './listen-streams.js'
+import { daemonResultCap, ResultCaps } from './result-caps.js'
 import { NodeFront } from './node-front.js'
 import {
   bearerSession,
@@ -72,6 +73,7 @@ export class ConnectorMcpEndpoint {
   private readonly notices: ListNotices
   private readonly updates: ResourceUpdates
   private readonly subscriptions: UpstreamSubscriptions
+  private readonly caps: ResultCaps
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -79,14 +81,16 @@ export class ConnectorMcpEndpoint {
     private readonly log: Logger,
     /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
     skills: SkillCatalogue = new SkillCatalogue(log),
-    options: { fastPath?: boolean; instructions?: ServerInstructions } = {},
+    options: { fastPath?: boolean; instructions?: ServerInstructions; maxResultBytes?: number } = {},
   ) {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
-    const tools = new ToolService(registry, this.cancellation)
+    // the cap on a tool result (TUTTI_MAX_RESULT_BYTES), and the whole results of cut calls
+    this.caps = new ResultCaps(options.maxResultBytes ?? daemonResultCap(process.env, log))
+    const tools = new ToolService(registry, this.cancellation, this.caps)
     const surface = {
       prompts: new PromptService(registry),
-      resources: new ResourceService(registry, skills),
+      resources: new ResourceService(registry, skills, { results: this.caps.store }),
       completions: new CompletionService(registry),
     }
     // each listen stream is told of a change only when what its own session sees changed
@@ -110,7 +114,9 @@ export class ConnectorMcpEndpoint {
     this.updates = new ResourceUpdates((uri) => this.handler.notify.resourceUpdated(uri), log)
     this.subscriptions = new UpstreamSubscriptions(surface.resources, log)
     sessions.onRevoked((revoked) => {
-      const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
+      const hashes = revoked.map((r) => r.hash)
+      this.caps.store.forget(hashes)
+      const closed = this.streams.closeSessions(hashes)
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
   }
@@ -122,6 +128,11 @@ export class ConnectorMcpEndpoint {
   /** An upstream said a resource changed (`uri` as the connector server serves it). */
   resourceUpdated(uri: string): void {
     this.updates.updated(uri)
+  }
+
+  /** The whole results of cut tool calls held for their sessions (result-store.ts). */
+  get storedResults(): { results: number; bytes: number } {
+    return this.caps.store.held
   }
 
   /**
@@ -215,6 +226,7 @@ export class ConnectorMcpEndpoint {
   async close(): Promise<void> {
     this.notices.dispose()
     this.updates.dispose()
+    this.caps.store.close()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }

@@ -6,6 +6,7 @@ import type { RouteCallOptions, RouteClient } from '../registry/route.js'
 import type { ConnectorResource, ConnectorResourceTemplate } from '../registry/surface.js'
 import { PerView, type SessionView } from '../sessions/session-view.js'
 import { printOf } from './prompt-service.js'
+import type { ResultStore } from './result-store.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { asProtocolError, withoutUpstreamIdentity } from './tool-service.js'
 
@@ -14,7 +15,7 @@ export const RESOURCE_PAGE_SIZE = 500
 
 /** The error for a URI nobody serves to this session (SEP-2164: -32602 with the URI in `data`, in both eras). */
 export function resourceNotFound(uri: string): ProtocolError {
-  return new ProtocolError(ProtocolErrorCode.InvalidParams, `Resource not found: ${uri}`, { uri })
+  return new ProtocolError(ProtocolErrorCode.InvalidParams, `resource not found: ${uri}`, { uri })
 }
 
 /** An earlier spec's "resource not found" (-32002) from an upstream is this one's (-32602), still with the URI. */
@@ -41,6 +42,8 @@ export class ResourceService {
   constructor(
     private readonly registry: ConnectorMCPRegistry,
     private readonly skills: SkillCatalogue,
+    /** The whole results of cut tool calls (result-store.ts), served to the session that made them. */
+    private readonly stored?: { results: ResultStore },
   ) {}
 
   seen(view: SessionView): {
@@ -88,8 +91,18 @@ export class ResourceService {
     return { resourceTemplates: this.seen(view).templates.map((t) => JSON.parse(t.json)) }
   }
 
-  /** A Skill's file, else the owning connector's answer (its URIs mapped); not found for anything else. */
-  async read(uri: string, view: SessionView, options: RouteCallOptions): Promise<Record<string, unknown>> {
+  /**
+   * A stored whole result of the session's own cut call, a Skill's file, else the owning connector's answer (its
+   * URIs mapped); not found for anything else.
+   */
+  async read(
+    uri: string,
+    view: SessionView,
+    options: RouteCallOptions,
+    session: string,
+  ): Promise<Record<string, unknown>> {
+    const result = this.stored?.results.read(uri, session)
+    if (result) return result as unknown as Record<string, unknown>
     const skill = await this.skills.read(uri, view).catch((err: unknown) => {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `${uri} cannot be served: ${(err as Error).message}`, {
         uri,

@@ -56,13 +56,14 @@ export function createServerFactory(
         exchange.settled ??
         (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
           signal: hctx.mcpReq.signal,
+          session: exchange.session,
           ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
         }))
       return answerOrThrow(outcome)
     })
 
     serveSkills(server, skills, era, view)
-    serveSurface(server, surface, era, view)
+    serveSurface(server, surface, era, view, exchange.session)
     return server
   }
 }

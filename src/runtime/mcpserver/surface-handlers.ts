@@ -32,7 +32,13 @@ export function surfaceCapabilities(era: Era | undefined) {
  * unsubscribe exist in the 2025 era only (2026-07-28 subscribes on a
  * subscriptions/listen stream).
  */
-export function serveSurface(server: Server, services: SurfaceServices, era: Era | undefined, view: SessionView): void {
+export function serveSurface(
+  server: Server,
+  services: SurfaceServices,
+  era: Era | undefined,
+  view: SessionView,
+  session: string,
+): void {
   const { prompts, resources, completions } = services
   // the answers are the upstreams' (decoded by the SDK client) or built from them: the SDK's own result types hold
   server.setRequestHandler('prompts/list', async (req) => prompts.list(req.params?.cursor, view) as never)
@@ -43,7 +49,7 @@ export function serveSurface(server: Server, services: SurfaceServices, era: Era
   server.setRequestHandler('resources/list', async (req) => (await resources.list(req.params?.cursor, view)) as never)
   server.setRequestHandler('resources/templates/list', async () => resources.templates(view) as never)
   server.setRequestHandler('resources/read', async (req, ctx) => {
-    return (await resources.read(req.params.uri, view, { signal: ctx.mcpReq.signal })) as never
+    return (await resources.read(req.params.uri, view, { signal: ctx.mcpReq.signal }, session)) as never
   })
   server.setRequestHandler('completion/complete', async (req, ctx) => {
     const params = req.params as Record<string, unknown>

@@ -13,6 +13,7 @@ import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
 import { PerView, SessionView } from '../sessions/session-view.js'
 import type { LegacyCancellation } from './legacy-cancellation.js'
+import { ResultCaps } from './result-caps.js'
 
 /** How a tools/call ended: the upstream's result, or the JSON-RPC error to answer with. */
 export type ToolOutcome = { ok: true; result: ToolCallResult; connector: string } | { ok: false; error: ProtocolError }
@@ -24,17 +25,21 @@ export interface CallOptions {
   signal?: AbortSignal
   /** A 2025-era call, which a later `notifications/cancelled` of the same session may cancel. */
   legacy?: { session: string; id: unknown }
+  /** The calling session (its token's hash): the only one that may read the whole of a cut result. */
+  session?: string
 }
 
 /**
  * tools/list and tools/call against the registry, for both serving paths:
  * the fast path encodes what this returns, the SDK handlers return it to
- * the SDK. Nothing else touches a binding's client.
+ * the SDK. Nothing else touches a binding's client. A result over its cap
+ * is cut here (result-caps.ts), so both paths send the same cut result.
  */
 export class ToolService {
   constructor(
     private readonly registry: ConnectorMCPRegistry,
     private readonly cancellation: LegacyCancellation,
+    readonly caps: ResultCaps = new ResultCaps(),
   ) {}
 
   /** By registry snapshot, then view print: the print of what that view sees (list_changed compares them). */
@@ -84,8 +89,9 @@ export class ToolService {
           return cancel.signal
         },
       })
-      const answer = publishedContent(binding.connectorKey, withoutUpstreamIdentity(result))
-      return { ok: true, result: answer, connector: binding.connectorKey }
+      const published = publishedContent(binding.connectorKey, withoutUpstreamIdentity(result))
+      const served = this.caps.apply(published, binding, options.session)
+      return { ok: true, result: served, connector: binding.connectorKey }
     } catch (err) {
       // answered as the call's protocol error, naming the connector
       return failure(err, binding.connectorKey)

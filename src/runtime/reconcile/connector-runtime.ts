@@ -1,5 +1,5 @@
 import type { Logger } from '../log/logger.js'
-import { declaredToolsOf, type EffectiveActivation } from '../manifest/schema.js'
+import { declaredToolsOf, resultCapOf, type EffectiveActivation } from '../manifest/schema.js'
 import type { InterfaceStatus } from '../control-protocol/connector-state.js'
 import { buildRoute } from '../registry/build-route.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -133,9 +133,10 @@ export class ConnectorRuntime {
     if (!this.desired || this.disposed) return false
     const generation = this.registry.nextGeneration(this.key)
     let route: ReturnType<typeof buildRoute>
-    const { filter } = this.desired.state
+    const { filter, release } = this.desired.state
     try {
-      route = buildRoute(this.key, generation, client, table, filter)
+      // the manifest's cap on one result travels with the route to each call's binding (mcpserver/result-caps.ts)
+      route = Object.assign(buildRoute(this.key, generation, client, table, filter), resultCapOf(release.manifest.mcp))
     } catch (err) {
       // fail() logs it with the reason; the previous generation keeps serving
       this.fail(err, reason, client)

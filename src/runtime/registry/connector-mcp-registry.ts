@@ -183,10 +183,8 @@ export class ConnectorMCPRegistry {
     const all: ConnectorMCPTool[] = []
     for (const route of this.routes.values()) {
       for (const tool of route.tools) {
-        bindings.set(
-          tool.localName,
-          Object.freeze({ connectorKey: route.connectorKey, generation: route.generation, client: route.client, tool }),
-        )
+        const { connectorKey, generation, client, maxResultBytes } = route
+        bindings.set(tool.localName, Object.freeze({ connectorKey, generation, client, tool, maxResultBytes }))
         all.push(tool)
       }
     }

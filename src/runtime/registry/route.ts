@@ -82,6 +82,8 @@ export interface ConnectorMCPRoute {
   hidden?: readonly HiddenTool[]
   /** Its prompts, resources and resource templates (absent: a route built from tools alone). */
   surface?: RouteSurface
+  /** The manifest's `mcp.maxResultBytes`: the cap on one result of its tools (absent: the daemon's). */
+  maxResultBytes?: number
 }
 
 /** A tool the connector's filter hides, by both of its names. */
@@ -96,6 +98,8 @@ export interface MCPToolBinding {
   readonly generation: number
   readonly client: RouteClient
   readonly tool: ConnectorMCPTool
+  /** The route's `maxResultBytes`. */
+  readonly maxResultBytes?: number
 }
 
 /** What an upstream reports: name, schema and metadata of one tool. */
