@@ -20,16 +20,23 @@ export const viewFlags = {
     delimiter: ',',
     helpValue: 'KEY,KEY',
   }),
+  as: Flags.string({
+    description:
+      "the session sees this one connector under its server's own names (tools, prompts, resource URIs unprefixed)",
+    helpValue: 'KEY',
+  }),
 }
 
 /** The flags as prepareRuntime takes them (absent flags stay absent). */
-export function viewOptions(flags: { connectors?: string[]; 'hide-connectors'?: string[] }): {
+export function viewOptions(flags: { connectors?: string[]; 'hide-connectors'?: string[]; as?: string }): {
   connectors?: string[]
   hideConnectors?: string[]
+  as?: string
 } {
   const trim = (keys: string[]) => keys.map((k) => k.trim()).filter((k) => k !== '')
   return {
     ...(flags.connectors ? { connectors: trim(flags.connectors) } : {}),
     ...(flags['hide-connectors'] ? { hideConnectors: trim(flags['hide-connectors']) } : {}),
+    ...(flags.as !== undefined ? { as: flags.as.trim() } : {}),
   }
 }

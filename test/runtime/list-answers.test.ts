@@ -13,6 +13,8 @@ const table = (key: string, n: number): ConnectorMCPTool[] =>
     Array.from({ length: n }, (_, i) => ({ name: `t${i}`, inputSchema: { type: 'object' } })),
   ).tools
 const only = (key: string) => SessionView.of([{ from: 'flags', connectors: [key] }])
+/** What the fast path hands over: the view, and what it is served of the snapshot. */
+const seen = (base: readonly ConnectorMCPTool[], view: SessionView) => [view, view.tools(base)] as const
 
 describe('ListAnswers', () => {
   const base = [...table('a', 3), ...table('b', 3)]
@@ -20,9 +22,9 @@ describe('ListAnswers', () => {
   it('sessions that see the same share one answer, whichever of their views asked first', () => {
     const answers = new ListAnswers('{}')
     // two sessions: two SessionView instances of one print, each with its own filtered copy of the snapshot
-    const first = answers.get(base, only('a'))
-    expect(answers.get(base, only('a'))).toBe(first)
-    expect(answers.get(base, SessionView.WHOLE)).not.toBe(first)
+    const first = answers.get(base, ...seen(base, only('a')))
+    expect(answers.get(base, ...seen(base, only('a')))).toBe(first)
+    expect(answers.get(base, ...seen(base, SessionView.WHOLE))).not.toBe(first)
     expect(first.snapshot.map((t) => t.localName)).toEqual(['a_t0', 'a_t1', 'a_t2'])
   })
 
@@ -30,13 +32,13 @@ describe('ListAnswers', () => {
     const bytes = (tools: readonly ConnectorMCPTool[]) => 2 * tools.reduce((n, t) => n + t.json.length, 0)
     // room for two views of three tools each, not three
     const answers = new ListAnswers('{}', bytes(table('a', 3)) * 2)
-    const a = answers.get(base, only('a'))
-    const b = answers.get(base, only('b'))
-    expect(answers.get(base, only('a'))).toBe(a) // a is now the most recently used
-    answers.get(base, SessionView.of([{ from: 'flags', hide: ['a'] }]))
-    expect(answers.get(base, only('a'))).toBe(a)
-    expect(answers.get(base, only('b'))).not.toBe(b)
+    const a = answers.get(base, ...seen(base, only('a')))
+    const b = answers.get(base, ...seen(base, only('b')))
+    expect(answers.get(base, ...seen(base, only('a')))).toBe(a) // a is now the most recently used
+    answers.get(base, ...seen(base, SessionView.of([{ from: 'flags', hide: ['a'] }])))
+    expect(answers.get(base, ...seen(base, only('a')))).toBe(a)
+    expect(answers.get(base, ...seen(base, only('b')))).not.toBe(b)
     const next = [...base]
-    expect(answers.get(next, only('a'))).not.toBe(a)
+    expect(answers.get(next, ...seen(next, only('a')))).not.toBe(a)
   })
 })

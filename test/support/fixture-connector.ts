@@ -153,3 +153,24 @@ export function fullConnector(
     { ...CLI_FILE, [`skills/${key}-workflow/SKILL.md`]: skill(`${key}-workflow`) },
   )
 }
+
+/** A connector around test/fixtures/app-server.mjs: an MCP App (a `ui://` page) and the tools it calls. */
+export function appConnector(key: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-app-${key}-`))
+  const source = fs
+    .readFileSync(path.join(REPO, 'test/fixtures/app-server.mjs'), 'utf8')
+    .replaceAll('__SDK_SERVER__', SDK_SERVER)
+    .replaceAll('__SDK_STDIO__', SDK_STDIO)
+  fs.writeFileSync(path.join(dir, 'server.mjs'), source)
+  const manifest = {
+    schemaVersion: 1,
+    key,
+    name: `App ${key}`,
+    version: '1.0.0',
+    description: 'an MCP App fixture',
+    auth: { kind: 'none' },
+    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'] },
+  }
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
+  return dir
+}

@@ -45,6 +45,8 @@ export async function prepared(
     /** The session's view (`--connectors`, `--hide-connectors`) and the session it is prepared in. */
     connectors?: string[]
     hideConnectors?: string[]
+    /** `--as`: the one connector the session sees under its server's own names. */
+    as?: string
     parentToken?: string
   },
 ): Promise<PreparedRuntime> {

@@ -27,6 +27,8 @@ export interface BridgeRunOptions {
   /** The bridge's view (see session exec): only these connectors, not these. */
   connectors?: string[]
   hideConnectors?: string[]
+  /** The session sees this one connector under its server's own names. */
+  as?: string
   input?: Readable
   output?: Writable
   log?: (line: string) => void
@@ -47,7 +49,8 @@ export async function runBridge(options: BridgeRunOptions): Promise<void> {
       `--workspace/--session: ${ids.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`,
     )
   // a view that names what is not in a project file is refused before stdin is read
-  const view = ownLayers({ workspace, connectors: options.connectors, hideConnectors: options.hideConnectors })
+  const { connectors, hideConnectors, as } = options
+  const view = ownLayers({ workspace, connectors, hideConnectors, as })
   const parentToken = process.env[TOKEN_ENV] || undefined
   const identity = { workspace, session, ...(view.length ? { view } : {}), ...(parentToken ? { parentToken } : {}) }
   const input = options.input ?? process.stdin

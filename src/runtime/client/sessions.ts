@@ -36,6 +36,8 @@ export interface PrepareRuntimeOptions {
   /** Only these connectors (`--connectors`); and not these (`--hide-connectors`). */
   connectors?: string[]
   hideConnectors?: string[]
+  /** The session sees this one connector under its server's own names (`--as`). */
+  as?: string
   /**
    * The token of the session this one is prepared in, whose view it narrows; defaults to `TUTTI_CONNECTOR_TOKEN`
    * of `env` (a session started inside an agent's session). null: none.
@@ -54,10 +56,9 @@ export interface PrepareRuntimeOptions {
  * The layers this preparation adds to the view: the workspace's project
  * file, then the flags. A bad one is refused here, before the daemon is asked.
  */
-export function ownLayers(options: Pick<PrepareRuntimeOptions, 'workspace' | 'connectors' | 'hideConnectors'>) {
-  return [projectLayer(options.workspace), flagsLayer(options.connectors, options.hideConnectors)].filter(
-    (l): l is ViewLayer => l !== undefined,
-  )
+export function ownLayers(options: Pick<PrepareRuntimeOptions, 'workspace' | 'connectors' | 'hideConnectors' | 'as'>) {
+  const flags = flagsLayer(options.connectors, options.hideConnectors, options.as)
+  return [projectLayer(options.workspace), flags].filter((l): l is ViewLayer => l !== undefined)
 }
 
 /**

@@ -36,6 +36,8 @@ export interface ExecOptions {
   /** The session's view: only these connectors, not these (with the workspace's project file, it only narrows). */
   connectors?: string[]
   hideConnectors?: string[]
+  /** The session sees this one connector under its server's own names. */
+  as?: string
   stateDir: string
   env?: NodeJS.ProcessEnv
   cwd?: string
@@ -97,6 +99,7 @@ export async function execSession(options: ExecOptions): Promise<number> {
         ...(ttlSeconds !== undefined ? { ttlSeconds } : {}),
         ...(options.connectors ? { connectors: options.connectors } : {}),
         ...(options.hideConnectors ? { hideConnectors: options.hideConnectors } : {}),
+        ...(options.as !== undefined ? { as: options.as } : {}),
       })
       for (const line of runtime.warnings) options.warn(line)
     } catch (err) {

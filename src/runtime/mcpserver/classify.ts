@@ -26,6 +26,8 @@ export interface McpRequest {
   readonly method: string | undefined
   /** The registry's tool, for a tools/call naming one the session sees; it stays bound for the whole call. */
   readonly binding: MCPToolBinding | undefined
+  /** What the session sees (its token's view), and under which names. */
+  readonly view: SessionView
   /** tools/call or tools/list exactly as a plain client of its era sends it: the fast path may serve it. */
   readonly exact: boolean
   /** What the SDK's classifier said, when it was asked (a plain request's era is known without it). */
@@ -121,6 +123,8 @@ export function classifyMcpRequest(
   headers: HeaderLookup,
   registry: ConnectorMCPRegistry,
   view: SessionView,
+  /** An MCP App's call by its own server's name (app-calls.ts), when the name is none the session sees. */
+  appTool?: (name: string) => MCPToolBinding | undefined,
 ): McpRequest {
   const method = typeof body.method === 'string' ? body.method : undefined
   const plain = plainEra(body, headers)
@@ -138,8 +142,20 @@ export function classifyMcpRequest(
   }
   const params = body.params as { name?: unknown } | undefined
   const name = method === 'tools/call' && params && typeof params === 'object' ? params.name : undefined
-  const resolved = era && typeof name === 'string' ? registry.resolve(name) : undefined
-  const binding = resolved && (view.whole || view.tool(resolved.tool)) ? resolved : undefined
+  const binding = era && typeof name === 'string' ? bindingOf(name, registry, view, appTool) : undefined
   const exact = plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers))
-  return { era, method, binding, exact, ...(outcome ? { outcome } : {}) }
+  return { era, method, binding, exact, view, ...(outcome ? { outcome } : {}) }
+}
+
+/** A tool the view sees by that name: published (`<key>_…`), or its upstream's own for an unprefixed session. */
+function bindingOf(
+  name: string,
+  registry: ConnectorMCPRegistry,
+  view: SessionView,
+  appTool: ((name: string) => MCPToolBinding | undefined) | undefined,
+): MCPToolBinding | undefined {
+  const resolved =
+    view.unprefixed === undefined ? registry.resolve(name) : registry.resolveUpstream(view.unprefixed, name)
+  if (resolved && (view.whole || view.tool(resolved.tool))) return resolved
+  return appTool?.(name)
 }

@@ -3,6 +3,7 @@ import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js
 import { upstreamUri } from '../registry/resource-uris.js'
 import type { RouteCallOptions, RouteClient } from '../registry/route.js'
 import type { SessionView } from '../sessions/session-view.js'
+import { promptBinding } from './prompt-service.js'
 import { asProtocolError, withoutUpstreamIdentity } from './tool-service.js'
 
 /** What a connector that offers no completions completes an argument with. */
@@ -47,12 +48,13 @@ export class CompletionService {
 
   private target(ref: Ref, view: SessionView): { key: string; client: RouteClient; ref: Ref } | undefined {
     if (ref.type === 'ref/prompt' && typeof ref.name === 'string') {
-      const binding = this.registry.resolvePrompt(ref.name)
+      const binding = promptBinding(this.registry, ref.name, view)
       if (!binding || !view.connector(binding.connectorKey)) return undefined
       return { key: binding.connectorKey, client: binding.client, ref: { ...ref, name: binding.prompt.upstreamName } }
     }
     if (ref.type === 'ref/resource' && typeof ref.uri === 'string') {
-      const parsed = upstreamUri(ref.uri)
+      // an unprefixed session names its connector's templates as that connector's own server does
+      const parsed = view.unprefixed === undefined ? upstreamUri(ref.uri) : { key: view.unprefixed, uri: ref.uri }
       const route = parsed && view.connector(parsed.key) ? this.registry.route(parsed.key) : undefined
       return route && parsed ? { key: parsed.key, client: route.client, ref: { ...ref, uri: parsed.uri } } : undefined
     }

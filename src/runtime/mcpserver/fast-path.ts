@@ -143,7 +143,7 @@ export class FastPath {
   }
 
   list(era: Era, requestId: unknown, view: SessionView): FastAnswer {
-    const { head, tail } = this.listAnswers.get(this.tools.snapshot(), view).bytes(era)
+    const { head, tail } = this.listAnswers.get(this.tools.snapshot(), view, this.tools.snapshot(view)).bytes(era)
     const id = Buffer.from(JSON.stringify(requestId))
     const length = head.length + id.length + tail.length
     const headers =
@@ -165,6 +165,7 @@ export class FastPath {
     const outcome = await this.tools.call(request.binding, params.name, params.arguments, {
       cancel,
       session,
+      ...(request.view.unprefixed !== undefined ? { unprefixed: true } : {}),
       ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}),
     })
     if (!outcome.ok || !plainResult(outcome.result)) return outcome

@@ -31,14 +31,14 @@ export class ListAnswers {
     private readonly budget = LIST_ANSWER_BUDGET_BYTES,
   ) {}
 
-  get(base: readonly ConnectorMCPTool[], view: SessionView): ToolListAnswer {
+  /** `base`: the registry's snapshot the answer is made from; `tools`: what `view` is served of it. */
+  get(base: readonly ConnectorMCPTool[], view: SessionView, tools: readonly ConnectorMCPTool[]): ToolListAnswer {
     const hit = this.kept.get(view.print)
     if (hit) this.forget(view.print, hit)
     if (hit?.base === base) {
       this.keep(view.print, hit)
       return hit.answer
     }
-    const tools = view.tools(base)
     let bytes = 0
     for (const tool of tools) bytes += tool.json.length
     const kept = { base, answer: new ToolListAnswer(tools, this.serverInfoJson), bytes: 2 * bytes }

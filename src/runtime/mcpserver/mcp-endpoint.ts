@@ -15,6 +15,7 @@ import { exchangeAuth } from './exchange.js'
 import { FastPath } from './fast-path.js'
 import { takeHandover, type Handover } from './handover.js'
 import { LegacyCancellation } from './legacy-cancellation.js'
+import { AppCalls } from './app-calls.js'
 import { CompletionService } from './completion-service.js'
 import { ListNotices } from './list-notices.js'
 import { PromptService } from './prompt-service.js'
@@ -74,6 +75,8 @@ export class ConnectorMcpEndpoint {
   private readonly updates: ResourceUpdates
   private readonly subscriptions: UpstreamSubscriptions
   private readonly caps: ResultCaps
+  /** Whose MCP App pages each session was served, for the apps' own calls. */
+  private readonly apps: AppCalls
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -85,12 +88,13 @@ export class ConnectorMcpEndpoint {
   ) {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
+    this.apps = new AppCalls(registry)
     // the cap on a tool result (TUTTI_MAX_RESULT_BYTES), and the whole results of cut calls
     this.caps = new ResultCaps(options.maxResultBytes ?? daemonResultCap(process.env, log))
     const tools = new ToolService(registry, this.cancellation, this.caps)
     const surface = {
       prompts: new PromptService(registry),
-      resources: new ResourceService(registry, skills, { results: this.caps.store }),
+      resources: new ResourceService(registry, skills, { results: this.caps.store }, this.apps),
       completions: new CompletionService(registry),
     }
     // each listen stream is told of a change only when what its own session sees changed
@@ -108,7 +112,7 @@ export class ConnectorMcpEndpoint {
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
     this.fastPath = new FastPath(tools)
-    this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log)
+    this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log, this.apps)
     this.streams = new ListenStreams(log)
     this.notices = new ListNotices(this.handler.notify, registry, skills)
     this.updates = new ResourceUpdates((uri) => this.handler.notify.resourceUpdated(uri), log)
@@ -116,6 +120,7 @@ export class ConnectorMcpEndpoint {
     sessions.onRevoked((revoked) => {
       const hashes = revoked.map((r) => r.hash)
       this.caps.store.forget(hashes)
+      this.apps.forget(hashes)
       const closed = this.streams.closeSessions(hashes)
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
@@ -162,7 +167,8 @@ export class ConnectorMcpEndpoint {
   ): Promise<Response | HTTPResponse> {
     if (message instanceof Response) return message
     const view = this.sessions.viewOf(session)
-    const request = classified ?? classifyMcpRequest(message, req.headers, this.registry, view)
+    const appTool = (name: string) => this.apps.tool(session, view, name)
+    const request = classified ?? classifyMcpRequest(message, req.headers, this.registry, view, appTool)
     const mismatch = paramHeaderMismatch(request, message, req.headers)
     if (mismatch) return mismatch
     if (request.era === 'legacy') this.legacyPreamble(request, message, session)

@@ -6,6 +6,7 @@ import type { Logger } from '../log/logger.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import type { SessionTokens } from '../sessions/session-tokens.js'
+import type { AppCalls } from './app-calls.js'
 import { classifyMcpRequest } from './classify.js'
 import type { FastAnswer, FastPath } from './fast-path.js'
 import { handOver, type Handover } from './handover.js'
@@ -32,6 +33,8 @@ export class NodeFront {
     private readonly fastPath: FastPath,
     private readonly requests: SessionRequests,
     private readonly log: Logger,
+    /** An MCP App's own calls, by its server's names (app-calls.ts). */
+    private readonly apps?: AppCalls,
   ) {}
 
   /** false: not taken, the h3 path serves the request; else `toH3` is called if it has to answer after all. */
@@ -67,7 +70,8 @@ export class NodeFront {
     const message = parseMessage(await readNode(req, MAX_MCP_BODY))
     if (message instanceof Response) return { session, message }
     const view = this.sessions.viewOf(session)
-    const request = classifyMcpRequest(message, headers, this.registry, view)
+    const appTool = this.apps && ((name: string) => this.apps!.tool(session, view, name))
+    const request = classifyMcpRequest(message, headers, this.registry, view, appTool)
     const mismatch = paramHeaderMismatch(request, message, headers)
     if (mismatch || !this.fastPath.takes(request)) return { session, message: mismatch ?? message, request }
     if (request.method === 'tools/list') return write(res, this.fastPath.list(request.era!, message.id, view))

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto'
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
-import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import type { ConnectorMCPRegistry, PromptBinding } from '../registry/connector-mcp-registry.js'
 import { publishedMessages } from '../registry/published-content.js'
 import type { RouteCallOptions } from '../registry/route.js'
 import type { ConnectorPrompt } from '../registry/surface.js'
+import { ownEntry } from '../registry/unprefixed.js'
 import { PerView, type SessionView } from '../sessions/session-view.js'
 import { asProtocolError, withoutUpstreamIdentity } from './tool-service.js'
 
@@ -12,6 +13,20 @@ export function printOf(entries: ReadonlyArray<{ json: string }>): string {
   const hash = createHash('sha256')
   for (const entry of entries) hash.update(entry.json).update('\n')
   return hash.digest('hex')
+}
+
+/** The prompt a session names: published (`<key>_…`), or its upstream's own for an unprefixed session. */
+export function promptBinding(
+  registry: ConnectorMCPRegistry,
+  name: string,
+  view: SessionView,
+): PromptBinding | undefined {
+  if (view.unprefixed === undefined) return registry.resolvePrompt(name)
+  const route = registry.route(view.unprefixed)
+  const prompt = route?.surface?.prompts.find((p) => p.upstreamName === name)
+  return route && prompt
+    ? { connectorKey: route.connectorKey, generation: route.generation, client: route.client, prompt }
+    : undefined
 }
 
 const unknownPrompt = (name: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown prompt "${name}"`)
@@ -45,7 +60,9 @@ export class PromptService {
   list(cursor: string | undefined, view: SessionView): { prompts: unknown[] } {
     if (cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${cursor}"`)
     const all = this.registry.surface().prompts
-    return { prompts: [...this.lists.get(all, view, () => this.seen(view).map((p) => JSON.parse(p.json)))] }
+    const served = (p: ConnectorPrompt) =>
+      view.unprefixed === undefined ? JSON.parse(p.json) : ownEntry(p.json, p.upstreamName)
+    return { prompts: [...this.lists.get(all, view, () => this.seen(view).map(served))] }
   }
 
   async get(
@@ -54,12 +71,12 @@ export class PromptService {
     view: SessionView,
     options: RouteCallOptions,
   ): Promise<Record<string, unknown>> {
-    const binding = this.registry.resolvePrompt(name)
+    const binding = promptBinding(this.registry, name, view)
     if (!binding || !view.connector(binding.connectorKey) || !binding.client.relay) throw unknownPrompt(name)
     const params = { name: binding.prompt.upstreamName, ...(args ? { arguments: args } : {}) }
     try {
-      const answer = await binding.client.relay('prompts/get', params, options)
-      return publishedMessages(binding.connectorKey, withoutUpstreamIdentity(answer))
+      const answer = withoutUpstreamIdentity(await binding.client.relay('prompts/get', params, options))
+      return view.unprefixed === undefined ? publishedMessages(binding.connectorKey, answer) : answer
     } catch (err) {
       throw asProtocolError(err, binding.connectorKey)
     }

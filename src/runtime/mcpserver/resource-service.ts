@@ -2,10 +2,12 @@ import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContents } from '../registry/published-content.js'
 import { upstreamUri } from '../registry/resource-uris.js'
+import { ownEntry } from '../registry/unprefixed.js'
 import type { RouteCallOptions, RouteClient } from '../registry/route.js'
 import type { ConnectorResource, ConnectorResourceTemplate } from '../registry/surface.js'
 import { PerView, type SessionView } from '../sessions/session-view.js'
 import { printOf } from './prompt-service.js'
+import { type AppCalls, isAppPage } from './app-calls.js'
 import type { ResultStore } from './result-store.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { asProtocolError, withoutUpstreamIdentity } from './tool-service.js'
@@ -44,6 +46,8 @@ export class ResourceService {
     private readonly skills: SkillCatalogue,
     /** The whole results of cut tool calls (result-store.ts), served to the session that made them. */
     private readonly stored?: { results: ResultStore },
+    /** Whose MCP App pages each session was served (app-calls.ts). */
+    private readonly apps?: AppCalls,
   ) {}
 
   seen(view: SessionView): {
@@ -68,7 +72,9 @@ export class ResourceService {
 
   /** One page of every resource the view sees, Skills' and connectors', sorted by URI (keyset cursor). */
   async list(cursor: string | undefined, view: SessionView): Promise<{ resources: Listed[]; nextCursor?: string }> {
-    const own = this.seen(view).resources.map((r) => JSON.parse(r.json) as Listed)
+    // an unprefixed session lists its connector's resources under their own URIs
+    const parse = (json: string) => (view.unprefixed === undefined ? JSON.parse(json) : ownEntry(json)) as Listed
+    const own = this.seen(view).resources.map((r) => parse(r.json))
     const all = [...(await this.skills.resourceEntries(view)), ...own].sort((a, b) =>
       a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0,
     )
@@ -88,7 +94,8 @@ export class ResourceService {
 
   /** Every resource template the view sees, on one page. */
   templates(view: SessionView): { resourceTemplates: unknown[] } {
-    return { resourceTemplates: this.seen(view).templates.map((t) => JSON.parse(t.json)) }
+    const parse = (json: string) => (view.unprefixed === undefined ? JSON.parse(json) : ownEntry(json))
+    return { resourceTemplates: this.seen(view).templates.map((t) => parse(t.json)) }
   }
 
   /**
@@ -111,8 +118,10 @@ export class ResourceService {
     if (skill) return { contents: [skill] }
     const owner = this.owner(uri, view)
     if (!owner) throw resourceNotFound(uri)
-    const answer = await this.relayed(owner, uri, 'resources/read', options)
-    return publishedContents(owner.key, withoutUpstreamIdentity(answer))
+    const answer = withoutUpstreamIdentity(await this.relayed(owner, uri, 'resources/read', options))
+    // the app this page is may call its server's tools by their own names now (app-calls.ts)
+    if (isAppPage(uri)) this.apps?.served(session, owner.key)
+    return view.unprefixed === undefined ? publishedContents(owner.key, answer) : answer
   }
 
   /** resources/subscribe and unsubscribe, relayed to a connector that declares them; a Skill's file has no updates. */
@@ -133,7 +142,8 @@ export class ResourceService {
 
   /** The connector that serves `uri` to this view, if it serves resources at all. */
   owner(uri: string, view: SessionView): Owner | undefined {
-    const parsed = upstreamUri(uri)
+    // an unprefixed session names its connector's resources as that connector's own server does
+    const parsed = view.unprefixed === undefined ? upstreamUri(uri) : { key: view.unprefixed, uri }
     if (!parsed || !view.connector(parsed.key)) return undefined
     const route = this.registry.route(parsed.key)
     if (!route?.surface?.features.resources || !route.client.relay) return undefined

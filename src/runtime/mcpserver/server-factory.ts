@@ -48,7 +48,7 @@ export function createServerFactory(
       },
     )
 
-    server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor, view))
+    server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor, view) as never)
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
       // the fast path made the call already and leaves the encoding to the SDK
@@ -57,6 +57,7 @@ export function createServerFactory(
         (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
           signal: hctx.mcpReq.signal,
           session: exchange.session,
+          ...(view.unprefixed !== undefined ? { unprefixed: true } : {}),
           ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
         }))
       return answerOrThrow(outcome)

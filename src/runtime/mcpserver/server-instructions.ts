@@ -50,7 +50,18 @@ export function serverInstructions(
   }
 }
 
+/** A session that sees one connector unprefixed: that connector, under its server's own names. */
+function unprefixedText(c: DescribedConnector | undefined, tools: number): string {
+  if (!c) return 'This session serves one connector, which is not active now.'
+  const what = `${tools} tool${tools === 1 ? '' : 's'}`
+  return `The connector ${c.key} (${c.name}), served under its own server's names: ${what}. ${c.description}`
+}
+
 function text(connectors: readonly DescribedConnector[], view: SessionView, base: readonly ConnectorMCPTool[]): string {
+  if (view.unprefixed !== undefined) {
+    const c = connectors.find((d) => d.key === view.unprefixed && d.active)
+    return unprefixedText(c, view.tools(base).length)
+  }
   const counts = new Map<string, number>()
   for (const tool of view.tools(base)) counts.set(tool.connector, (counts.get(tool.connector) ?? 0) + 1)
   const lines = connectors

@@ -9,6 +9,7 @@ import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContent } from '../registry/published-content.js'
+import { ownTool } from '../registry/unprefixed.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
 import { PerView, SessionView } from '../sessions/session-view.js'
@@ -27,6 +28,8 @@ export interface CallOptions {
   legacy?: { session: string; id: unknown }
   /** The calling session (its token's hash): the only one that may read the whole of a cut result. */
   session?: string
+  /** The session sees its connector unprefixed: the result's resource URIs stay its server's own. */
+  unprefixed?: boolean
 }
 
 /**
@@ -45,9 +48,17 @@ export class ToolService {
   /** By registry snapshot, then view print: the print of what that view sees (list_changed compares them). */
   private readonly prints = new PerView<string>()
 
-  /** What a session's view sees of the registry: the same frozen array until a commit changes the snapshot. */
+  /** By registry snapshot, then view print: an unprefixed session's tools under their upstreams' names. */
+  private readonly own = new PerView<readonly ConnectorMCPTool[]>()
+
+  /**
+   * The tools a session's view sees of the registry, as served to it: the same frozen array until a commit changes
+   * the snapshot, each tool under its upstream's own name for an unprefixed session (a view's `as`).
+   */
   snapshot(view: SessionView = SessionView.WHOLE): readonly ConnectorMCPTool[] {
-    return view.tools(this.registry.list())
+    const all = this.registry.list()
+    if (view.unprefixed === undefined) return view.tools(all)
+    return this.own.get(all, view, () => view.tools(all).map(ownTool))
   }
 
   /** Equal exactly when the tools `view` sees, as served, are the same. */
@@ -55,15 +66,17 @@ export class ToolService {
     const all = this.registry.list()
     return this.prints.get(all, view, () => {
       const hash = createHash('sha256')
-      for (const tool of view.tools(all)) hash.update(tool.json).update('\n')
+      for (const tool of this.snapshot(view)) hash.update(tool.json).update('\n')
       return hash.digest('hex')
     })
   }
 
   /** Every tool the view sees, on one page; a cursor is one this server never handed out. */
-  list(cursor?: string, view: SessionView = SessionView.WHOLE): { tools: Array<ReturnType<typeof toMcpTool>> } {
+  list(cursor?: string, view: SessionView = SessionView.WHOLE): { tools: unknown[] } {
     if (cursor) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `unknown cursor "${cursor}"`)
-    return { tools: this.snapshot(view).map(toMcpTool) }
+    const tools = this.snapshot(view)
+    // an unprefixed tool's serialized form is the one that holds its own names
+    return { tools: view.unprefixed === undefined ? tools.map(toMcpTool) : tools.map((t) => JSON.parse(t.json)) }
   }
 
   /** Never throws: every failure is the JSON-RPC error the client gets. */
@@ -89,7 +102,9 @@ export class ToolService {
           return cancel.signal
         },
       })
-      const published = publishedContent(binding.connectorKey, withoutUpstreamIdentity(result))
+      // an unprefixed session reads back what its connector's own server named
+      const own = withoutUpstreamIdentity(result)
+      const published = options.unprefixed ? own : publishedContent(binding.connectorKey, own)
       const served = this.caps.apply(published, binding, options.session)
       return { ok: true, result: served, connector: binding.connectorKey }
     } catch (err) {

@@ -5,7 +5,8 @@ import type { ResourceService } from './resource-service.js'
 /**
  * The daemon's resources/subscribe at each upstream, for the 2026-07-28
  * listen streams that ask for a URI's updates: one upstream subscription
- * per URI however many streams want it, ended when the last of them does.
+ * per resource (its connector and its own URI, however sessions name it)
+ * however many streams want it, ended when the last of them does.
  */
 export class UpstreamSubscriptions {
   private readonly count = new Map<string, number>()
@@ -17,21 +18,25 @@ export class UpstreamSubscriptions {
 
   /** The stream's URIs are held until the returned release is called (its stream ended). */
   hold(uris: readonly string[], view: SessionView): () => void {
-    const held = [...new Set(uris)].filter((uri) => this.resources.owner(uri, view))
-    for (const uri of held) {
-      const n = this.count.get(uri) ?? 0
-      this.count.set(uri, n + 1)
+    const held = new Map<string, string>()
+    for (const uri of uris) {
+      const owner = this.resources.owner(uri, view)
+      if (owner) held.set(`${owner.key}\n${owner.uri}`, uri)
+    }
+    for (const [resource, uri] of held) {
+      const n = this.count.get(resource) ?? 0
+      this.count.set(resource, n + 1)
       if (n === 0) this.relay('resources/subscribe', uri, view)
     }
     let released = false
     return () => {
       if (released) return
       released = true
-      for (const uri of held) {
-        const n = (this.count.get(uri) ?? 1) - 1
-        if (n > 0) this.count.set(uri, n)
+      for (const [resource, uri] of held) {
+        const n = (this.count.get(resource) ?? 1) - 1
+        if (n > 0) this.count.set(resource, n)
         else {
-          this.count.delete(uri)
+          this.count.delete(resource)
           this.relay('resources/unsubscribe', uri, view)
         }
       }

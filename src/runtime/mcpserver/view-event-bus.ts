@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import type { ServerEvent, ServerEventBus } from '@modelcontextprotocol/server'
 import type { Logger } from '../log/logger.js'
+import { ownUri } from '../registry/unprefixed.js'
 import { SessionView } from '../sessions/session-view.js'
 
 /** The events a view can change: each is delivered only when the print of what that stream sees changed. */
@@ -61,15 +62,18 @@ export class ViewEventBus implements ServerEventBus {
 
   publish(event: ServerEvent): void {
     for (const listener of [...this.listeners]) {
+      let delivered = event
       if (event.kind === 'resource_updated') {
         if (!this.sees(event.uri, listener.view)) continue
+        // an unprefixed session subscribed under its connector's own URI, and hears of it so
+        if (listener.view.unprefixed !== undefined) delivered = { ...event, uri: ownUri(event.uri) }
       } else {
         const print = this.prints(event.kind, listener.view)
         if (listener.last.get(event.kind) === print) continue
         listener.last.set(event.kind, print)
       }
       try {
-        listener.deliver(event)
+        listener.deliver(delivered)
       } catch (err) {
         // one stream's failure must not keep the event from the others
         this.log.error('a listen stream failed to take a change event', { error: err, kind: event.kind })

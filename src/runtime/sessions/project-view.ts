@@ -53,20 +53,26 @@ export function projectLayer(workspace: string): ViewLayer | undefined {
   return { from: `project file ${file}`, ...parsed.data }
 }
 
-/** `--connectors` / `--hide-connectors` as a layer; none when neither is given. */
-export function flagsLayer(connectors?: readonly string[], hide?: readonly string[]): ViewLayer | undefined {
-  if (!connectors && !hide) return undefined
+/** `--connectors` / `--hide-connectors` / `--as` as a layer; none when none is given. */
+export function flagsLayer(
+  connectors?: readonly string[],
+  hide?: readonly string[],
+  as?: string,
+): ViewLayer | undefined {
+  if (!connectors && !hide && as === undefined) return undefined
   for (const [flag, keys] of [
     ['--connectors', connectors],
     ['--hide-connectors', hide],
+    ['--as', as === undefined ? undefined : [as]],
   ] as const) {
     for (const key of keys ?? [])
       if (!CONNECTOR_KEY.test(key))
         throw new TuttiError(ErrorCodes.ARGUMENT_INVALID, `${flag}: "${key.slice(0, 64)}" is not a connector key`)
   }
-  const from = connectors && hide ? '--connectors/--hide-connectors' : connectors ? '--connectors' : '--hide-connectors'
+  const given = [connectors && '--connectors', hide && '--hide-connectors', as !== undefined && '--as']
   return {
-    from,
+    from: given.filter(Boolean).join('/'),
+    ...(as !== undefined ? { as } : {}),
     ...(connectors ? { connectors: [...new Set(connectors)] } : {}),
     ...(hide ? { hide: [...new Set(hide)] } : {}),
   }

@@ -25,7 +25,7 @@ function unknownConnector(from: string, key: string, known: ReadonlyMap<string, 
  */
 export function checkViewLayers(layers: readonly ViewLayer[], known: ReadonlyMap<string, KnownConnector>): void {
   for (const layer of layers) {
-    for (const key of [...(layer.connectors ?? []), ...(layer.hide ?? [])])
+    for (const key of [...(layer.connectors ?? []), ...(layer.hide ?? []), ...(layer.as ? [layer.as] : [])])
       if (!known.has(key)) throw unknownConnector(layer.from, key, known)
     for (const [key, filter] of Object.entries(layer.tools ?? {})) {
       const connector = known.get(key)
