@@ -33,6 +33,7 @@ import {
 } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
 import type { ServerInstructions } from './server-instructions.js'
+import { ServerRequestRelay } from './server-request-relay.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
@@ -50,7 +51,7 @@ function resourceSubscriptions(message: Record<string, unknown>): string[] {
 export const MCP_PATH = '/mcp/connector'
 export { MAX_MCP_BODY }
 
-type Params = { protocolVersion?: unknown; requestId?: unknown }
+type Params = { protocolVersion?: unknown; requestId?: unknown; capabilities?: unknown }
 
 /**
  * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
@@ -72,6 +73,8 @@ export class ConnectorMcpEndpoint {
   private readonly notices: ListNotices
   private readonly updates: ResourceUpdates
   private readonly subscriptions: UpstreamSubscriptions
+  /** Progress, logs and the upstreams' requests on their way to the caller (server-request-relay.ts). */
+  private readonly relays = new ServerRequestRelay()
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -96,20 +99,21 @@ export class ConnectorMcpEndpoint {
       return !owner || view.connector(owner.key)
     }
     const bus = new ViewEventBus((kind, view) => prints[LIST_OF[kind]].print(view), log, sees)
-    this.handler = createMcpHandler(createServerFactory(tools, skills, surface, options.instructions), {
+    this.handler = createMcpHandler(createServerFactory(tools, skills, surface, this.relays, options.instructions), {
       bus,
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
       // a client's bad request is the client's problem: kept out of the default log level
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
-    this.fastPath = new FastPath(tools)
+    this.fastPath = new FastPath(tools, (era, body, session) => this.relays.needsStream(era, body, session))
     this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log)
     this.streams = new ListenStreams(log)
     this.notices = new ListNotices(this.handler.notify, registry, skills)
     this.updates = new ResourceUpdates((uri) => this.handler.notify.resourceUpdated(uri), log)
     this.subscriptions = new UpstreamSubscriptions(surface.resources, log)
     sessions.onRevoked((revoked) => {
+      this.relays.legacy.forget(revoked.map((r) => r.hash))
       const closed = this.streams.closeSessions(revoked.map((r) => r.hash))
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
@@ -150,6 +154,9 @@ export class ConnectorMcpEndpoint {
     { session, message, request: classified, settled }: Handover,
   ): Promise<Response | HTTPResponse> {
     if (message instanceof Response) return message
+    // a client's answer to a request relayed to it: never a request for the SDK to serve
+    const answered = this.relays.answered(session, message)
+    if (answered) return answered
     const view = this.sessions.viewOf(session)
     const request = classified ?? classifyMcpRequest(message, req.headers, this.registry, view)
     const mismatch = paramHeaderMismatch(request, message, req.headers)
@@ -205,6 +212,8 @@ export class ConnectorMcpEndpoint {
       // whatever 2025 revision is asked for, the answer is 2025-06-18 (the SDK would echo a listed one)
       params.protocolVersion = LEGACY_REVISION
     }
+    // what it can be sent while it waits for a call: each later request is served by a server that never saw this
+    if (request.method === 'initialize') this.relays.legacy.initialized(session, params?.capabilities)
     // the SDK serves this on a fresh server that never sees the call; the table does
     if (request.method === 'notifications/cancelled' && params?.requestId !== undefined) {
       this.cancellation.cancel(session, params.requestId, 'cancelled by the client')
@@ -215,6 +224,7 @@ export class ConnectorMcpEndpoint {
   async close(): Promise<void> {
     this.notices.dispose()
     this.updates.dispose()
+    this.relays.dispose()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }

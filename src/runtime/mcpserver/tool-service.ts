@@ -7,6 +7,7 @@ import {
 import { createHash } from 'node:crypto'
 import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
+import type { CallRelay } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContent } from '../registry/published-content.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
@@ -24,6 +25,8 @@ export interface CallOptions {
   signal?: AbortSignal
   /** A 2025-era call, which a later `notifications/cancelled` of the same session may cancel. */
   legacy?: { session: string; id: unknown }
+  /** The session the call is made for, and where the upstream's progress, logs and requests about it go. */
+  relay?: CallRelay
 }
 
 /**
@@ -83,6 +86,7 @@ export class ToolService {
         get signal() {
           return cancel.signal
         },
+        relay: options.relay,
       })
       const answer = publishedContent(binding.connectorKey, withoutUpstreamIdentity(result))
       return { ok: true, result: answer, connector: binding.connectorKey }
