@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import type { McpRequest } from '../../src/runtime/mcpserver/classify.js'
 import { ClientAnswers, isJsonRpcResponse } from '../../src/runtime/mcpserver/client-answers.js'
 import { exchangeAuth } from '../../src/runtime/mcpserver/exchange.js'
-import { InputRounds } from '../../src/runtime/mcpserver/input-rounds.js'
+import { INPUT_ROUND_LIMITS, InputRounds } from '../../src/runtime/mcpserver/input-rounds.js'
 import { LegacyClients, passes } from '../../src/runtime/mcpserver/legacy-clients.js'
 import {
   missingCapabilities,
@@ -11,6 +11,7 @@ import {
   undeclaredMessage,
   type CallRelay,
 } from '../../src/runtime/registry/call-relay.js'
+import type { CallCancel } from '../../src/runtime/registry/call-cancel.js'
 import { SessionView } from '../../src/runtime/sessions/session-view.js'
 import { associate } from '../../src/runtime/upstream/relay-association.js'
 
@@ -102,8 +103,11 @@ describe('ClientAnswers: 2025 requests waiting for their POSTed answers', () => 
     await expect(answer).rejects.toMatchObject({ code: -32601 })
     const withdrawn = new AbortController()
     const later = ask(answers, 'A', withdrawn.signal)
+    await Promise.resolve()
     withdrawn.abort()
     await expect(later.answer).rejects.toThrow(/ended before the client answered/)
+    // the client hears that its answer is no longer wanted
+    expect(later.sent[1]).toMatchObject({ method: 'notifications/cancelled', params: { requestId: later.sent[0]!.id } })
     expect(answers.size).toBe(0)
   })
 })
@@ -152,6 +156,28 @@ describe('InputRounds: 2026-07-28 input_required rounds of one upstream call', (
       code: -32602,
       message: 'Invalid or expired requestState',
     })
+    expect(rounds.size).toBe(0)
+  })
+
+  it('a client that never answers gets INPUT_ROUND_LIMITS.maxRounds rounds, then the call is cancelled', async () => {
+    const rounds = new InputRounds()
+    let cancelled = false
+    const waits = async (r: CallRelay, cancel: CallCancel) => {
+      cancel.onCancel(() => {
+        cancelled = true
+      })
+      await r.request!('elicitation/create', FORM, new AbortController().signal)
+      return {}
+    }
+    let answer = (await rounds.serve('A', 'tools/call t', ctx('A'), sink, waits)) as any
+    for (let round = 1; round < INPUT_ROUND_LIMITS.maxRounds; round++) {
+      const state = await rounds.verify(answer.requestState, ctx('A'))
+      answer = await rounds.serve('A', 'tools/call t', ctx('A', { state, inputResponses: {} }), sink, waits)
+      expect(answer.resultType).toBe('input_required')
+    }
+    const state = await rounds.verify(answer.requestState, ctx('A'))
+    await expect(rounds.serve('A', 'tools/call t', ctx('A', { state }), sink, waits)).rejects.toThrow(/rounds/)
+    expect(cancelled).toBe(true)
     expect(rounds.size).toBe(0)
   })
 

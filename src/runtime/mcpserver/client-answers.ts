@@ -61,14 +61,15 @@ export class ClientAnswers {
         clearTimeout(timer)
         signal.removeEventListener('abort', onAbort)
       }
-      const onAbort = (): void => {
+      // the client is told its answer is no longer wanted, where its stream is still open
+      const withdraw = (reason: string): void => {
         done()
-        reject(new ProtocolError(ProtocolErrorCode.InternalError, `${method} ended before the client answered`))
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }
+        send(cancelled).catch(() => undefined)
+        reject(new ProtocolError(ProtocolErrorCode.InternalError, reason))
       }
-      const timer = setTimeout(() => {
-        done()
-        reject(new ProtocolError(ProtocolErrorCode.InternalError, `the client did not answer ${method} in time`))
-      }, this.timeoutMs)
+      const onAbort = (): void => withdraw(`${method} ended before the client answered`)
+      const timer = setTimeout(() => withdraw(`the client did not answer ${method} in time`), this.timeoutMs)
       timer.unref()
       unsent = (err) => {
         done()

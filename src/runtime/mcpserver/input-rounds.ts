@@ -14,7 +14,7 @@ import { RelayedCall, type RoundSink } from './relayed-call.js'
 export const INPUT_ROUND_LIMITS = {
   /** A call waits this long for its client's next round; then it is cancelled and its requestState expires. */
   roundMs: 10 * 60_000,
-  /** input_required answers one call may give; past them, the upstream's next request is refused. */
+  /** input_required answers one call may give; past them its upstream's requests are refused, and it is cancelled. */
   maxRounds: 16,
   /** Calls waiting for their client's next round, per session and over all sessions. */
   parkedPerSession: 32,
@@ -95,6 +95,13 @@ export class InputRounds {
     if ('settled' in step) {
       if ('error' in step.settled) throw step.settled.error
       return step.settled.value
+    }
+    if (call.round >= INPUT_ROUND_LIMITS.maxRounds) {
+      call.abandon('too many rounds')
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `the upstream still asked for input after ${INPUT_ROUND_LIMITS.maxRounds} rounds; the call was cancelled`,
+      )
     }
     call.round++
     this.park(call)
