@@ -61,10 +61,10 @@ export class ClientAnswers {
         clearTimeout(timer)
         signal.removeEventListener('abort', onAbort)
       }
-      // the client is told its answer is no longer wanted, where its stream is still open
       const withdraw = (reason: string): void => {
         done()
         const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }
+        // the client is told its answer is no longer wanted; a stream already closed has nobody left to tell
         send(cancelled).catch(() => undefined)
         reject(new ProtocolError(ProtocolErrorCode.InternalError, reason))
       }
