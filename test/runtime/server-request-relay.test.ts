@@ -95,6 +95,16 @@ describe('ClientAnswers: 2025 requests waiting for their POSTed answers', () => 
     expect(answers.answer('A', response)).toBe(false)
   })
 
+  it('a request that cannot be written (the call’s stream is gone) fails at once and leaves nothing waiting', async () => {
+    const answers = new ClientAnswers()
+    const gone = () => {
+      throw new TypeError('no transport')
+    }
+    const signal = new AbortController().signal
+    await expect(answers.ask('A', 'roots/list', undefined, gone, signal)).rejects.toThrow(/could not be sent/)
+    expect(answers.size).toBe(0)
+  })
+
   it('an error answer rejects with its code; a withdrawn request stops waiting', async () => {
     const answers = new ClientAnswers()
     const { sent, answer } = ask(answers, 'A')

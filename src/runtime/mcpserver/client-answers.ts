@@ -89,8 +89,11 @@ export class ClientAnswers {
       })
     })
     if (this.waiting.has(id)) {
-      // the call's stream is gone (the call ended): nobody will answer
-      await send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }).catch((err: unknown) => unsent?.(err))
+      const request = { jsonrpc: '2.0', id, method, ...(params ? { params } : {}) }
+      await Promise.resolve()
+        .then(() => send(request))
+        // the call's stream is gone (the call ended), even if `send` throws at once: it fails with the reason
+        .catch((err: unknown) => unsent?.(err))
     }
     return answer
   }
