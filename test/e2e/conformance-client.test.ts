@@ -86,22 +86,8 @@ const NOT_APPLICABLE: Record<string, { names: string[]; why: string }> = {
       // tutti speaks 2026-07-28 to this mock (it answers server/discover): the stateless wire has no initialize
       'ClientMcpMethodHeader_initialize',
       'ClientMcpMethodHeader_notifications_initialized',
-      // the connector server relays an upstream's tools only, so it never asks an upstream for resources or prompts
-      'ClientMcpMethodHeader_resources_list',
-      'ClientMcpMethodHeader_resources_read',
-      'ClientMcpMethodHeader_prompts_list',
-      'ClientMcpMethodHeader_prompts_get',
-      'ClientMcpNameHeader_resources_read',
-      'ClientMcpNameHeader_prompts_get',
     ],
-    why: 'no initialize on the stateless wire; the gateway relays tools, not upstream resources or prompts',
-  },
-  'request-metadata': {
-    // what the suite checks is that a declared capability is an object; tutti's upstream client declares none
-    names: ['ClientDeclaresRootsCapability', 'ClientDeclaresSamplingCapability', 'ClientDeclaresElicitationCapability'],
-    why:
-      'the connector server does not relay server-to-client requests (roots, sampling, elicitation) to the ' +
-      'agent, so its upstream client claims none of them',
+    why: 'no initialize on the stateless wire',
   },
 }
 

@@ -106,7 +106,9 @@ describe('the everything example through the CLI', () => {
                 serverName: 'connector',
                 toolPrefix: 'everything_',
                 status: 'ready',
-                tools: 13,
+                // 13, and the elicitation, URL elicitation, sampling and roots tools it offers a client that
+                // declares them (tutti's does)
+                tools: 17,
                 schemaBytes: expect.any(Number),
               },
               { kind: 'cli', command: 'tutti-connector-everything', status: 'ready' },

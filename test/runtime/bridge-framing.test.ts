@@ -65,7 +65,7 @@ describe('parseClientMessage', () => {
       method: 'notifications/initialized',
       params: undefined,
     })
-    expect(parse('{"jsonrpc":"2.0","id":"a","result":{}}')).toEqual({ kind: 'response' })
+    expect(parse('{"jsonrpc":"2.0","id":"a","result":{}}')).toMatchObject({ kind: 'response' })
   })
 
   it('what is not JSON-RPC gets the error that answers it, with its id when it has a usable one', () => {

@@ -86,6 +86,8 @@ const PLAIN_ERRORS: Record<string, { count: number; why: string }> = {
   // asProtocolError names the connector in the call's answer only for an error that is not a TuttiError
   'src/runtime/mcpserver/legacy-cancellation.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
   'src/runtime/mcpserver/node-front.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
+  // a parked 2026-07-28 call given up: the same abort reason, for the same reason
+  'src/runtime/mcpserver/relayed-call.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
   'src/runtime/upstream/stdio-transport.ts': {
     count: 1,
     why: "send()'s rejection becomes a tool call's answer through the SDK, prefixed with the connector's name",

@@ -178,10 +178,23 @@ async function exercise(client) {
     case 'json-schema-ref-no-deref':
     case 'request-metadata':
       return
+    case 'http-standard-headers':
+      for (const t of tools) await call(t.name, {})
+      return surface(client)
     default:
-      // http-standard-headers and auth/*: every listed tool once
+      // auth/*: every listed tool once
       for (const t of tools) await call(t.name, {})
   }
+}
+
+/** The connector's prompts got and resources read through tutti, whose upstream requests carry their own headers. */
+/** @param {Client} client */
+async function surface(client) {
+  const prompts = (await client.listPrompts()).prompts.filter((p) => p.name.startsWith(`${KEY}_`))
+  for (const p of prompts) log(`${p.name} -> ${JSON.stringify(await client.getPrompt({ name: p.name })).slice(0, 300)}`)
+  const resources = (await client.listResources()).resources.filter((r) => r.uri.includes(KEY))
+  for (const r of resources)
+    log(`${r.uri} -> ${JSON.stringify(await client.readResource({ uri: r.uri })).slice(0, 300)}`)
 }
 
 async function main() {

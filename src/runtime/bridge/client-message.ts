@@ -9,8 +9,8 @@ export type RequestId = string | number
 export type ClientMessage =
   | { kind: 'request'; id: RequestId; method: string; params: Record<string, unknown> | undefined; bytes: Buffer }
   | { kind: 'notification'; method: string; params: Record<string, unknown> | undefined; bytes: Buffer }
-  /** An answer to a request of ours: the connector server sends none, so there is nothing to route it to. */
-  | { kind: 'response' }
+  /** The client's answer to a request the connector server relayed to it (an upstream's elicitation): POSTed back. */
+  | { kind: 'response'; bytes: Buffer }
   /** Not JSON, or not a JSON-RPC message: answered with this error (id null when the message had no usable one). */
   | { kind: 'invalid'; id: RequestId | null; code: number; message: string }
 
@@ -52,7 +52,7 @@ export function parseClientMessage(bytes: Buffer): ClientMessage {
   })
   if (body.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"')
   if (body.method === undefined) {
-    if ('result' in body || 'error' in body) return { kind: 'response' }
+    if ('result' in body || 'error' in body) return { kind: 'response', bytes }
     return invalid('a request or notification needs a "method"')
   }
   if (typeof body.method !== 'string' || body.method === '') return invalid('"method" must be a non-empty string')

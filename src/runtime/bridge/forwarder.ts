@@ -5,7 +5,7 @@ import type { DaemonLink, Link } from './daemon-link.js'
 import type { McpHeaders } from './mcp-headers.js'
 import type { StdoutBacklog } from './stdout-backlog.js'
 
-type Message = Extract<ClientMessage, { kind: 'request' | 'notification' }>
+type Message = Extract<ClientMessage, { kind: 'request' | 'notification' | 'response' }>
 
 /** The daemon's refusal of a 2026-07-28 tools/call whose `Mcp-Param-*` headers are missing or wrong (SEP-2243). */
 const HEADER_MISMATCH = -32020
@@ -72,7 +72,7 @@ export class Forwarder {
             ? `the tutti daemon cannot be reached: ${ex.reason}`
             : `the tutti daemon went away while answering (${ex.reason}); the call may or may not have run`,
         )
-      if (message.kind === 'notification') {
+      if (message.kind !== 'request') {
         ex.response.resume()
         return
       }

@@ -111,6 +111,7 @@ export class McpBridge {
     this.spoken = true
     if (message.kind === 'request') void this.request(message)
     else if (message.kind === 'notification') this.notification(message)
+    else this.forwardQuietly(message)
   }
 
   oversized(): void {
@@ -170,12 +171,12 @@ export class McpBridge {
     }
   }
 
-  private began(message: Request | Notification): void {
+  private began(message: { bytes: Buffer }): void {
     this.busy++
     this.busyBytes += message.bytes.length
   }
 
-  private settle(message: Request | Notification): void {
+  private settle(message: { bytes: Buffer }): void {
     this.busy--
     this.busyBytes -= message.bytes.length
     this.options.settled?.()
@@ -192,6 +193,11 @@ export class McpBridge {
         return
       }
     }
+    this.forwardQuietly(message)
+  }
+
+  /** A notification, or the client's answer to a request relayed to it: POSTed, nothing to answer. */
+  private forwardQuietly(message: Notification | Extract<ClientMessage, { kind: 'response' }>): void {
     this.began(message)
     void this.forwarder.forward(message, undefined, () => undefined).finally(() => this.settle(message))
   }

@@ -31,9 +31,13 @@ export class McpHeaders {
   private legacyRevision?: string
   private readonly params = new Map<string, HeaderParam[]>()
 
-  of(message: Extract<ClientMessage, { kind: 'request' | 'notification' }>): Record<string, string> {
+  of(message: Extract<ClientMessage, { kind: 'request' | 'notification' | 'response' }>): Record<string, string> {
+    const legacy = (): Record<string, string> =>
+      this.legacyRevision ? { [HEADER.protocolVersion]: this.legacyRevision } : {}
+    // an answer to a relayed request is 2025-era traffic (2026-07-28 relays requests as input_required rounds)
+    if (message.kind === 'response') return legacy()
     const revision = claimedRevision(message.params)
-    if (revision === undefined) return this.legacyRevision ? { [HEADER.protocolVersion]: this.legacyRevision } : {}
+    if (revision === undefined) return legacy()
     const headers: Record<string, string> = { [HEADER.protocolVersion]: revision, [HEADER.method]: message.method }
     const field = Object.hasOwn(NAME_HEADER_SOURCE, message.method) ? NAME_HEADER_SOURCE[message.method]! : undefined
     const name = field ? message.params?.[field] : undefined

@@ -104,7 +104,11 @@ export class FastPath {
   /** The encoded tools/list of each view (list-answers.ts). */
   private readonly listAnswers = new ListAnswers(SERVER_INFO_JSON)
 
-  constructor(private readonly tools: ToolService) {}
+  constructor(
+    private readonly tools: ToolService,
+    /** A call that may carry more than its answer (server-request-relay.ts: needsStream) is the SDK's. */
+    private readonly needsStream: (era: Era, body: Record<string, unknown>, session: string) => boolean = () => false,
+  ) {}
 
   /** The h3 path: a response (promise) when this path serves the request, else undefined. */
   tryHandle(
@@ -118,7 +122,7 @@ export class FastPath {
     const { era, method } = request
     if (!era || !request.exact) return undefined
     if (method === 'tools/list') return toHttpResponse(this.list(era, body.id, view))
-    if (!request.binding) return undefined
+    if (!request.binding || this.needsStream(era, body, session)) return undefined
     // req.signal aborts when the client goes away: the upstream call is cancelled too
     return this.callResponse(era, request, body, session, req.signal, sdk)
   }
@@ -135,11 +139,11 @@ export class FastPath {
     return 'body' in answer ? toHttpResponse(answer) : sdk(answer)
   }
 
-  /** Whether `serve` takes this request (classified exactly right, and a call names a known tool). */
-  takes(request: McpRequest): boolean {
-    return (
-      request.era !== undefined && request.exact && (request.method === 'tools/list' || request.binding !== undefined)
-    )
+  /** Whether `serve` takes this request: classified exactly right, a call of a known tool that needs no stream. */
+  takes(request: McpRequest, body: Record<string, unknown>, session: string): boolean {
+    const { era } = request
+    if (era === undefined || !request.exact) return false
+    return request.method === 'tools/list' || (request.binding !== undefined && !this.needsStream(era, body, session))
   }
 
   list(era: Era, requestId: unknown, view: SessionView): FastAnswer {
@@ -167,6 +171,8 @@ export class FastPath {
       session,
       ...(request.view.unprefixed !== undefined ? { unprefixed: true } : {}),
       ...(era === 'legacy' ? { legacy: { session, id: body.id } } : {}),
+      // whose call it is (an upstream's request is never relayed to another session); it can be sent nothing
+      relay: { session },
     })
     if (!outcome.ok || !plainResult(outcome.result)) return outcome
     let payload: string

@@ -35,6 +35,7 @@ import {
 } from './request-guard.js'
 import { createServerFactory } from './server-factory.js'
 import type { ServerInstructions } from './server-instructions.js'
+import { ServerRequestRelay } from './server-request-relay.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
@@ -52,7 +53,7 @@ function resourceSubscriptions(message: Record<string, unknown>): string[] {
 export const MCP_PATH = '/mcp/connector'
 export { MAX_MCP_BODY }
 
-type Params = { protocolVersion?: unknown; requestId?: unknown }
+type Params = { protocolVersion?: unknown; requestId?: unknown; capabilities?: unknown }
 
 /**
  * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
@@ -77,6 +78,8 @@ export class ConnectorMcpEndpoint {
   private readonly caps: ResultCaps
   /** Whose MCP App pages each session was served, for the apps' own calls. */
   private readonly apps: AppCalls
+  /** Progress, logs and the upstreams' requests on their way to the caller (server-request-relay.ts). */
+  private readonly relays = new ServerRequestRelay()
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -104,14 +107,14 @@ export class ConnectorMcpEndpoint {
       return !owner || view.connector(owner.key)
     }
     const bus = new ViewEventBus((kind, view) => prints[LIST_OF[kind]].print(view), log, sees)
-    this.handler = createMcpHandler(createServerFactory(tools, skills, surface, options.instructions), {
+    this.handler = createMcpHandler(createServerFactory(tools, skills, surface, this.relays, options.instructions), {
       bus,
       maxRequestBodySize: MAX_MCP_BODY,
       keepAliveMs: HTTP_LIMITS.sseKeepAliveMs,
       // a client's bad request is the client's problem: kept out of the default log level
       onerror: (err) => log.debug('mcp request failed', { error: err }),
     })
-    this.fastPath = new FastPath(tools)
+    this.fastPath = new FastPath(tools, (era, body, session) => this.relays.needsStream(era, body, session))
     this.front = new NodeFront(sessions, registry, this.fastPath, this.requests, log, this.apps)
     this.streams = new ListenStreams(log)
     this.notices = new ListNotices(this.handler.notify, registry, skills)
@@ -121,6 +124,7 @@ export class ConnectorMcpEndpoint {
       const hashes = revoked.map((r) => r.hash)
       this.caps.store.forget(hashes)
       this.apps.forget(hashes)
+      this.relays.legacy.forget(hashes)
       const closed = this.streams.closeSessions(hashes)
       if (closed) log.info('listen streams of revoked sessions closed', { streams: closed })
     })
@@ -166,6 +170,9 @@ export class ConnectorMcpEndpoint {
     { session, message, request: classified, settled }: Handover,
   ): Promise<Response | HTTPResponse> {
     if (message instanceof Response) return message
+    // a client's answer to a request relayed to it: never a request for the SDK to serve
+    const answered = this.relays.answered(session, message)
+    if (answered) return answered
     const view = this.sessions.viewOf(session)
     const appTool = (name: string) => this.apps.tool(session, view, name)
     const request = classified ?? classifyMcpRequest(message, req.headers, this.registry, view, appTool)
@@ -222,6 +229,8 @@ export class ConnectorMcpEndpoint {
       // whatever 2025 revision is asked for, the answer is 2025-06-18 (the SDK would echo a listed one)
       params.protocolVersion = LEGACY_REVISION
     }
+    // what it can be sent while it waits for a call: each later request is served by a server that never saw this
+    if (request.method === 'initialize') this.relays.legacy.initialized(session, params?.capabilities)
     // the SDK serves this on a fresh server that never sees the call; the table does
     if (request.method === 'notifications/cancelled' && params?.requestId !== undefined) {
       this.cancellation.cancel(session, params.requestId, 'cancelled by the client')
@@ -233,6 +242,7 @@ export class ConnectorMcpEndpoint {
     this.notices.dispose()
     this.updates.dispose()
     this.caps.store.close()
+    this.relays.dispose()
     await bestEffort(this.handler.close(), this.log, 'closing the MCP handler')
   }
 }

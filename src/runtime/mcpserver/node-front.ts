@@ -73,7 +73,8 @@ export class NodeFront {
     const appTool = this.apps && ((name: string) => this.apps!.tool(session, view, name))
     const request = classifyMcpRequest(message, headers, this.registry, view, appTool)
     const mismatch = paramHeaderMismatch(request, message, headers)
-    if (mismatch || !this.fastPath.takes(request)) return { session, message: mismatch ?? message, request }
+    if (mismatch || !this.fastPath.takes(request, message, session))
+      return { session, message: mismatch ?? message, request }
     if (request.method === 'tools/list') return write(res, this.fastPath.list(request.era!, message.id, view))
     // the client going away cancels the call; an answer already written makes this a no-op
     const cancel = new CallCancel()

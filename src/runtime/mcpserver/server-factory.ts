@@ -4,6 +4,7 @@ import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
 import { exchangeOf } from './exchange.js'
 import { PLAIN_INSTRUCTIONS, type ServerInstructions } from './server-instructions.js'
+import type { ServerRequestRelay } from './server-request-relay.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
 import { serveSurface, surfaceCapabilities, type SurfaceServices } from './surface-handlers.js'
@@ -24,6 +25,7 @@ export function createServerFactory(
   tools: ToolService,
   skills: SkillCatalogue,
   surface: SurfaceServices,
+  relays: ServerRequestRelay,
   instructions: ServerInstructions = PLAIN_INSTRUCTIONS,
 ) {
   return (ctx: McpRequestContext): Server => {
@@ -39,12 +41,16 @@ export function createServerFactory(
           tools: { listChanged: era === 'modern' },
           ...surfaceCapabilities(era),
           ...SKILLS_CAPABILITY,
+          // per-request log messages of the upstreams (server-request-relay.ts)
+          logging: {},
         },
         // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
         // the other 2025 revisions are listed so that a client that keeps sending its own revision in
         // MCP-Protocol-Version after the handshake is still served
         supportedProtocolVersions: [MODERN_REVISION, LEGACY_REVISION, ...TOLERATED_LEGACY_REVISIONS],
         instructions: instructions(view),
+        // a 2026-07-28 retry's requestState, checked before the handler runs (input-rounds.ts)
+        requestState: { verify: relays.rounds.verify },
       },
     )
 
@@ -52,19 +58,24 @@ export function createServerFactory(
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
       // the fast path made the call already and leaves the encoding to the SDK
-      const outcome =
-        exchange.settled ??
-        (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
-          signal: hctx.mcpReq.signal,
-          session: exchange.session,
-          ...(view.unprefixed !== undefined ? { unprefixed: true } : {}),
-          ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
-        }))
-      return answerOrThrow(outcome)
+      if (exchange.settled) return answerOrThrow(exchange.settled)
+      const { name, arguments: args } = req.params
+      const legacy = era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}
+      const own = view.unprefixed !== undefined ? { unprefixed: true } : {}
+      const session = exchange.session
+      // progress, log messages and the upstream's requests reach this caller (server-request-relay.ts)
+      return (await relays.serve(era, session, server, hctx, `tools/call ${name}`, async (relay, cancel) =>
+        answerOrThrow(
+          await tools.call(exchange.request.binding, name, args, { cancel, relay, session, ...own, ...legacy }),
+        ),
+      )) as never
     })
+    relays.serveLogging(server, era, exchange.session)
 
     serveSkills(server, skills, era, view)
-    serveSurface(server, surface, era, view, exchange.session)
+    serveSurface(server, surface, era, view, exchange.session, (ctx, subject, run) =>
+      relays.serve(era, exchange.session, server, ctx, subject, run),
+    )
     return server
   }
 }

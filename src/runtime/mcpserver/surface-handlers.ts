@@ -1,4 +1,6 @@
-import type { Server } from '@modelcontextprotocol/server'
+import type { Server, ServerContext } from '@modelcontextprotocol/server'
+import type { CallCancel } from '../registry/call-cancel.js'
+import type { CallRelay } from '../registry/call-relay.js'
 import type { SessionView } from '../sessions/session-view.js'
 import type { Era } from './classify.js'
 import type { CompletionService } from './completion-service.js'
@@ -25,6 +27,13 @@ export function surfaceCapabilities(era: Era | undefined) {
   }
 }
 
+/** A request whose upstream may send progress, logs or requests of its own on the way (server-request-relay.ts). */
+export type Relayed = (
+  ctx: ServerContext,
+  subject: string,
+  run: (relay: CallRelay, cancel: CallCancel) => Promise<Record<string, unknown>>,
+) => Promise<Record<string, unknown>>
+
 /**
  * prompts/*, resources/* and completion/complete on the per-request
  * server: each answered from its service for the session's view, a call
@@ -38,18 +47,24 @@ export function serveSurface(
   era: Era | undefined,
   view: SessionView,
   session: string,
+  relayed: Relayed,
 ): void {
   const { prompts, resources, completions } = services
   // the answers are the upstreams' (decoded by the SDK client) or built from them: the SDK's own result types hold
   server.setRequestHandler('prompts/list', async (req) => prompts.list(req.params?.cursor, view) as never)
   server.setRequestHandler('prompts/get', async (req, ctx) => {
     const { name, arguments: args } = req.params
-    return (await prompts.get(name, args, view, { signal: ctx.mcpReq.signal })) as never
+    const run = (relay: CallRelay, cancel: CallCancel) =>
+      prompts.get(name, args, view, { signal: cancel.signal, relay })
+    return (await relayed(ctx, `prompts/get ${name}`, run)) as never
   })
   server.setRequestHandler('resources/list', async (req) => (await resources.list(req.params?.cursor, view)) as never)
   server.setRequestHandler('resources/templates/list', async () => resources.templates(view) as never)
   server.setRequestHandler('resources/read', async (req, ctx) => {
-    return (await resources.read(req.params.uri, view, { signal: ctx.mcpReq.signal }, session)) as never
+    const { uri } = req.params
+    const run = (relay: CallRelay, cancel: CallCancel) =>
+      resources.read(uri, view, { signal: cancel.signal, relay }, session)
+    return (await relayed(ctx, `resources/read ${uri}`, run)) as never
   })
   server.setRequestHandler('completion/complete', async (req, ctx) => {
     const params = req.params as Record<string, unknown>

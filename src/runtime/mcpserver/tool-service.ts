@@ -7,6 +7,7 @@ import {
 import { createHash } from 'node:crypto'
 import { isTuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
+import type { CallRelay } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContent } from '../registry/published-content.js'
 import { ownTool } from '../registry/unprefixed.js'
@@ -30,6 +31,8 @@ export interface CallOptions {
   session?: string
   /** The session sees its connector unprefixed: the result's resource URIs stay its server's own. */
   unprefixed?: boolean
+  /** The session the call is made for, and where the upstream's progress, logs and requests about it go. */
+  relay?: CallRelay
 }
 
 /**
@@ -101,6 +104,7 @@ export class ToolService {
         get signal() {
           return cancel.signal
         },
+        relay: options.relay,
       })
       // an unprefixed session reads back what its connector's own server named
       const own = withoutUpstreamIdentity(result)

@@ -6,7 +6,7 @@ import { CONNECTOR_KEY } from '../connector-key.js'
  * goes right after the scheme and its `//`, as the first segment, with
  * everything else kept as it was:
  *
- *   demo://resource/static/1  of `everything`  →  demo://everything/resource/static/1
+ *   demo://resource/static/1  of `demo`        →  demo://demo/resource/static/1
  *   file:///srv/notes.md      of `files`       →  file://files//srv/notes.md
  *   ui://weather/card.html    of `wx`          →  ui://wx/weather/card.html
  *   urn:isbn:0451450523       of `books`       →  urn:books/isbn:0451450523

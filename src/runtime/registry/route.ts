@@ -1,4 +1,5 @@
 import type { CallCancel } from './call-cancel.js'
+import type { CallRelay } from './call-relay.js'
 import type {
   RelayMethod,
   RouteSurface,
@@ -28,6 +29,8 @@ export interface ToolCallResult {
 export interface RouteCallOptions {
   signal?: AbortSignal
   cancel?: CallCancel
+  /** The session the request is made for, and where the upstream's progress, logs and requests about it go. */
+  relay?: CallRelay
 }
 
 export interface RouteClient {

@@ -60,7 +60,7 @@ export class DirectCalls {
   }
 
   call(
-    params: { name: string; arguments?: Record<string, unknown> },
+    params: { name: string; arguments?: Record<string, unknown>; _meta?: Record<string, unknown> },
     options: RouteCallOptions,
   ): Promise<ToolCallResult> {
     // a caller's CallCancel is listened to as it is: no AbortSignal is made for the call

@@ -12,6 +12,7 @@ import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
+import { CallRelays, UPSTREAM_CLIENT_CAPABILITIES, withMeta } from './call-relays.js'
 
 export const UPSTREAM_LIMITS = {
   maxMessageBytes: 16 * 1024 * 1024,
@@ -46,12 +47,17 @@ export class UpstreamConnection implements RouteClient {
   private direct?: DirectCalls
   /** Remote upstreams: the listed tools that declare `x-mcp-header` params, for the SDK to send as `Mcp-Param-*`. */
   private readonly paramHeaderTools = new ParamHeaderTools()
+  /** Its requests in flight for sessions, and where what the upstream sends about them goes. */
+  private readonly relays: CallRelays
 
   private constructor(
     readonly spec: UpstreamSpec,
     private readonly client: Client,
     private readonly transport: Transport,
-  ) {}
+  ) {
+    this.relays = new CallRelays(spec.key, spec.kind === 'http')
+    this.relays.install(client)
+  }
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
   static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: StderrLines): Promise<UpstreamConnection> {
@@ -67,7 +73,10 @@ export class UpstreamConnection implements RouteClient {
             ...(onStderrLine ? { onStderrLine } : {}),
           })
         : httpTransport(spec)
-    const client = new Client(CLIENT_INFO, spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' } } : {})
+    const client = new Client(CLIENT_INFO, {
+      capabilities: UPSTREAM_CLIENT_CAPABILITIES,
+      ...(spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' as const } } : {}),
+    })
     const conn = new UpstreamConnection(spec, client, transport)
     client.onclose = () => {
       conn.direct?.connectionClosed()
@@ -88,7 +97,8 @@ export class UpstreamConnection implements RouteClient {
     const startupMs = spec.timeouts?.startupMs ?? UPSTREAM_LIMITS.connectTimeoutMs
     try {
       await Promise.race([
-        client.connect(transport),
+        // no call's async context: a lazy upstream's pipes and streams must not carry the call that started it
+        CallRelays.outsideCalls(() => client.connect(transport)),
         new Promise((_, reject) => {
           const named = spec.timeouts?.startupMs ? ' (mcp.timeouts.startupSeconds)' : ''
           const timedOut = () => reject(new StartupTimeout(`no initialize answer within ${seconds(startupMs)}${named}`))
@@ -169,7 +179,9 @@ export class UpstreamConnection implements RouteClient {
   /** One of the upstream's other methods, as its SDK client sends it; counted in flight like a call. */
   relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
     const sent = { signal: options.signal, timeout: this.callTimeoutMs }
-    return this.inFlightWhile(async () => (await this.client.request({ method, params } as never, sent)) as RelayResult)
+    const request = (meta?: Record<string, unknown>) =>
+      this.client.request({ method, params: withMeta(params, meta) } as never, sent)
+    return this.inFlightWhile(async () => (await this.relays.track(options.relay, request)) as RelayResult)
   }
 
   callTool(
@@ -179,12 +191,21 @@ export class UpstreamConnection implements RouteClient {
   ): Promise<ToolCallResult> {
     return this.inFlightWhile(async () => {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
-      if (this.direct) return await this.direct.call(params, options)
-      const toolDefinition = this.paramHeaderTools.definition(upstreamName)
-      const timeout = this.callTimeoutMs
-      const sent = { signal: options.signal, timeout, ...(toolDefinition ? { toolDefinition } : {}) }
+      const { relay } = options
+      const direct = this.direct
+      const toolDefinition = direct ? undefined : this.paramHeaderTools.definition(upstreamName)
+      const sent = {
+        signal: options.signal,
+        timeout: this.callTimeoutMs,
+        ...(toolDefinition ? { toolDefinition } : {}),
+      }
+      // `meta`: its progressToken (this connection's) and logLevel (call-relays.ts)
+      const call = async (meta?: Record<string, unknown>): Promise<ToolCallResult> =>
+        direct
+          ? direct.call(withMeta(params, meta), options)
+          : ((await this.client.callTool(withMeta(params, meta), sent)) as ToolCallResult)
       try {
-        return (await this.client.callTool(params, sent)) as ToolCallResult
+        return await this.relays.track(relay, call)
       } catch (err) {
         throw this.timedOut(err, upstreamName) ?? err
       }

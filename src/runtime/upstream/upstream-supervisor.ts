@@ -107,7 +107,7 @@ export class UpstreamSupervisor implements RouteClient {
   callTool(
     upstreamName: string,
     args: Record<string, unknown> | undefined,
-    options: { signal?: AbortSignal },
+    options: RouteCallOptions,
   ): Promise<ToolCallResult> {
     return this.use((conn) => conn.callTool(upstreamName, args, options))
   }

@@ -1,0 +1,117 @@
+/**
+ * What travels with one upstream request made for a session (a tools/call,
+ * a prompts/get, a resources/read): where the upstream's messages about it
+ * go. The connector server builds one per request; the upstream side finds
+ * it again when the upstream sends progress, a log message or a request of
+ * its own while serving that request (upstream/call-relays.ts). The
+ * registry only names the shape: no SDK, no HTTP.
+ */
+
+/** The requests a server may send its client while serving a request (SEP-2322 calls them input requests). */
+export type ServerRequestMethod = 'elicitation/create' | 'sampling/createMessage' | 'roots/list'
+
+export const SERVER_REQUEST_METHODS: readonly ServerRequestMethod[] = [
+  'elicitation/create',
+  'sampling/createMessage',
+  'roots/list',
+]
+
+export interface CallProgress {
+  progress: number
+  total?: number
+  message?: string
+}
+
+export interface CallLogMessage {
+  level: string
+  logger?: string
+  data: unknown
+}
+
+export interface CallRelay {
+  /**
+   * The session (its token's hash) whose request this is. A request from the
+   * upstream is only ever relayed to this session, and a session's requests
+   * in flight decide where an unassociated one goes (call-relays.ts).
+   */
+  readonly session: string
+  /** Present when the caller asked for progress: called with the upstream's, sent on with the caller's own token. */
+  readonly progress?: (progress: CallProgress) => void
+  /** Present when the caller takes log messages: the ones the upstream sends while serving this request. */
+  readonly log?: (message: CallLogMessage) => void
+  /** The level a 2026-07-28 upstream is asked to log at for this request (its `_meta` logLevel). */
+  readonly logLevel?: string
+  /**
+   * A request the upstream sent while serving this one, answered by the
+   * session's client (or refused with the error to answer the upstream
+   * with). Absent: the caller can answer none, and the upstream is told so.
+   */
+  readonly request?: (
+    method: ServerRequestMethod,
+    params: Record<string, unknown> | undefined,
+    signal: AbortSignal,
+  ) => Promise<Record<string, unknown>>
+}
+
+/** MCP's client capabilities, as a client declared them (initialize, or a 2026-07-28 request's `_meta`). */
+export type ClientCapabilities = Record<string, unknown>
+
+const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v)
+
+/**
+ * The capabilities a client must have declared to be sent this request:
+ * URL-mode elicitation needs `elicitation.url`, form mode `elicitation.form`,
+ * sampling with tools `sampling.tools` (the SDK's own table,
+ * requiredClientCapabilitiesForInputRequest, which it does not export).
+ */
+export function requiredCapabilities(
+  method: ServerRequestMethod,
+  params: Record<string, unknown> | undefined,
+): ClientCapabilities {
+  switch (method) {
+    case 'elicitation/create':
+      return params?.mode === 'url' ? { elicitation: { url: {} } } : { elicitation: { form: {} } }
+    case 'sampling/createMessage':
+      return params?.tools !== undefined || params?.toolChoice !== undefined
+        ? { sampling: { tools: {} } }
+        : { sampling: {} }
+    case 'roots/list':
+      return { roots: {} }
+  }
+}
+
+/**
+ * What of `required` the client did not declare (undefined: nothing is
+ * missing). A bare `elicitation: {}` counts as form mode, its meaning
+ * before modes existed (the SDK's missingClientCapabilities).
+ */
+export function missingCapabilities(
+  required: ClientCapabilities,
+  declared: ClientCapabilities | undefined,
+): ClientCapabilities | undefined {
+  const missing: ClientCapabilities = {}
+  for (const [name, need] of Object.entries(required)) {
+    const has = declared?.[name]
+    if (has === undefined) {
+      missing[name] = need
+      continue
+    }
+    if (!isObject(need) || !isObject(has)) continue
+    const members: Record<string, unknown> = {}
+    for (const [member, value] of Object.entries(need)) {
+      const bareForm = name === 'elicitation' && member === 'form' && has.form === undefined && has.url === undefined
+      if (has[member] === undefined && !bareForm) members[member] = value
+    }
+    if (Object.keys(members).length) missing[name] = members
+  }
+  return Object.keys(missing).length ? missing : undefined
+}
+
+/** What the upstream is told when the caller did not declare what its request needs. */
+export function undeclaredMessage(method: ServerRequestMethod, missing: ClientCapabilities): string {
+  const names = Object.entries(missing).flatMap(([name, need]) => {
+    const members = isObject(need) ? Object.keys(need) : []
+    return members.length ? members.map((m) => `${name}.${m}`) : [name]
+  })
+  return `the client that made this call did not declare ${names.join(', ')} (needed for ${method})`
+}
