@@ -1,9 +1,11 @@
 import { Client, type Transport } from '@modelcontextprotocol/client'
+import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { NO_DIRECT_CALLS_ENV, switchedOff, UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
+import type { RouteTasks } from '../registry/tasks.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
 import { ParamHeaderTools } from './param-header-tools.js'
@@ -12,6 +14,7 @@ import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
+import { UpstreamTasks } from './upstream-tasks.js'
 
 export const UPSTREAM_LIMITS = {
   maxMessageBytes: 16 * 1024 * 1024,
@@ -46,12 +49,20 @@ export class UpstreamConnection implements RouteClient {
   private direct?: DirectCalls
   /** Remote upstreams: the listed tools that declare `x-mcp-header` params, for the SDK to send as `Mcp-Param-*`. */
   private readonly paramHeaderTools = new ParamHeaderTools()
+  /** Its tasks, counted in flight like calls; the (random) epoch tells its task ids from another connection's. */
+  readonly tasks: RouteTasks
 
   private constructor(
     readonly spec: UpstreamSpec,
     private readonly client: Client,
     private readonly transport: Transport,
-  ) {}
+  ) {
+    const tasks = new UpstreamTasks(client, spec.key, randomBytes(6).toString('base64url'), this.callTimeoutMs)
+    this.tasks = {
+      call: (name, args, options) => this.counted(() => tasks.call(name, args, options)),
+      request: (request, options) => this.counted(() => tasks.request(request, options)),
+    }
+  }
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
   static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: StderrLines): Promise<UpstreamConnection> {
@@ -177,6 +188,17 @@ export class UpstreamConnection implements RouteClient {
     try {
       const sent = { signal: options.signal, timeout: this.callTimeoutMs }
       return (await this.client.request({ method, params } as never, sent)) as RelayResult
+    } finally {
+      if (--this.inFlight === 0) this.drained?.()
+    }
+  }
+
+  private async counted<T>(work: () => Promise<T>): Promise<T> {
+    const gone = this.closedReason && `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`
+    if (gone) throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, gone)
+    this.inFlight++
+    try {
+      return await work()
     } finally {
       if (--this.inFlight === 0) this.drained?.()
     }
