@@ -140,6 +140,9 @@ export function classifyMcpRequest(
   const name = method === 'tools/call' && params && typeof params === 'object' ? params.name : undefined
   const resolved = era && typeof name === 'string' ? registry.resolve(name) : undefined
   const binding = resolved && (view.whole || view.tool(resolved.tool)) ? resolved : undefined
-  const exact = plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers))
+  // a tool that runs as a task is the tasks extension's to call (tasks-extension.ts), never the fast path's
+  const exact =
+    !binding?.tool.taskSupport &&
+    (plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers)))
   return { era, method, binding, exact, ...(outcome ? { outcome } : {}) }
 }

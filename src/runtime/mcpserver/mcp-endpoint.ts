@@ -35,6 +35,7 @@ import { createServerFactory } from './server-factory.js'
 import type { ServerInstructions } from './server-instructions.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
+import { TaskService } from './task-service.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
 import { inStreamScope, LIST_OF, ViewEventBus } from './view-event-bus.js'
 import { upstreamUri } from '../registry/resource-uris.js'
@@ -88,6 +89,7 @@ export class ConnectorMcpEndpoint {
       prompts: new PromptService(registry),
       resources: new ResourceService(registry, skills),
       completions: new CompletionService(registry),
+      tasks: new TaskService(registry),
     }
     // each listen stream is told of a change only when what its own session sees changed
     const prints = { tools, prompts: surface.prompts, resources: surface.resources }

@@ -1,4 +1,4 @@
-import { Server, type McpRequestContext } from '@modelcontextprotocol/server'
+import { Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
 import { LEGACY_REVISION, MODERN_REVISION, TOLERATED_LEGACY_REVISIONS } from '../mcp-wire.js'
 import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
@@ -7,6 +7,7 @@ import { PLAIN_INSTRUCTIONS, type ServerInstructions } from './server-instructio
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
 import { serveSurface, surfaceCapabilities, type SurfaceServices } from './surface-handlers.js'
+import { serveTasks, tasksCapability, taskToolCall } from './tasks-extension.js'
 import { answerOrThrow, type ToolService } from './tool-service.js'
 
 /**
@@ -38,7 +39,7 @@ export function createServerFactory(
         capabilities: {
           tools: { listChanged: era === 'modern' },
           ...surfaceCapabilities(era),
-          ...SKILLS_CAPABILITY,
+          extensions: { ...SKILLS_CAPABILITY.extensions, ...tasksCapability(era) },
         },
         // every initialize is answered with 2025-06-18 (the endpoint rewrites the requested version);
         // the other 2025 revisions are listed so that a client that keeps sending its own revision in
@@ -51,10 +52,13 @@ export function createServerFactory(
     server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor, view))
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
+      // a tool that runs as a task: a CreateTaskResult, -32021, or (2025-06-18) a binding that drives the task
+      const task = surface.tasks && taskToolCall(surface.tasks, exchange, req.params, hctx.mcpReq)
+      if (task?.answer) return (await task.answer) as CallToolResult
       // the fast path made the call already and leaves the encoding to the SDK
       const outcome =
         exchange.settled ??
-        (await tools.call(exchange.request.binding, req.params.name, req.params.arguments, {
+        (await tools.call(task?.binding ?? exchange.request.binding, req.params.name, req.params.arguments, {
           signal: hctx.mcpReq.signal,
           ...(era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}),
         }))
@@ -63,6 +67,7 @@ export function createServerFactory(
 
     serveSkills(server, skills, era, view)
     serveSurface(server, surface, era, view)
+    if (surface.tasks) serveTasks(server, surface.tasks, era, exchange.session, view)
     return server
   }
 }

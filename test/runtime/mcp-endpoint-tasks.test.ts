@@ -1,0 +1,135 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { buildRoute } from '../../src/runtime/registry/build-route.js'
+import type { RouteClient } from '../../src/runtime/registry/route.js'
+import type { DetailedTask, RouteTasks, TaskStatus } from '../../src/runtime/registry/tasks.js'
+import {
+  MODERN_META,
+  modernHeaders,
+  read,
+  request,
+  startEndpoint,
+  type Answer,
+  type Harness,
+} from './mcp-endpoint-harness.js'
+
+const TASKS = 'io.modelcontextprotocol/tasks'
+const DECLARING = { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': { extensions: { [TASKS]: {} } } }
+
+/** An upstream whose tools run as tasks: each call makes one, working until the test sets its status. */
+class TaskUpstream implements RouteClient {
+  readonly status = new Map<string, TaskStatus>()
+  readonly asked: Array<{ method: string; taskId: string }> = []
+  async callTool(name: string) {
+    return { content: [{ type: 'text', text: `called tk ${name}` }] }
+  }
+  private task(taskId: string): DetailedTask {
+    const at = '2026-01-01T00:00:00.000Z'
+    const status = this.status.get(taskId)!
+    const done = status === 'completed' ? { result: { content: [{ type: 'text', text: `done ${taskId}` }] } } : {}
+    return { taskId, status, createdAt: at, lastUpdatedAt: at, ttlMs: 60_000, pollIntervalMs: 250, ...done }
+  }
+  readonly tasks: RouteTasks = {
+    call: async () => {
+      const taskId = `up-${this.status.size + 1}`
+      this.status.set(taskId, 'working')
+      return { kind: 'task', task: this.task(taskId), epoch: 'E1' }
+    },
+    request: async (request) => {
+      this.asked.push({ method: request.method, taskId: request.taskId })
+      if (!this.status.has(request.taskId) || request.epoch !== 'E1') throw new Error('not found')
+      return request.method === 'tasks/get' ? this.task(request.taskId) : {}
+    },
+  }
+}
+
+const tool = (name: string, taskSupport: string) => ({
+  name,
+  inputSchema: { type: 'object' },
+  execution: { taskSupport },
+})
+
+/** A 2026-07-28 request of the session of `token` (the harness's own by default). */
+async function modern(
+  h: Harness,
+  method: string,
+  params: Record<string, unknown>,
+  headers: Record<string, string> = {},
+  token = h.token,
+): Promise<Answer> {
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { _meta: MODERN_META, ...params } })
+  return read(
+    await h.endpoint.handle(request(token, { headers: { ...modernHeaders(method, params), ...headers }, body })),
+  )
+}
+
+describe('the tasks extension on the connector endpoint', () => {
+  let h: Harness
+  let upstream: TaskUpstream
+  beforeEach(async () => {
+    h = await startEndpoint()
+    upstream = new TaskUpstream()
+    const tools = [
+      tool('must', 'required'),
+      tool('may', 'optional'),
+      { name: 'plain', inputSchema: { type: 'object' } },
+    ]
+    h.registry.commit(buildRoute('tk', 1, upstream, { tools, features: { tasks: true } }))
+  })
+  afterEach(async () => {
+    await h.close()
+  })
+
+  const create = async (name = 'tk_must', token?: string) => {
+    const made = await modern(h, 'tools/call', { name, arguments: {}, _meta: DECLARING }, {}, token)
+    expect(made.json.error, made.text).toBeUndefined()
+    return made.json.result
+  }
+  const ask = (method: string, params: Record<string, unknown>, token?: string, meta: object = DECLARING) =>
+    modern(h, method, { ...params, _meta: meta }, { 'mcp-name': String(params.taskId) }, token)
+
+  it('a declaring client gets a flat CreateTaskResult, its id a handle; tasks/* reach the upstream task', async () => {
+    const made = await create()
+    expect(made).toMatchObject({ resultType: 'task', status: 'working', ttlMs: 60_000, pollIntervalMs: 250 })
+    expect(made).not.toHaveProperty('task')
+    const [key, epoch, id] = made.taskId.split('.')
+    expect([key, epoch, Buffer.from(id, 'base64url').toString()]).toEqual(['tk', 'E1', 'up-1'])
+    upstream.status.set('up-1', 'completed')
+    const got = (await ask('tasks/get', { taskId: made.taskId })).json.result
+    expect(got).toMatchObject({ resultType: 'complete', taskId: made.taskId, status: 'completed' })
+    expect(got.result.content).toEqual([{ type: 'text', text: 'done up-1' }])
+    expect(upstream.asked).toEqual([{ method: 'tasks/get', taskId: 'up-1' }])
+    const cancel = await ask('tasks/cancel', { taskId: made.taskId })
+    expect(cancel.json.result.resultType).toBe('complete')
+    const update = await ask('tasks/update', { taskId: made.taskId, inputResponses: {} })
+    expect(update.json.result.resultType).toBe('complete')
+  })
+
+  it("another session's handle, a forged one, one of a gone connector: -32602, the upstream not asked", async () => {
+    const made = await create()
+    const other = await h.sessions.issue('ws', 'other', 'claude')
+    for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update'])
+      expect((await ask(method, { taskId: made.taskId, inputResponses: {} }, other)).json.error.code).toBe(-32602)
+    // the same upstream id with a MAC of its own making
+    const forged = made.taskId.replace(/[^.]+$/, Buffer.alloc(16).toString('base64url'))
+    expect((await ask('tasks/get', { taskId: forged })).json.error).toMatchObject({ code: -32602 })
+    expect((await ask('tasks/get', { taskId: 'up-1' })).json.error.code).toBe(-32602)
+    expect(upstream.asked).toEqual([])
+    h.registry.remove('tk', 1)
+    expect((await ask('tasks/get', { taskId: made.taskId })).json.error.code).toBe(-32602)
+  })
+
+  it('without the extension: -32021 for tasks/* and a tool that must run as a task; one that may: a call', async () => {
+    const must = await modern(h, 'tools/call', { name: 'tk_must', arguments: {} })
+    expect(must.json.error).toMatchObject({
+      code: -32021,
+      data: { requiredCapabilities: { extensions: { [TASKS]: {} } } },
+    })
+    expect((await ask('tasks/get', { taskId: 'x' }, undefined, MODERN_META)).json.error.code).toBe(-32021)
+    const may = await modern(h, 'tools/call', { name: 'tk_may', arguments: {} })
+    expect(may.json.result.content).toEqual([{ type: 'text', text: 'called tk may' }])
+    // a tool that takes no task is a plain call even for a declaring client (and the fast path's to serve)
+    expect((await create('tk_plain')).content).toEqual([{ type: 'text', text: 'called tk plain' }])
+    for (const method of ['tasks/list', 'tasks/result'])
+      expect((await ask(method, { taskId: 'x' })).json.error.code).toBe(-32601)
+  })
+})
