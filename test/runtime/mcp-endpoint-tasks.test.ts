@@ -62,6 +62,41 @@ async function modern(
   )
 }
 
+/** A listen stream read as it comes: its JSON-RPC messages, in order. */
+async function listen(h: Harness, token: string, notifications: Record<string, unknown>, meta: object = DECLARING) {
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 9,
+    method: 'subscriptions/listen',
+    params: { _meta: meta, notifications },
+  })
+  const res = (await h.endpoint.handle(
+    request(token, { headers: modernHeaders('subscriptions/listen'), body }),
+  )) as Response
+  const messages: any[] = []
+  if (!res.headers.get('content-type')?.includes('text/event-stream'))
+    return { res, messages, next: async () => undefined, close: async () => {} }
+  const reader = res.body!.getReader()
+  const decoder = new TextDecoder()
+  let pending = ''
+  /** Reads until a message satisfies `ok` (the stream's own events: never a timer). */
+  const next = async (ok: (m: any) => boolean): Promise<any> => {
+    for (;;) {
+      const found = messages.find(ok)
+      if (found) return found
+      const { done, value } = await reader.read()
+      if (done) return undefined
+      pending += decoder.decode(value, { stream: true })
+      for (let at = pending.indexOf('\n\n'); at >= 0; at = pending.indexOf('\n\n')) {
+        const data = /^data: (.*)$/m.exec(pending.slice(0, at))?.[1]
+        pending = pending.slice(at + 2)
+        if (data) messages.push(JSON.parse(data))
+      }
+    }
+  }
+  return { res, messages, next, close: () => reader.cancel() }
+}
+
 describe('the tasks extension on the connector endpoint', () => {
   let h: Harness
   let upstream: TaskUpstream
@@ -131,5 +166,35 @@ describe('the tasks extension on the connector endpoint', () => {
     expect((await create('tk_plain')).content).toEqual([{ type: 'text', text: 'called tk plain' }])
     for (const method of ['tasks/list', 'tasks/result'])
       expect((await ask(method, { taskId: 'x' })).json.error.code).toBe(-32601)
+  })
+
+  it('taskIds on a listen stream: the ack lists the handles it honors; each task follows until terminal', async () => {
+    const made = await create()
+    const other = await h.sessions.issue('ws', 'other', 'claude')
+    const theirs = await create('tk_must', other)
+    const stream = await listen(h, h.token, { taskIds: [made.taskId, theirs.taskId, 'nonsense'] })
+    const ack = await stream.next((m) => m.method === 'notifications/subscriptions/acknowledged')
+    expect(ack.params.notifications).toEqual({ taskIds: [made.taskId] })
+    const working = await stream.next((m) => m.method === 'notifications/tasks')
+    expect(working.params).toMatchObject({ taskId: made.taskId, status: 'working' })
+    expect(working.params._meta).toEqual({ 'io.modelcontextprotocol/subscriptionId': 9 })
+    upstream.status.set('up-1', 'completed')
+    const done = await stream.next((m) => m.method === 'notifications/tasks' && m.params.status === 'completed')
+    expect(done.params.result.content).toEqual([{ type: 'text', text: 'done up-1' }])
+    expect(stream.messages.filter((m) => m.method === 'notifications/tasks').map((m) => m.params.status)).toEqual([
+      'working',
+      'completed',
+    ])
+    await stream.close()
+  })
+
+  it('taskIds from a client without the extension: -32021; none of its own: the SDK serves the rest', async () => {
+    const refused = await listen(h, h.token, { taskIds: ['x'] }, MODERN_META)
+    expect(refused.res.status).toBe(400)
+    expect(((await refused.res.json()) as any).error.code).toBe(-32021)
+    const plain = await listen(h, h.token, { taskIds: ['x'], toolsListChanged: true })
+    const ack = await plain.next((m) => m.method === 'notifications/subscriptions/acknowledged')
+    expect(ack.params.notifications).toEqual({ toolsListChanged: true })
+    await plain.close()
   })
 })
