@@ -2,7 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import type { RouteClient } from '../../src/runtime/registry/route.js'
 import type { DetailedTask, RouteTasks, TaskStatus } from '../../src/runtime/registry/tasks.js'
+import { until } from '../support/eventually.js'
 import {
+  legacy,
   MODERN_META,
   modernHeaders,
   read,
@@ -19,14 +21,17 @@ const DECLARING = { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities'
 class TaskUpstream implements RouteClient {
   readonly status = new Map<string, TaskStatus>()
   readonly asked: Array<{ method: string; taskId: string }> = []
+  /** When the test's tasks were made: now, and a TTL of a minute (a driven task past it is given up). */
+  createdAt = new Date().toISOString()
+  ttlMs = 60_000
   async callTool(name: string) {
     return { content: [{ type: 'text', text: `called tk ${name}` }] }
   }
   private task(taskId: string): DetailedTask {
-    const at = '2026-01-01T00:00:00.000Z'
+    const { createdAt, ttlMs } = this
     const status = this.status.get(taskId)!
     const done = status === 'completed' ? { result: { content: [{ type: 'text', text: `done ${taskId}` }] } } : {}
-    return { taskId, status, createdAt: at, lastUpdatedAt: at, ttlMs: 60_000, pollIntervalMs: 250, ...done }
+    return { taskId, status, createdAt, lastUpdatedAt: createdAt, ttlMs, pollIntervalMs: 250, ...done }
   }
   readonly tasks: RouteTasks = {
     call: async () => {
@@ -133,6 +138,9 @@ describe('the tasks extension on the connector endpoint', () => {
     expect(got).toMatchObject({ resultType: 'complete', taskId: made.taskId, status: 'completed' })
     expect(got.result.content).toEqual([{ type: 'text', text: 'done up-1' }])
     expect(upstream.asked).toEqual([{ method: 'tasks/get', taskId: 'up-1' }])
+    // the Mcp-Name header mirrors the handle (SEP-2663's routing header): another value is refused (SEP-2243)
+    const mismatch = await modern(h, 'tasks/get', { taskId: made.taskId, _meta: DECLARING }, { 'mcp-name': 'x' })
+    expect(mismatch.json.error.code).toBe(-32020)
     const cancel = await ask('tasks/cancel', { taskId: made.taskId })
     expect(cancel.json.result.resultType).toBe('complete')
     const update = await ask('tasks/update', { taskId: made.taskId, inputResponses: {} })
@@ -166,6 +174,29 @@ describe('the tasks extension on the connector endpoint', () => {
     expect((await create('tk_plain')).content).toEqual([{ type: 'text', text: 'called tk plain' }])
     for (const method of ['tasks/list', 'tasks/result'])
       expect((await ask(method, { taskId: 'x' })).json.error.code).toBe(-32601)
+  })
+
+  it('a 2025-06-18 call of a tool that must run as a task is driven to its end, answered as a call', async () => {
+    const answer = legacy(h, { id: 3, method: 'tools/call', params: { name: 'tk_must', arguments: {} } })
+    expect(await until(() => upstream.asked.length > 0)).toBe(true)
+    upstream.status.set('up-1', 'completed')
+    expect((await answer).json.result.content).toEqual([{ type: 'text', text: 'done up-1' }])
+    // one that may run as a task is a plain call there
+    const may = await legacy(h, { id: 4, method: 'tools/call', params: { name: 'tk_may', arguments: {} } })
+    expect(may.json.result.content).toEqual([{ type: 'text', text: 'called tk may' }])
+  })
+
+  it('a driven task is cancelled when its caller goes away, and given up past its TTL', async () => {
+    const gone = new AbortController()
+    const call = legacy(h, { id: 5, method: 'tools/call', params: { name: 'tk_must' } }, '2025-06-18', gone.signal)
+    expect(await until(() => upstream.asked.length > 0)).toBe(true)
+    gone.abort()
+    await call.catch(() => undefined)
+    expect(await until(() => upstream.asked.some((a) => a.method === 'tasks/cancel'))).toBe(true)
+    upstream.ttlMs = 0
+    const late = await legacy(h, { id: 6, method: 'tools/call', params: { name: 'tk_must', arguments: {} } })
+    expect(late.json.error.message).toMatch(/did not end within its time \(still working\)/)
+    expect(upstream.asked.at(-1)).toEqual({ method: 'tasks/cancel', taskId: 'up-2' })
   })
 
   it('taskIds on a listen stream: the ack lists the handles it honors; each task follows until terminal', async () => {

@@ -10,6 +10,9 @@ import { withoutUpstreamIdentity } from './tool-service.js'
 /** A driven task's polls (legacy callers, see `driven`) are spaced by its pollIntervalMs, within these bounds. */
 export const POLL_BOUNDS_MS = { min: 250, max: 5_000, otherwise: 1_000 } as const
 
+/** How long a task without a TTL is driven for a 2025-06-18 caller: as long as a tool call may take by default. */
+export const DRIVEN_TASK_MS = 10 * 60_000
+
 /** The extension's error for a task id this session cannot reach (SEP-2663: -32602, as for one never made). */
 export function taskNotFound(): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.InvalidParams, 'Failed to retrieve task: Task not found')
@@ -71,8 +74,9 @@ export class TaskService {
   /**
    * The binding of a tool that must run as a task, for a caller that
    * cannot take one (2025-06-18 has no tasks): its calls make the task and
-   * poll it to its end, answering with its result as a plain call would.
-   * The call's cancel cancels the task too.
+   * poll it to its end (at most its TTL, or DRIVEN_TASK_MS), answering
+   * with its result as a plain call would. The call's cancel cancels the
+   * task too.
    */
   driven(binding: MCPToolBinding): MCPToolBinding {
     const tasks = tasksOf(binding)
@@ -81,15 +85,17 @@ export class TaskService {
       if (answer.kind === 'result') return answer.result
       let task = answer.task
       const ref = { taskId: task.taskId, epoch: answer.epoch }
+      const started = Date.now()
       try {
         while (!isTerminal(task.status)) {
+          if (Date.now() >= drivenUntil(task, started)) throw outlived(binding.connectorKey, task)
           await pause(task.pollIntervalMs, options.cancel ? options.cancel.signal : options.signal)
           task = (await tasks.request({ method: 'tasks/get', ...ref }, options)) as DetailedTask
         }
       } catch (err) {
-        // the caller went away (or the polling failed): the task is no longer wanted
-        if (options.cancel?.cancelled || options.signal?.aborted)
-          void tasks.request({ method: 'tasks/cancel', ...ref }, {}).catch(() => undefined)
+        // the caller went away, the task outlived its bound, or a poll failed: the task is no longer wanted;
+        // cancelling it is best effort (the caller gets `err` either way)
+        void tasks.request({ method: 'tasks/cancel', ...ref }, {}).catch(() => undefined)
         throw err
       }
       return endOf(binding.connectorKey, task)
@@ -128,6 +134,17 @@ function tasksOf(binding: MCPToolBinding): RouteTasks {
   const { tasks } = binding.client
   if (tasks) return tasks
   throw new ProtocolError(ProtocolErrorCode.InternalError, `connector "${binding.connectorKey}" relays no tasks`)
+}
+
+/** How long tutti drives a task for a caller: its TTL (the upstream may drop it after), else DRIVEN_TASK_MS. */
+function drivenUntil(task: DetailedTask, started: number): number {
+  const created = Date.parse(task.createdAt)
+  return task.ttlMs !== null && Number.isFinite(created) ? created + task.ttlMs : started + DRIVEN_TASK_MS
+}
+
+function outlived(connector: string, task: DetailedTask): ProtocolError {
+  const message = `connector "${connector}": the task did not end within its time (still ${task.status})`
+  return new ProtocolError(ProtocolErrorCode.InternalError, message)
 }
 
 /** A finished task as its call's answer: the result, or the call's error. */
