@@ -1,9 +1,11 @@
+import fs from 'node:fs'
+import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { eventually } from '../support/eventually.js'
 import { makeConnector } from '../support/connector-fixture.js'
 import { installed, prepared } from '../support/in-process.js'
 import { legacyClient, MODERN_META, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, connectorState, tempStateDir } from '../support/tutti.js'
+import { cleanupState, connectorState, REPO, tempStateDir } from '../support/tutti.js'
 
 /**
  * Tasks (issue 24 item 7, the `io.modelcontextprotocol/tasks` extension,
@@ -27,6 +29,21 @@ const everything = (key: string, idleTimeoutSeconds: number) =>
     auth: { kind: 'none' },
     mcp: { transport: 'stdio', command: 'mcp-server-everything', args: ['stdio'], idleTimeoutSeconds },
   })
+
+/** test/fixtures/task-server.mjs: the tools the conformance suite's tasks-* scenarios ask of a server. */
+const jobs = () =>
+  makeConnector(
+    {
+      schemaVersion: 1,
+      key: 'jobs',
+      name: 'Jobs',
+      version: '1.0.0',
+      description: 'a 2025-11-25 task server',
+      auth: { kind: 'none' },
+      mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'] },
+    },
+    { 'server.mjs': fs.readFileSync(path.join(REPO, 'test/fixtures/task-server.mjs'), 'utf8') },
+  )
 
 /** A 2026-07-28 request that declares the tasks extension (or not); tasks/* carry their Mcp-Name. */
 async function post(binding: Binding, method: string, params: Record<string, unknown>, declare = true) {
@@ -96,6 +113,7 @@ describe('tasks of a real server, through the connector server', () => {
     dir = tempStateDir('tasks')
     await installed(dir, everything('research', 1))
     await installed(dir, everything('clock', 1))
+    await installed(dir, jobs())
     binding = (await prepared(dir, { session: 'tasks' })).mcpServers[0]!
     other = (await prepared(dir, { session: 'another' })).mcpServers[0]!
   })
@@ -198,8 +216,40 @@ describe('tasks of a real server, through the connector server', () => {
     await theirs.close()
   })
 
+  it('a tool error ends the task completed with isError; a JSON-RPC error ends it failed, with the error', async () => {
+    const failing = await result(binding, 'tools/call', { name: 'jobs_failing_job', arguments: {} })
+    const failed = await finished(binding, failing.taskId)
+    expect(failed).toMatchObject({ status: 'completed', result: { isError: true } })
+    const panicking = await result(binding, 'tools/call', { name: 'jobs_protocol_error_job', arguments: {} })
+    const panicked = await finished(binding, panicking.taskId)
+    expect(panicked).toMatchObject({ status: 'failed', error: { code: -32603 } })
+    expect(panicked.error.message).toContain('the job panicked')
+    expect(panicked).not.toHaveProperty('result')
+  })
+
+  it('a tool that may run as a task is a plain call without the extension; one that takes none always is', async () => {
+    const plain = await post(
+      binding,
+      'tools/call',
+      { name: 'jobs_slow_compute', arguments: { seconds: 0, label: 'now' } },
+      false,
+    )
+    expect(plain.json.result).toMatchObject({
+      resultType: 'complete',
+      content: [{ type: 'text', text: 'computed now' }],
+    })
+    // a 2025-11-25 client's `task` on a tool that takes no task is tolerated and changes nothing
+    const greet = await result(binding, 'tools/call', {
+      name: 'jobs_greet',
+      arguments: { name: 'W' },
+      task: { ttl: 1 },
+    })
+    expect(greet).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'Hello, W!' }] })
+    expect(greet).not.toHaveProperty('taskId')
+  })
+
   it('tasks/cancel acks empty, the task ends cancelled, and a second cancel acks the same', async () => {
-    const created = await result(binding, 'tools/call', { name: TOOL, arguments: { topic: 'tbd' } })
+    const created = await result(binding, 'tools/call', { name: 'jobs_slow_compute', arguments: { seconds: 60 } })
     const ack = await result(binding, 'tasks/cancel', { taskId: created.taskId })
     expect(Object.keys(ack).sort()).toEqual(['_meta', 'resultType'])
     expect(ack.resultType).toBe('complete')
@@ -223,6 +273,9 @@ describe('tasks of a real server, through the connector server', () => {
     const legacy = await legacyClient(binding)
     const answer = await legacy.callTool({ name: TOOL, arguments: { topic: 'driven' } })
     expect((answer.content as Array<{ text: string }>)[0]!.text).toContain('# Research Report: driven')
+    // a tool error of a driven task is the call's tool error
+    const failing = await legacy.callTool({ name: 'jobs_failing_job', arguments: {} })
+    expect(failing).toMatchObject({ isError: true, content: [{ type: 'text', text: 'the job failed' }] })
     await legacy.close()
   })
 })
