@@ -100,7 +100,11 @@ export class TaskStream {
       },
       pull: async (controller) => {
         for (;;) {
-          const { done, value } = await reader.read()
+          const { done, value } = await reader.read().catch((err: unknown) => {
+            // the SDK's stream failed: so does this one (its reader sees the error), and the polling ends
+            this.end()
+            throw err
+          })
           if (done) {
             this.end()
             controller.close()

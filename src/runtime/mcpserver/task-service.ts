@@ -5,7 +5,7 @@ import type { MCPToolBinding, RouteCallOptions, ToolCallResult } from '../regist
 import { isTerminal, type DetailedTask, type RouteTasks, type TaskRequest } from '../registry/tasks.js'
 import type { SessionView } from '../sessions/session-view.js'
 import { MAX_UPSTREAM_TASK_ID, TaskHandles, type TaskRef } from './task-handles.js'
-import { withoutUpstreamIdentity } from './tool-service.js'
+import { asProtocolError, withoutUpstreamIdentity } from './tool-service.js'
 
 /** A driven task's polls (legacy callers, see `driven`) are spaced by its pollIntervalMs, within these bounds. */
 export const POLL_BOUNDS_MS = { min: 250, max: 5_000, otherwise: 1_000 } as const
@@ -39,8 +39,10 @@ export class TaskService {
     session: string,
     options: RouteCallOptions,
   ): Promise<Record<string, unknown>> {
-    this.registry.assertDispatchable(binding)
-    const answer = await tasksOf(binding).call(binding.tool.upstreamName, args, options)
+    const answer = await relayed(binding.connectorKey, () => {
+      this.registry.assertDispatchable(binding)
+      return tasksOf(binding).call(binding.tool.upstreamName, args, options)
+    })
     if (answer.kind === 'result') return publishedContent(binding.connectorKey, withoutUpstreamIdentity(answer.result))
     if (answer.task.taskId.length > MAX_UPSTREAM_TASK_ID)
       throw new ProtocolError(
@@ -53,8 +55,8 @@ export class TaskService {
 
   async get(handle: string, session: string, view: SessionView, options: RouteCallOptions): Promise<DetailedTask> {
     const { ref, tasks } = this.open(handle, session, view)
-    const task = (await tasks.request({ method: 'tasks/get', ...ref }, options)) as DetailedTask
-    return this.served(session, ref, task)
+    const task = await relayed(ref.connector, () => tasks.request({ method: 'tasks/get', ...ref }, options))
+    return this.served(session, ref, task as DetailedTask)
   }
 
   /** tasks/cancel, or tasks/update with `inputResponses`: an empty acknowledgement. */
@@ -66,8 +68,9 @@ export class TaskService {
     options: RouteCallOptions,
   ): Promise<Record<string, never>> {
     const { ref, tasks } = this.open(params.taskId, session, view)
-    if (method === 'tasks/cancel') await tasks.request({ method, ...ref }, options)
-    else await tasks.request({ method, ...ref, inputResponses: params.inputResponses ?? {} }, options)
+    const inputResponses = params.inputResponses ?? {}
+    const request = method === 'tasks/cancel' ? { method, ...ref } : { method, ...ref, inputResponses }
+    await relayed(ref.connector, () => tasks.request(request, options))
     return {}
   }
 
@@ -127,6 +130,15 @@ export class TaskService {
     const route = ref && view.connector(ref.connector) ? this.registry.route(ref.connector) : undefined
     if (!ref || !route?.client.tasks) throw taskNotFound()
     return { ref, tasks: route.client.tasks }
+  }
+}
+
+/** An upstream's JSON-RPC error as it is; any other failure an internal error naming the connector (as calls). */
+async function relayed<T>(connector: string, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work()
+  } catch (err) {
+    throw asProtocolError(err, connector)
   }
 }
 
