@@ -22,6 +22,9 @@ export const META = {
   subscriptionId: 'io.modelcontextprotocol/subscriptionId',
 } as const
 
+/** The tasks extension (SEP-2663): declared per request by 2026-07-28 clients, on server/discover by servers. */
+export const TASKS_EXTENSION_ID = 'io.modelcontextprotocol/tasks'
+
 /** `_meta` keys a tool carries in tools/list that clients read (not MCP's own). */
 export const TOOL_META = {
   /** Claude Code loads a tool marked `true` in full at start instead of deferring it to its tool search. */

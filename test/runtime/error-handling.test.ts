@@ -88,6 +88,9 @@ const PLAIN_ERRORS: Record<string, { count: number; why: string }> = {
   'src/runtime/mcpserver/node-front.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
   // a parked 2026-07-28 call given up: the same abort reason, for the same reason
   'src/runtime/mcpserver/relayed-call.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
+  // a listen stream's own stop, and a task poll's abort: the same abort reasons, never shown to a user
+  'src/runtime/mcpserver/task-listen.ts': { count: 1, why: 'the abort reason of a listen stream that ended' },
+  'src/runtime/mcpserver/task-service.ts': { count: 1, why: 'an abort reason the SDK stringifies' },
   'src/runtime/upstream/stdio-transport.ts': {
     count: 1,
     why: "send()'s rejection becomes a tool call's answer through the SDK, prefixed with the connector's name",

@@ -139,7 +139,8 @@ describe('capability', () => {
     '2026-07-28: server/discover declares the extension inline (directoryRead) with ' + 'resources.listChanged',
     async () => {
       const caps = result(await call('modern', 'server/discover')).capabilities
-      expect(caps.extensions).toEqual({ [EXT]: { directoryRead: true } })
+      // beside the tasks extension (tasks-extension.ts), which only this era has
+      expect(caps.extensions).toEqual({ [EXT]: { directoryRead: true }, 'io.modelcontextprotocol/tasks': {} })
       expect(caps.resources).toEqual({ listChanged: true, subscribe: true })
     },
   )

@@ -186,6 +186,48 @@ describe('UpstreamSupervisor', () => {
     },
   )
 
+  it(
+    'lazy: an upstream holding a live task is not idle, however long the task takes; it stops an idle period ' +
+      'after the task is seen to end',
+    async () => {
+      const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+      dialer.fallback = [tool('a')]
+      const made = await supervisor.tasks.call('a', {}, {})
+      expect(made).toMatchObject({ kind: 'task', task: { taskId: 't1', status: 'working' } })
+      const { epoch } = made as { epoch: string }
+      await vi.advanceTimersByTimeAsync(10_000)
+      expect(supervisor.state).toBe('running')
+      // a poll that still sees it working changes nothing
+      await supervisor.tasks.request({ method: 'tasks/get', taskId: 't1', epoch }, {})
+      await vi.advanceTimersByTimeAsync(5_000)
+      expect(supervisor.state).toBe('running')
+      dialer.last.taskStatus.set('t1', 'completed')
+      expect(await supervisor.tasks.request({ method: 'tasks/get', taskId: 't1', epoch }, {})).toMatchObject({
+        status: 'completed',
+      })
+      await vi.advanceTimersByTimeAsync(999)
+      expect(supervisor.state).toBe('running')
+      await vi.advanceTimersByTimeAsync(1)
+      expect(supervisor.state).toBe('stopped')
+      expect(events.at(-1)).toEqual({ type: 'stopped', reason: 'idle' })
+      expect(dialer.specs).toHaveLength(1)
+    },
+  )
+
+  it('lazy: a live task nobody asks about stops counting at its TTL, and the idle period runs from then', async () => {
+    const { dialer, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
+    dialer.fallback = [tool('a')]
+    await supervisor.callTool('a', {}, {})
+    dialer.last.taskTtlMs = 60_000
+    await supervisor.tasks.call('a', {}, {})
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(supervisor.state).toBe('running')
+    await vi.advanceTimersByTimeAsync(999)
+    expect(supervisor.state).toBe('running')
+    await vi.advanceTimersByTimeAsync(1)
+    expect(supervisor.state).toBe('stopped')
+  })
+
   it('lazy: a failed start fails the call with the reason and schedules nothing', async () => {
     const { dialer, events, supervisor } = harness({ kind: 'lazy', idleMs: 1_000 })
     dialer.script.push(new Error('command "/x" not found'))

@@ -1,6 +1,7 @@
 import type { RelayResult, ToolCallResult, UpstreamTool } from '../../src/runtime/registry/route.js'
 import type { UpstreamTable } from '../../src/runtime/registry/route.js'
 import type { RelayMethod } from '../../src/runtime/registry/surface.js'
+import type { DetailedTask, RouteTasks, TaskStatus } from '../../src/runtime/registry/tasks.js'
 import type { OpenUpstream, UpstreamLink } from '../../src/runtime/upstream/upstream-supervisor.js'
 import type { UpstreamSpec } from '../../src/runtime/upstream/upstream-spec.js'
 
@@ -38,6 +39,30 @@ export class FakeLink implements UpstreamLink {
   }
 
   onResourceUpdated(): void {}
+
+  /** Its tasks: each call makes one, working until the test sets another status here. */
+  readonly taskStatus = new Map<string, TaskStatus>()
+  private readonly taskCreated = new Map<string, string>()
+  taskTtlMs: number | null = null
+  readonly tasks: RouteTasks = {
+    call: async () => {
+      const taskId = `t${this.taskStatus.size + 1}`
+      this.taskStatus.set(taskId, 'working')
+      this.taskCreated.set(taskId, new Date().toISOString())
+      return { kind: 'task', task: this.task(taskId), epoch: String(this.pid) }
+    },
+    request: async (request) => {
+      if (this.closed) throw new Error('gone')
+      if (!this.taskStatus.has(request.taskId) || request.epoch !== String(this.pid)) throw new Error('Task not found')
+      return request.method === 'tasks/get' ? this.task(request.taskId) : {}
+    },
+  }
+
+  private task(taskId: string): DetailedTask {
+    const createdAt = this.taskCreated.get(taskId)!
+    const status = this.taskStatus.get(taskId)!
+    return { taskId, status, createdAt, lastUpdatedAt: new Date().toISOString(), ttlMs: this.taskTtlMs }
+  }
 
   async callTool(name: string, args: Record<string, unknown> | undefined): Promise<ToolCallResult> {
     if (this.closed) throw new Error('gone')

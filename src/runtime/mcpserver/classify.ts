@@ -143,7 +143,10 @@ export function classifyMcpRequest(
   const params = body.params as { name?: unknown } | undefined
   const name = method === 'tools/call' && params && typeof params === 'object' ? params.name : undefined
   const binding = era && typeof name === 'string' ? bindingOf(name, registry, view, appTool) : undefined
-  const exact = plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers))
+  // a tool that runs as a task is the tasks extension's to call (tasks-extension.ts), never the fast path's
+  const exact =
+    !binding?.tool.taskSupport &&
+    (plain !== undefined || (era !== undefined && exactlyRight(era, method, body, headers)))
   return { era, method, binding, exact, view, ...(outcome ? { outcome } : {}) }
 }
 

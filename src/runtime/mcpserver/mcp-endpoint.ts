@@ -38,6 +38,8 @@ import type { ServerInstructions } from './server-instructions.js'
 import { ServerRequestRelay } from './server-request-relay.js'
 import { SessionRequests } from './session-requests.js'
 import { SkillCatalogue } from './skill-catalogue.js'
+import { TaskListen } from './task-listen.js'
+import { TaskService } from './task-service.js'
 import { ToolService, type ToolOutcome } from './tool-service.js'
 import { inStreamScope, LIST_OF, ViewEventBus } from './view-event-bus.js'
 import { upstreamUri } from '../registry/resource-uris.js'
@@ -80,6 +82,7 @@ export class ConnectorMcpEndpoint {
   private readonly apps: AppCalls
   /** Progress, logs and the upstreams' requests on their way to the caller (server-request-relay.ts). */
   private readonly relays = new ServerRequestRelay()
+  private readonly taskListen: TaskListen
 
   constructor(
     private readonly registry: ConnectorMCPRegistry,
@@ -99,7 +102,9 @@ export class ConnectorMcpEndpoint {
       prompts: new PromptService(registry),
       resources: new ResourceService(registry, skills, { results: this.caps.store }, this.apps),
       completions: new CompletionService(registry),
+      tasks: new TaskService(registry),
     }
+    this.taskListen = new TaskListen(surface.tasks, log)
     // each listen stream is told of a change only when what its own session sees changed
     const prints = { tools, prompts: surface.prompts, resources: surface.resources }
     const sees = (uri: string, view: SessionView) => {
@@ -205,6 +210,9 @@ export class ConnectorMcpEndpoint {
     sdk: () => Promise<Response>,
   ): Promise<Response> {
     const { id } = message
+    // the tasks extension's `taskIds`, which the SDK's listen router does not know (task-listen.ts)
+    const tasks = this.taskListen.take(message, session, view)
+    if (tasks instanceof Response) return tasks
     const refused = this.streams.reserve(session, id)
     if (refused) return refused
     let response: Response
@@ -219,7 +227,7 @@ export class ConnectorMcpEndpoint {
       return response
     }
     const release = this.subscriptions.hold(resourceSubscriptions(message), view)
-    return this.streams.track(session, response, release)
+    return this.streams.track(session, tasks ? tasks.wrap(response) : response, release)
   }
 
   /** What the 2025 era needs before the SDK sees the request. */

@@ -1,4 +1,4 @@
-import { Server, type McpRequestContext } from '@modelcontextprotocol/server'
+import { Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
 import { LEGACY_REVISION, MODERN_REVISION, TOLERATED_LEGACY_REVISIONS } from '../mcp-wire.js'
 import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
@@ -8,6 +8,7 @@ import type { ServerRequestRelay } from './server-request-relay.js'
 import type { SkillCatalogue } from './skill-catalogue.js'
 import { serveSkills, SKILLS_CAPABILITY } from './skills-extension.js'
 import { serveSurface, surfaceCapabilities, type SurfaceServices } from './surface-handlers.js'
+import { serveTasks, tasksCapability, taskToolCall } from './tasks-extension.js'
 import { answerOrThrow, type ToolService } from './tool-service.js'
 
 /**
@@ -40,7 +41,7 @@ export function createServerFactory(
         capabilities: {
           tools: { listChanged: era === 'modern' },
           ...surfaceCapabilities(era),
-          ...SKILLS_CAPABILITY,
+          extensions: { ...SKILLS_CAPABILITY.extensions, ...tasksCapability(era) },
           // per-request log messages of the upstreams (server-request-relay.ts)
           logging: {},
         },
@@ -57,17 +58,19 @@ export function createServerFactory(
     server.setRequestHandler('tools/list', async (req) => tools.list(req.params?.cursor, view) as never)
 
     server.setRequestHandler('tools/call', async (req, hctx) => {
+      // a tool that runs as a task: a CreateTaskResult, -32021, or (2025-06-18) a binding that drives the task
+      const task = surface.tasks && taskToolCall(surface.tasks, exchange, req.params, hctx.mcpReq)
+      if (task?.answer) return (await task.answer) as CallToolResult
       // the fast path made the call already and leaves the encoding to the SDK
       if (exchange.settled) return answerOrThrow(exchange.settled)
       const { name, arguments: args } = req.params
       const legacy = era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}
       const own = view.unprefixed !== undefined ? { unprefixed: true } : {}
       const session = exchange.session
+      const binding = task?.binding ?? exchange.request.binding
       // progress, log messages and the upstream's requests reach this caller (server-request-relay.ts)
       return (await relays.serve(era, session, server, hctx, `tools/call ${name}`, async (relay, cancel) =>
-        answerOrThrow(
-          await tools.call(exchange.request.binding, name, args, { cancel, relay, session, ...own, ...legacy }),
-        ),
+        answerOrThrow(await tools.call(binding, name, args, { cancel, relay, session, ...own, ...legacy })),
       )) as never
     })
     relays.serveLogging(server, era, exchange.session)
@@ -76,6 +79,7 @@ export function createServerFactory(
     serveSurface(server, surface, era, view, exchange.session, (ctx, subject, run) =>
       relays.serve(era, exchange.session, server, ctx, subject, run),
     )
+    if (surface.tasks) serveTasks(server, surface.tasks, era, exchange.session, view)
     return server
   }
 }

@@ -6,12 +6,15 @@ import type { Era } from './classify.js'
 import type { CompletionService } from './completion-service.js'
 import type { PromptService } from './prompt-service.js'
 import type { ResourceService } from './resource-service.js'
+import type { TaskService } from './task-service.js'
 
 /** The services behind everything the connector server serves besides tools and Skills' own methods. */
 export interface SurfaceServices {
   prompts: PromptService
   resources: ResourceService
   completions: CompletionService
+  /** The tasks extension's (tasks-extension.ts); none: no tool runs as a task. */
+  tasks?: TaskService
 }
 
 /**

@@ -17,7 +17,11 @@ export function sameTable(published: UpstreamTable, upstream: UpstreamTable, key
     return (
       candidate.tools.length === before.tools.length &&
       candidate.tools.every(
-        (t, i) => t.json === before.tools[i]!.json && t.upstreamName === before.tools[i]!.upstreamName,
+        (t, i) =>
+          t.json === before.tools[i]!.json &&
+          t.upstreamName === before.tools[i]!.upstreamName &&
+          // not served, but it decides how a call is made (registry/tasks.ts)
+          t.taskSupport === before.tools[i]!.taskSupport,
       ) &&
       JSON.stringify(surfaces[0]!.prints) === JSON.stringify(surfaces[1]!.prints) &&
       JSON.stringify(surfaces[0]!.features) === JSON.stringify(surfaces[1]!.features)

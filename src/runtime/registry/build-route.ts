@@ -15,6 +15,7 @@ import type {
 import { loadsAlways, toolPasses, type ConnectorToolFilter } from './tool-filter.js'
 import { nestsDeeperThan, TOOL_TABLE_LIMITS } from './tool-table-limits.js'
 import { publishedToolNames } from './tool-naming.js'
+import { taskSupportOf } from './tasks.js'
 
 const HEADER_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/
 const HEADER_TYPES = new Set(['string', 'integer', 'boolean'])
@@ -152,6 +153,9 @@ export function buildRoute(
     if (isObject(t.annotations)) tool.annotations = t.annotations
     if (isObject(t._meta)) tool.meta = servedToolMeta(key, t._meta)
     if (loadsAlways(filter, names)) tool.alwaysLoad = true
+    // not served in tools/list (2025-06-18 has no `execution`, 2026-07-28 deleted it): it decides how a call is made
+    const taskSupport = table.features?.tasks ? taskSupportOf(t.execution) : undefined
+    if (taskSupport) tool.taskSupport = taskSupport
     const json = JSON.stringify(toMcpTool(tool))
     if (json.length > TOOL_TABLE_LIMITS.maxToolBytes)
       throw invalid(

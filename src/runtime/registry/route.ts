@@ -8,6 +8,7 @@ import type {
   UpstreamResource,
   UpstreamResourceTemplate,
 } from './surface.js'
+import type { RouteTasks, TaskSupport } from './tasks.js'
 
 /**
  * Routes are what the ConnectorMCPRegistry holds: one per connector, the
@@ -41,6 +42,8 @@ export interface RouteClient {
   ): Promise<ToolCallResult>
   /** The upstream's other methods (prompts/get, resources/read, …), with params as the upstream takes them. */
   relay?(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult>
+  /** Its tasks (registry/tasks.ts), for the tools whose `taskSupport` says they take them. */
+  readonly tasks?: RouteTasks
 }
 
 /** What an upstream answered a relayed request with. */
@@ -72,6 +75,8 @@ export interface ConnectorMCPTool {
   meta?: Record<string, unknown>
   /** The tool as tools/list serves it, serialized once when the route was built (within the limits). */
   json: string
+  /** The upstream runs it as a task if asked (or only so): its `execution.taskSupport`, where it serves tasks. */
+  taskSupport?: TaskSupport
 }
 
 export interface ConnectorMCPRoute {
@@ -114,6 +119,8 @@ export interface UpstreamTool {
   outputSchema?: unknown
   annotations?: unknown
   _meta?: unknown
+  /** 2025-11-25: `{ taskSupport }`, whether a tools/call may (or must) ask for a task. */
+  execution?: unknown
 }
 
 /** One listing of an upstream: what a generation is built from (registry/surface.ts has the parts besides tools). */

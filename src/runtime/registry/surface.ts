@@ -33,6 +33,8 @@ export interface UpstreamFeatures {
   subscribe?: true
   completions?: true
   logging?: true
+  /** Task-augmented tools/call (2025-11-25 `capabilities.tasks.requests.tools.call`). */
+  tasks?: true
 }
 
 /** A prompt as the connector server serves it: `<key>_<prompt>`. */

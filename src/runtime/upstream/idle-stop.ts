@@ -1,3 +1,4 @@
+import { LiveTasks } from './live-tasks.js'
 import type { UpstreamLink } from './upstream-link.js'
 
 /** What the idle stop needs of the supervisor whose lazy upstream it stops. */
@@ -23,6 +24,11 @@ export class IdleStop {
   lastUse = 0
   /** An idle upstream being closed. */
   closing?: Promise<void>
+  /** Tasks live on a connection keep it from being idle, as calls in flight do; the last one to end re-arms it. */
+  readonly tasks = new LiveTasks(() => {
+    this.lastUse = Date.now()
+    this.arm()
+  })
 
   constructor(
     private readonly idleMs: number,
@@ -44,8 +50,8 @@ export class IdleStop {
   private schedule(ms: number): void {
     this.timer = setTimeout(() => {
       this.timer = undefined
-      // calls in flight re-arm it when the last one ends
-      if (!this.owner.idleConnection()) return
+      // calls in flight re-arm it when the last one ends, live tasks when the last one stops counting
+      if (!this.idleConnection()) return
       const idleFor = Date.now() - this.lastUse
       if (idleFor < this.idleMs) this.schedule(this.idleMs - idleFor)
       else void this.stop()
@@ -53,8 +59,14 @@ export class IdleStop {
     this.timer.unref()
   }
 
-  private async stop(): Promise<void> {
+  /** The connection, when it is idle: no call in flight, no live task. */
+  private idleConnection(): UpstreamLink | undefined {
     const conn = this.owner.idleConnection()
+    return conn && !this.tasks.holds(conn) ? conn : undefined
+  }
+
+  private async stop(): Promise<void> {
+    const conn = this.idleConnection()
     if (!conn || this.closing) return
     this.closing = conn.close().then(() => {
       this.owner.closed(conn)

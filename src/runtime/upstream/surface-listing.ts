@@ -58,5 +58,7 @@ export async function listSurface(
   }
   if (caps.completions) features.completions = true
   if (caps.logging) features.logging = true
+  // 2025-11-25 tasks (SEP-1686): the only task wire tutti relays to an upstream (upstream-tasks.ts)
+  if (caps.tasks?.requests?.tools?.call) features.tasks = true
   return { surface, problems }
 }

@@ -1,9 +1,11 @@
 import { Client, type Transport } from '@modelcontextprotocol/client'
+import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { NO_DIRECT_CALLS_ENV, switchedOff, UPSTREAM_CLIENT_INFO } from '../names.js'
 import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
+import type { RouteTasks } from '../registry/tasks.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
 import { httpTransport } from './http-transport.js'
 import { ParamHeaderTools } from './param-header-tools.js'
@@ -13,6 +15,7 @@ import type { UpstreamSpec } from './upstream-spec.js'
 import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
 import { CallRelays, UPSTREAM_CLIENT_CAPABILITIES, withMeta } from './call-relays.js'
+import { UpstreamTasks } from './upstream-tasks.js'
 
 export const UPSTREAM_LIMITS = {
   maxMessageBytes: 16 * 1024 * 1024,
@@ -49,6 +52,8 @@ export class UpstreamConnection implements RouteClient {
   private readonly paramHeaderTools = new ParamHeaderTools()
   /** Its requests in flight for sessions, and where what the upstream sends about them goes. */
   private readonly relays: CallRelays
+  /** Its tasks, counted in flight like calls; the (random) epoch tells its task ids from another connection's. */
+  readonly tasks: RouteTasks
 
   private constructor(
     readonly spec: UpstreamSpec,
@@ -57,6 +62,11 @@ export class UpstreamConnection implements RouteClient {
   ) {
     this.relays = new CallRelays(spec.key, spec.kind === 'http')
     this.relays.install(client)
+    const tasks = new UpstreamTasks(client, spec.key, randomBytes(6).toString('base64url'), this.callTimeoutMs)
+    this.tasks = {
+      call: (name, args, options) => this.inFlightWhile(() => tasks.call(name, args, options)),
+      request: (request, options) => this.inFlightWhile(() => tasks.request(request, options)),
+    }
   }
 
   /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
@@ -193,17 +203,14 @@ export class UpstreamConnection implements RouteClient {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
       const { relay } = options
       const direct = this.direct
-      const toolDefinition = direct ? undefined : this.paramHeaderTools.definition(upstreamName)
-      const sent = {
-        signal: options.signal,
-        timeout: this.callTimeoutMs,
-        ...(toolDefinition ? { toolDefinition } : {}),
+      // `meta`: its progressToken (this connection's) and logLevel (call-relays.ts); a direct call listens to the
+      // cancel itself (reading options.signal would make an AbortSignal)
+      const call = async (meta?: Record<string, unknown>): Promise<ToolCallResult> => {
+        if (direct) return direct.call(withMeta(params, meta), options)
+        const toolDefinition = this.paramHeaderTools.definition(upstreamName)
+        const sent = { signal: options.signal, timeout: this.callTimeoutMs, ...(toolDefinition && { toolDefinition }) }
+        return (await this.client.callTool(withMeta(params, meta), sent)) as ToolCallResult
       }
-      // `meta`: its progressToken (this connection's) and logLevel (call-relays.ts)
-      const call = async (meta?: Record<string, unknown>): Promise<ToolCallResult> =>
-        direct
-          ? direct.call(withMeta(params, meta), options)
-          : ((await this.client.callTool(withMeta(params, meta), sent)) as ToolCallResult)
       try {
         return await this.relays.track(relay, call)
       } catch (err) {

@@ -6,6 +6,7 @@ import type { UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
 import { backoffDelay, STABLE_AFTER_MS } from './backoff.js'
 import { IdleStop } from './idle-stop.js'
+import { supervisedTasks } from './live-tasks.js'
 import { TableListing } from './table-listing.js'
 import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
@@ -52,6 +53,8 @@ export class UpstreamSupervisor implements RouteClient {
   private disposed = false
   /** Consecutive failures (failed starts, exits before STABLE_AFTER_MS): the backoff exponent. */
   failures = 0
+  /** Its tasks, on the running connection; one live there keeps a lazy upstream from idling (live-tasks.ts). */
+  readonly tasks = supervisedTasks<UpstreamLink>({ use: (work) => this.use(work), live: () => this.idle.tasks })
   /** Successful starts, and restarts attempted after an exit or a failed start. */
   starts = 0
   restarts = 0
