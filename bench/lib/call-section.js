@@ -14,13 +14,16 @@ import { sequentialLatency, throughput } from './measure.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { directStdio } from './targets/direct-stdio.js'
 import { floor } from './targets/floor.js'
-import { tuttiTarget } from './targets/tutti.js'
+import { tuttiBaseTarget, tuttiTarget } from './targets/tutti.js'
 import { mcpProxy } from './targets/mcp-proxy.js'
 import { supergateway } from './targets/supergateway.js'
 import { mcpHub } from './targets/mcp-hub.js'
 
-/** Start order (and the first round's order): the baseline, the floor, tutti, then the peers. */
-export const CALL_TARGETS = [directStdio, floor, tuttiTarget, mcpProxy, supergateway, mcpHub]
+/**
+ * Start order (and the first round's order): direct stdio, the floor, tutti, the baseline build of tutti (only with
+ * BENCH_BASELINE), then the peers.
+ */
+export const CALL_TARGETS = [directStdio, floor, tuttiTarget, tuttiBaseTarget, mcpProxy, supergateway, mcpHub]
 /** The gateways tutti is compared with ("best peer"). */
 export const PEERS = ['mcp-proxy', 'supergateway', 'mcp-hub']
 

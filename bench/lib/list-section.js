@@ -3,6 +3,8 @@
 // The eras are interleaved over rounds like the tools/call targets; the figure
 // is the median over rounds of each round's median. The state dir is handed
 // to section "start", which restarts this daemon with the same connectors.
+// With BENCH_BASELINE, the baseline build's daemon gets the same connectors in
+// a state dir of its own, and its two eras join the rounds.
 import { performance } from 'node:perf_hooks'
 import { LEGACY, MODERN } from './clients.js'
 import { sequentialLatency } from './measure.js'
@@ -28,12 +30,16 @@ import { connectorKey, generateConnectors } from '../fixtures/generate-connector
  */
 
 /**
- * @typedef {object} ListSection
- * @property {number} connectors
- * @property {number} toolsPerConnector
+ * @typedef {object} ListSide
  * @property {ListEra[]} eras
  * @property {{ installMs?: number, readyMs?: number, error?: string }} setup
- * @property {string} [stateDir]    for section "start"
+ */
+
+/**
+ * @typedef {ListSide & { connectors: number, toolsPerConnector: number, stateDir?: string, baseline?: ListSide & {
+ *   commit: string, ratios?: Record<string, { perRound: number[], median: number }> } }} ListSection
+ *   stateDir: this build's, for section "start"; baseline: the same with BENCH_BASELINE's build, and this build's
+ *   median ÷ the baseline's per era (per round and their median)
  */
 
 /** @param {unknown} err */
@@ -86,6 +92,81 @@ function listCall(conn, expected, withParse) {
 }
 
 /**
+ * A daemon whose tools/list is measured: this build's, or the baseline's (BENCH_BASELINE), each with its own state
+ * dir holding the same connectors.
+ * @typedef {{ name: string, t: import('./tutti-cli.js').TuttiEnv, side: ListSide, conns: Conn[] }} Daemon
+ * @typedef {{ row: ListEra, conn: RawConnection, samples: number[], withParse: number[] }} Conn
+ */
+
+/**
+ * Rows in the order of round `r`: with two (the eras of one daemon) they alternate which goes first; with more
+ * (two daemons), the order is also rotated by one per round, so each row follows each other one in some round.
+ * @template T @param {T[]} rows @param {number} r
+ */
+function roundOrder(rows, r) {
+  if (rows.length <= 2) return r % 2 ? [...rows].reverse() : rows
+  const shift = r % rows.length
+  const rotated = [...rows.slice(shift), ...rows.slice(0, shift)]
+  return r % 2 ? rotated.reverse() : rotated
+}
+
+/**
+ * Install the connectors into a daemon's state dir, prepare a session and connect in both eras.
+ * @param {import('./context.js').RunContext} ctx @param {Daemon} d @param {{ dir: string }[]} made
+ * @param {(line: string) => void} progress
+ */
+async function install(ctx, d, made, progress) {
+  const { cfg } = ctx
+  progress(`${d.name}: installing ${made.length} connectors (${cfg.installConcurrency} at a time)`)
+  const t0 = performance.now()
+  let done = 0
+  await pool(made, cfg.installConcurrency, async ({ dir }) => {
+    await tutti(d.t, ['connector', 'install', dir])
+    if (++done % 25 === 0) progress(`${d.name}: ${done}/${made.length} installed`)
+  })
+  d.side.setup.installMs = performance.now() - t0
+  const { url, headers } = await prepareSession(d.t, 'bench-list')
+  const spec = { transport: /** @type {const} */ ('streamable-http'), url, headers }
+  for (const era of [LEGACY, MODERN]) {
+    /** @type {ListEra} */
+    const row = { era, rounds: [] }
+    d.side.eras.push(row)
+    try {
+      const conn = await withTimeout(`${d.name} ${era} connect`, cfg.startBudgetMs, () =>
+        connectRaw(spec, era, cfg.requestTimeoutMs),
+      )
+      row.negotiated = conn.negotiated
+      d.conns.push({ row, conn, samples: [], withParse: [] })
+    } catch (err) {
+      row.error = message(err)
+    }
+  }
+  return t0
+}
+
+/**
+ * Wait until the daemon lists every tool (its upstreams are up), check one, note the answer's size.
+ * @param {Daemon} d @param {number} total @param {number} t0  when its install began
+ */
+async function ready(d, total, t0) {
+  const first = d.conns[0].conn
+  await pollUntil(
+    `${d.name}: all ${total} tools listed`,
+    300_000,
+    async () => (await rawListTools(first)).length === total,
+    { intervalMs: 500 },
+  )
+  d.side.setup.readyMs = performance.now() - t0
+  const tools = await rawListTools(first)
+  const want = `${connectorKey(0)}_tool-00`
+  if (!tools.some((x) => x.name === want)) throw new Error(`tool ${want} not listed (first: ${tools[0]?.name})`)
+  for (const c of d.conns) {
+    await rawListTools(c.conn)
+    c.row.bytes = c.conn.lastBytes?.()
+  }
+}
+
+/**
  * @param {import('./context.js').RunContext} ctx
  * @param {(line: string) => void} progress
  * @returns {Promise<ListSection>}
@@ -94,64 +175,36 @@ export async function runListSection(ctx, progress) {
   const { cfg } = ctx
   const total = cfg.listConnectors * cfg.listTools
   const label = `tools/list, ${cfg.listConnectors} connectors × ${cfg.listTools} tools`
-  const t = { ctx, stateDir: ctx.dir('tutti-list-state') }
+  const stateDir = ctx.dir('tutti-list-state')
   /** @type {ListSection} */
-  const out = {
-    connectors: cfg.listConnectors,
-    toolsPerConnector: cfg.listTools,
-    eras: [],
-    setup: {},
-    stateDir: t.stateDir,
+  const out = { connectors: cfg.listConnectors, toolsPerConnector: cfg.listTools, eras: [], setup: {}, stateDir }
+  /** @type {Daemon[]} */
+  const daemons = [{ name: label, t: { ctx, stateDir }, side: out, conns: [] }]
+  if (cfg.baseline) {
+    out.baseline = { commit: cfg.baseline.commit, eras: [], setup: {} }
+    const t = { ctx, stateDir: ctx.dir('tutti-base-list-state'), bin: cfg.baseline.bin }
+    daemons.push({ name: `${label}, baseline ${cfg.baseline.commit}`, t, side: out.baseline, conns: [] })
   }
-  /** @type {{ row: ListEra, conn: RawConnection, samples: number[], withParse: number[] }[]} */
-  const conns = []
   try {
     const made = generateConnectors({
       outDir: ctx.dir('list-connectors'),
       count: cfg.listConnectors,
       tools: cfg.listTools,
     })
-    progress(`${label}: installing ${made.length} connectors (${cfg.installConcurrency} at a time)`)
-    const t0 = performance.now()
-    let done = 0
-    await pool(made, cfg.installConcurrency, async ({ dir }) => {
-      await tutti(t, ['connector', 'install', dir])
-      if (++done % 25 === 0) progress(`${label}: ${done}/${made.length} installed`)
-    })
-    out.setup.installMs = performance.now() - t0
-    const { url, headers } = await prepareSession(t, 'bench-list')
-    const spec = { transport: /** @type {const} */ ('streamable-http'), url, headers }
-    for (const era of [LEGACY, MODERN]) {
-      /** @type {ListEra} */
-      const row = { era, rounds: [] }
-      out.eras.push(row)
+    // this build first, as without a baseline; a baseline that fails leaves this build's rows measured
+    for (const d of daemons) {
       try {
-        const conn = await withTimeout(`${label} ${era} connect`, cfg.startBudgetMs, () =>
-          connectRaw(spec, era, cfg.requestTimeoutMs),
-        )
-        row.negotiated = conn.negotiated
-        conns.push({ row, conn, samples: [], withParse: [] })
+        const t0 = await install(ctx, d, made, progress)
+        if (d.conns.length) await ready(d, total, t0)
       } catch (err) {
-        row.error = message(err)
+        if (d.side === out) throw err
+        d.side.setup.error = message(err)
+        progress(`${d.name}: FAILED ${d.side.setup.error}`)
+        for (const c of d.conns.splice(0)) await c.conn.close().catch(() => {})
       }
     }
+    const conns = daemons.flatMap((d) => d.conns)
     if (!conns.length) return out
-    // every upstream must be up and listed before timing starts
-    const first = conns[0].conn
-    await pollUntil(
-      `${label}: all ${total} tools listed`,
-      300_000,
-      async () => (await rawListTools(first)).length === total,
-      { intervalMs: 500 },
-    )
-    out.setup.readyMs = performance.now() - t0
-    const tools = await rawListTools(first)
-    const want = `${connectorKey(0)}_tool-00`
-    if (!tools.some((x) => x.name === want)) throw new Error(`tool ${want} not listed (first: ${tools[0]?.name})`)
-    for (const c of conns) {
-      await rawListTools(c.conn)
-      c.row.bytes = c.conn.lastBytes?.()
-    }
     for (const c of conns) {
       try {
         await sequentialLatency(listCall(c.conn, total), {
@@ -164,9 +217,9 @@ export async function runListSection(ctx, progress) {
         c.row.error = message(err)
       }
     }
+    const base = daemons[1]?.conns ?? []
     for (let r = 0; r < cfg.rounds; r++) {
-      const turn = r % 2 ? [...conns].reverse() : conns
-      for (const c of turn) {
+      for (const c of roundOrder(conns, r)) {
         if (c.row.error) continue
         try {
           const stats = await sequentialLatency(listCall(c.conn, total, c.withParse), {
@@ -177,7 +230,8 @@ export async function runListSection(ctx, progress) {
             samples: c.samples,
           })
           c.row.rounds.push(stats.median)
-          progress(`  r${r + 1} tools/list ${c.row.era}: median ${stats.median.toFixed(2)} ms`)
+          const who = base.includes(c) ? ` baseline ${cfg.baseline?.commit}` : ''
+          progress(`  r${r + 1} tools/list ${c.row.era}${who}: median ${stats.median.toFixed(2)} ms`)
         } catch (err) {
           c.row.error = `round ${r + 1}: ${message(err)}`
         }
@@ -189,12 +243,33 @@ export async function runListSection(ctx, progress) {
       const sorted = [...c.samples].sort((a, b) => a - b)
       c.row.p99 = sorted.length ? sorted[Math.min(sorted.length, Math.ceil(0.99 * sorted.length)) - 1] : NaN
     }
+    if (out.baseline) out.baseline.ratios = baselineRatios(out.eras, out.baseline.eras)
   } catch (err) {
     out.setup.error = message(err)
     progress(`${label}: FAILED ${out.setup.error}`)
   } finally {
-    for (const c of conns) await c.conn.close().catch(() => {})
-    progress(`${label}: ${await stopDaemon(t)}`)
+    for (const d of daemons) {
+      for (const c of d.conns) await c.conn.close().catch(() => {})
+      progress(`${d.name}: ${await stopDaemon(d.t)}`)
+    }
+  }
+  return out
+}
+
+/**
+ * This build's median ÷ the baseline's, per era and round (a row that failed stops having rounds, so round i is
+ * rounds[i] on both sides), and the median over rounds.
+ * @param {ListEra[]} eras @param {ListEra[]} baseEras
+ * @returns {Record<string, { perRound: number[], median: number }>}
+ */
+function baselineRatios(eras, baseEras) {
+  /** @type {Record<string, { perRound: number[], median: number }>} */
+  const out = {}
+  for (const e of eras) {
+    const b = baseEras.find((x) => x.era === e.era)
+    const n = Math.max(e.rounds.length, b?.rounds.length ?? 0)
+    const perRound = Array.from({ length: n }, (_, r) => (e.rounds[r] ?? NaN) / (b?.rounds[r] ?? NaN))
+    out[e.era] = { perRound, median: medianOf(perRound) }
   }
   return out
 }
