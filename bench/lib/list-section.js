@@ -7,6 +7,7 @@
 // a state dir of its own, and its two eras join the rounds.
 import { performance } from 'node:perf_hooks'
 import { LEGACY, MODERN } from './clients.js'
+import { listCall, listRound, roundOrder } from './list-rounds.js'
 import { sequentialLatency } from './measure.js'
 import { connectRaw, rawListTools } from './raw/client.js'
 import { medianOf } from './ratios.js'
@@ -14,8 +15,6 @@ import { stopDaemon, tutti } from './tutti-cli.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { prepareSession } from './targets/tutti.js'
 import { connectorKey, generateConnectors } from '../fixtures/generate-connectors.js'
-
-/** @typedef {import('./raw/streamable.js').RawConnection} RawConnection */
 
 /**
  * @typedef {object} ListEra
@@ -73,42 +72,12 @@ export async function pool(items, limit, fn) {
   if (rejected && rejected.status === 'rejected') throw rejected.reason
 }
 
-/** A checked whole-list call: every page, the expected count. */
-/**
- * One checked tools/list. Its latency is to the last byte of the answer; the
- * raw client's JSON.parse of 2 MiB (≈4-9 ms on these machines) is the
- * client's cost, kept apart in `withParse` for the notes.
- */
-/** @param {RawConnection} conn @param {number} expected @param {number[]} [withParse] */
-function listCall(conn, expected, withParse) {
-  return async () => {
-    const t0 = performance.now()
-    const tools = await rawListTools(conn)
-    const done = performance.now()
-    if (tools.length !== expected) throw new Error(`tools/list returned ${tools.length} tools, expected ${expected}`)
-    withParse?.push(done - t0)
-    return { latencyMs: conn.lastReceivedAt ? conn.lastReceivedAt() - t0 : done - t0 }
-  }
-}
-
 /**
  * A daemon whose tools/list is measured: this build's, or the baseline's (BENCH_BASELINE), each with its own state
  * dir holding the same connectors.
  * @typedef {{ name: string, t: import('./tutti-cli.js').TuttiEnv, side: ListSide, conns: Conn[] }} Daemon
- * @typedef {{ row: ListEra, conn: RawConnection, samples: number[], withParse: number[] }} Conn
+ * @typedef {import('./list-rounds.js').Conn} Conn
  */
-
-/**
- * Rows in the order of round `r`: with two (the eras of one daemon) they alternate which goes first; with more
- * (two daemons), the order is also rotated by one per round, so each row follows each other one in some round.
- * @template T @param {T[]} rows @param {number} r
- */
-function roundOrder(rows, r) {
-  if (rows.length <= 2) return r % 2 ? [...rows].reverse() : rows
-  const shift = r % rows.length
-  const rotated = [...rows.slice(shift), ...rows.slice(0, shift)]
-  return r % 2 ? rotated.reverse() : rotated
-}
 
 /**
  * Install the connectors into a daemon's state dir, prepare a session and connect in both eras.
@@ -219,22 +188,11 @@ export async function runListSection(ctx, progress) {
     }
     const base = daemons[1]?.conns ?? []
     for (let r = 0; r < cfg.rounds; r++) {
-      for (const c of roundOrder(conns, r)) {
-        if (c.row.error) continue
-        try {
-          const stats = await sequentialLatency(listCall(c.conn, total, c.withParse), {
-            warmup: 0,
-            count: cfg.listCalls,
-            budgetMs: cfg.measureBudgetMs,
-            what: 'tools/list',
-            samples: c.samples,
-          })
-          c.row.rounds.push(stats.median)
-          const who = base.includes(c) ? ` baseline ${cfg.baseline?.commit}` : ''
-          progress(`  r${r + 1} tools/list ${c.row.era}${who}: median ${stats.median.toFixed(2)} ms`)
-        } catch (err) {
-          c.row.error = `round ${r + 1}: ${message(err)}`
-        }
+      const medians = await listRound(cfg, roundOrder(conns, r), { total, round: r, callByCall: base.length > 0 })
+      for (const [c, median] of medians) {
+        c.row.rounds.push(median)
+        const who = base.includes(c) ? ` baseline ${cfg.baseline?.commit}` : ''
+        progress(`  r${r + 1} tools/list ${c.row.era}${who}: median ${median.toFixed(2)} ms`)
       }
     }
     for (const c of conns) {
