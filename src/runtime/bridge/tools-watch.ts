@@ -1,4 +1,4 @@
-import { HEADER, META, MODERN_REVISION } from '../mcp-wire.js'
+import { HEADER, MODERN_REVISION, toolsListenRequest } from '../mcp-wire.js'
 import { PRODUCT_VERSION } from '../version.js'
 import type { DaemonHttp } from './daemon-http.js'
 import type { DaemonLink, Link } from './daemon-link.js'
@@ -13,19 +13,7 @@ const WATCH_ID = 'tutti-bridge-watch'
  * daemon went.
  */
 const WATCH_REQUEST = Buffer.from(
-  JSON.stringify({
-    jsonrpc: '2.0',
-    id: WATCH_ID,
-    method: 'subscriptions/listen',
-    params: {
-      notifications: { toolsListChanged: true },
-      _meta: {
-        [META.protocolVersion]: MODERN_REVISION,
-        [META.clientCapabilities]: {},
-        [META.clientInfo]: { name: 'tutti-session-bridge', version: PRODUCT_VERSION },
-      },
-    },
-  }),
+  toolsListenRequest(WATCH_ID, { name: 'tutti-session-bridge', version: PRODUCT_VERSION }),
 )
 
 /**

@@ -1,6 +1,6 @@
 import http from 'node:http'
 import { ensureDaemon } from '../client/ensure-daemon.js'
-import { HEADER, META, MODERN_REVISION } from '../mcp-wire.js'
+import { HEADER, MODERN_REVISION, toolsListenRequest } from '../mcp-wire.js'
 import type { StatePaths } from '../paths.js'
 import { stillSame, waitUntil, type ProvenProcess } from '../proc/pid.js'
 import { sessionStillStored } from '../sessions/stored-session.js'
@@ -26,19 +26,7 @@ const STOPPING_DAEMON_EXIT_MS = 15_000
 const WATCH_ID = 'tutti-exec-watch'
 /** In a stream's text, the daemon's answer to the watch: sent only when it stops (a listen stream's last message). */
 const ANSWER_MARK = `"id":"${WATCH_ID}"`
-const WATCH_REQUEST = JSON.stringify({
-  jsonrpc: '2.0',
-  id: WATCH_ID,
-  method: 'subscriptions/listen',
-  params: {
-    notifications: { toolsListChanged: true },
-    _meta: {
-      [META.protocolVersion]: MODERN_REVISION,
-      [META.clientCapabilities]: {},
-      [META.clientInfo]: { name: 'tutti-session-exec', version: PRODUCT_VERSION },
-    },
-  },
-})
+const WATCH_REQUEST = toolsListenRequest(WATCH_ID, { name: 'tutti-session-exec', version: PRODUCT_VERSION })
 
 /**
  * How a watch ended: the token is refused (revoked or expired: the session

@@ -167,26 +167,32 @@ export class UpstreamConnection implements RouteClient {
   }
 
   /** One of the upstream's other methods, as its SDK client sends it; counted in flight like a call. */
-  async relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
-    if (this.closedReason)
-      throw new TuttiError(
-        ErrorCodes.UPSTREAM_FAILED,
-        `connector "${this.spec.key}": the upstream is gone (${this.closedReason})`,
-      )
-    this.inFlight++
-    try {
-      const sent = { signal: options.signal, timeout: this.callTimeoutMs }
-      return (await this.client.request({ method, params } as never, sent)) as RelayResult
-    } finally {
-      if (--this.inFlight === 0) this.drained?.()
-    }
+  relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
+    const sent = { signal: options.signal, timeout: this.callTimeoutMs }
+    return this.inFlightWhile(async () => (await this.client.request({ method, params } as never, sent)) as RelayResult)
   }
 
-  async callTool(
+  callTool(
     upstreamName: string,
     args: Record<string, unknown> | undefined,
     options: RouteCallOptions,
   ): Promise<ToolCallResult> {
+    return this.inFlightWhile(async () => {
+      const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
+      if (this.direct) return await this.direct.call(params, options)
+      const toolDefinition = this.paramHeaderTools.definition(upstreamName)
+      const timeout = this.callTimeoutMs
+      const sent = { signal: options.signal, timeout, ...(toolDefinition ? { toolDefinition } : {}) }
+      try {
+        return (await this.client.callTool(params, sent)) as ToolCallResult
+      } catch (err) {
+        throw this.timedOut(err, upstreamName) ?? err
+      }
+    })
+  }
+
+  /** A request counted in flight (a swap drains them before the connection closes); none once it is gone. */
+  private async inFlightWhile<T>(request: () => Promise<T>): Promise<T> {
     // the reason already says how it ended: no second account of the exit
     if (this.closedReason)
       throw new TuttiError(
@@ -195,14 +201,7 @@ export class UpstreamConnection implements RouteClient {
       )
     this.inFlight++
     try {
-      const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
-      if (this.direct) return await this.direct.call(params, options)
-      const toolDefinition = this.paramHeaderTools.definition(upstreamName)
-      const timeout = this.callTimeoutMs
-      const sent = { signal: options.signal, timeout, ...(toolDefinition ? { toolDefinition } : {}) }
-      return (await this.client.callTool(params, sent)) as ToolCallResult
-    } catch (err) {
-      throw this.timedOut(err, upstreamName) ?? err
+      return await request()
     } finally {
       if (--this.inFlight === 0) this.drained?.()
     }
