@@ -24,14 +24,23 @@ export function callBaselineNotes(ratios, commit) {
 
 /**
  * The notes and failures of the baseline build's tools/list rows.
- * @param {NonNullable<import('./list-section.js').ListSection['baseline']>} b @param {string[]} notes
- * @param {string[]} failures
+ * @param {import('./list-section.js').ListSection} l @param {string[]} notes @param {string[]} failures
  */
-export function listBaselineNotes(b, notes, failures) {
-  const per = b.eras.map(
-    (e) => `${eraName(e.era)} ${(b.ratios?.[e.era]?.perRound ?? []).map((v) => fixed(v, 2)).join(' ')}`,
+export function listBaselineNotes(l, notes, failures) {
+  const b = l.baseline
+  if (!b) return
+  /** @param {string} name */
+  const per = (name) =>
+    b.eras.map(
+      (e) => `${eraName(e.era)} ${(b.ratios?.[`${name} ${e.era}`]?.perRound ?? []).map((v) => fixed(v, 2)).join(' ')}`,
+    )
+  notes.push(
+    `tools/list ÷ baseline ${b.commit}, per round (round 1 … n): median ${per('median').join(', ')}; ` +
+      `daemon CPU ms/list ${per('cpu').join(', ')}`,
   )
-  notes.push(`tools/list ÷ baseline ${b.commit}, per round (round 1 … n): ${per.join('; ')}`)
+  /** @param {import('./list-section.js').ListEra[]} eras */
+  const cpu = (eras) => eras.map((e) => `${eraName(e.era)} ${fixed(e.cpuMs, 2)}`).join(', ')
+  notes.push(`tools/list: daemon CPU ms per list (medians of rounds): ${cpu(l.eras)}; baseline ${cpu(b.eras)}`)
   const each = b.eras.map(
     (e) =>
       `${eraName(e.era)} ${e.bytes ? `${(e.bytes / 1048576).toFixed(2)} MiB` : '?'}, p99 ${fixed(e.p99, 1)} ms, ` +

@@ -11,7 +11,7 @@ import { listCall, listRound, roundOrder } from './list-rounds.js'
 import { sequentialLatency } from './measure.js'
 import { connectRaw, rawListTools } from './raw/client.js'
 import { medianOf } from './ratios.js'
-import { stopDaemon, tutti } from './tutti-cli.js'
+import { daemonPid, stopDaemon, tutti } from './tutti-cli.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { prepareSession } from './targets/tutti.js'
 import { connectorKey, generateConnectors } from '../fixtures/generate-connectors.js'
@@ -22,6 +22,8 @@ import { connectorKey, generateConnectors } from '../fixtures/generate-connector
  * @property {string} [negotiated]
  * @property {number[]} rounds      median ms of each round
  * @property {number} [median]      median of the round medians
+ * @property {number[]} [cpuRounds] the daemon's mean CPU ms per list of each round (measured with a baseline)
+ * @property {number} [cpuMs]       their median
  * @property {number} [p99]         p99 over every sample
  * @property {number} [bytes]       HTTP body of one tools/list answer (the last page's, when paged)
  * @property {number} [withParseMedian]  median ms with the raw client's JSON.parse of the answer
@@ -129,9 +131,11 @@ async function ready(d, total, t0) {
   const tools = await rawListTools(first)
   const want = `${connectorKey(0)}_tool-00`
   if (!tools.some((x) => x.name === want)) throw new Error(`tool ${want} not listed (first: ${tools[0]?.name})`)
+  const pid = daemonPid(d.t.stateDir)
   for (const c of d.conns) {
     await rawListTools(c.conn)
     c.row.bytes = c.conn.lastBytes?.()
+    c.pid = pid
   }
 }
 
@@ -189,14 +193,17 @@ export async function runListSection(ctx, progress) {
     const base = daemons[1]?.conns ?? []
     for (let r = 0; r < cfg.rounds; r++) {
       const medians = await listRound(cfg, roundOrder(conns, r), { total, round: r, callByCall: base.length > 0 })
-      for (const [c, median] of medians) {
+      for (const [c, { median, cpuMs }] of medians) {
         c.row.rounds.push(median)
+        if (cpuMs !== undefined) (c.row.cpuRounds ??= []).push(cpuMs)
         const who = base.includes(c) ? ` baseline ${cfg.baseline?.commit}` : ''
-        progress(`  r${r + 1} tools/list ${c.row.era}${who}: median ${median.toFixed(2)} ms`)
+        const cpu = cpuMs === undefined ? '' : `, daemon CPU ${cpuMs.toFixed(2)} ms/list`
+        progress(`  r${r + 1} tools/list ${c.row.era}${who}: median ${median.toFixed(2)} ms${cpu}`)
       }
     }
     for (const c of conns) {
       c.row.median = medianOf(c.row.rounds)
+      if (c.row.cpuRounds) c.row.cpuMs = medianOf(c.row.cpuRounds)
       c.row.withParseMedian = medianOf(c.withParse)
       const sorted = [...c.samples].sort((a, b) => a - b)
       c.row.p99 = sorted.length ? sorted[Math.min(sorted.length, Math.ceil(0.99 * sorted.length)) - 1] : NaN
@@ -215,8 +222,8 @@ export async function runListSection(ctx, progress) {
 }
 
 /**
- * This build's median ÷ the baseline's, per era and round (a row that failed stops having rounds, so round i is
- * rounds[i] on both sides), and the median over rounds.
+ * This build ÷ the baseline, per era and round (a row that failed stops having rounds, so round i is rounds[i] on
+ * both sides), and the median over rounds: `median <era>` of the medians, `cpu <era>` of the daemon's CPU per list.
  * @param {ListEra[]} eras @param {ListEra[]} baseEras
  * @returns {Record<string, { perRound: number[], median: number }>}
  */
@@ -225,9 +232,16 @@ function baselineRatios(eras, baseEras) {
   const out = {}
   for (const e of eras) {
     const b = baseEras.find((x) => x.era === e.era)
-    const n = Math.max(e.rounds.length, b?.rounds.length ?? 0)
-    const perRound = Array.from({ length: n }, (_, r) => (e.rounds[r] ?? NaN) / (b?.rounds[r] ?? NaN))
-    out[e.era] = { perRound, median: medianOf(perRound) }
+    /** @type {[string, number[], number[]][]} */
+    const pairs = [
+      ['median', e.rounds, b?.rounds ?? []],
+      ['cpu', e.cpuRounds ?? [], b?.cpuRounds ?? []],
+    ]
+    for (const [name, mine, theirs] of pairs) {
+      const n = Math.max(mine.length, theirs.length)
+      const perRound = Array.from({ length: n }, (_, r) => (mine[r] ?? NaN) / (theirs[r] ?? NaN))
+      out[`${name} ${e.era}`] = { perRound, median: medianOf(perRound) }
+    }
   }
   return out
 }

@@ -193,7 +193,7 @@ export function renderReport(results) {
       )
     if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
     for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
-    if (l.baseline) listBaselineNotes(l.baseline, notes, failures)
+    listBaselineNotes(l, notes, failures)
   }
   if (results.start) {
     const st = results.start
