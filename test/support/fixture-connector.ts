@@ -174,3 +174,29 @@ export function appConnector(key: string): string {
   fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
   return dir
 }
+
+/**
+ * A connector around test/fixtures/conformance-server.mjs (with conformance-tools.mjs and conformance-tasks.mjs
+ * beside it): the tools, prompts and resources the MCP conformance suite's server scenarios call by their own names.
+ */
+export function conformanceConnector(key: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-conformance-${key}-`))
+  for (const file of ['conformance-server.mjs', 'conformance-tools.mjs', 'conformance-tasks.mjs']) {
+    const source = fs
+      .readFileSync(path.join(REPO, 'test/fixtures', file), 'utf8')
+      .replaceAll('__SDK_SERVER__', SDK_SERVER)
+      .replaceAll('__SDK_STDIO__', SDK_STDIO)
+    fs.writeFileSync(path.join(dir, file), source)
+  }
+  const manifest = {
+    schemaVersion: 1,
+    key,
+    name: `Conformance ${key}`,
+    version: '1.0.0',
+    description: "the conformance suite's reference server, as its scenarios describe it",
+    auth: { kind: 'none' },
+    mcp: { transport: 'stdio', command: 'node', args: ['conformance-server.mjs'] },
+  }
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
+  return dir
+}
