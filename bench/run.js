@@ -6,12 +6,12 @@
 // 5,000 tools; a daemon start with 100 connectors; CLI, shim, fork and
 // recovery times. Prints one table, writes bench/results/latest.json. See
 // bench/README.md.
-import { execFileSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runAgentStartSection } from './lib/agent-start-section.js'
+import { gitHead } from './lib/baseline.js'
 import { runBridgeSection } from './lib/bridge-section.js'
 import { runCallSection } from './lib/call-section.js'
 import { runCliSection } from './lib/cli-section.js'
@@ -39,32 +39,13 @@ function versionOf(pkg) {
   }
 }
 
-function gitHead() {
-  try {
-    const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], {
-      cwd: REPO,
-      encoding: 'utf8',
-      timeout: 5000,
-    }).trim()
-    const dirty =
-      execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
-        cwd: REPO,
-        encoding: 'utf8',
-        timeout: 5000,
-      }).trim() !== ''
-    return dirty ? `${head}+dirty` : head
-  } catch {
-    return 'unknown'
-  }
-}
-
 function environment() {
   return {
     node: process.version,
     platform: `${os.platform()} ${os.release()}`,
     cpus: os.cpus().length,
     cpuModel: os.cpus()[0]?.model ?? 'unknown',
-    tutti: gitHead(),
+    tutti: gitHead(REPO),
     packages: Object.fromEntries(
       [
         '@modelcontextprotocol/client',
@@ -158,8 +139,10 @@ async function main() {
   const env = results.environment
   const quick = cfg.quick ? ' (QUICK: small counts, not for quoting)' : ''
   const pkgs = env.packages
+  const base = cfg.baseline ? ` (baseline ${cfg.baseline.commit} at ${cfg.baseline.dir})` : ''
   const out = [
-    `tutti bench ${results.startedAt}${quick}: node ${env.node}, ${env.cpus} × ${env.cpuModel}, tutti ${env.tutti}; ` +
+    `tutti bench ${results.startedAt}${quick}: node ${env.node}, ${env.cpus} × ${env.cpuModel}, ` +
+      `tutti ${env.tutti}${base}; ` +
       `mcp-proxy ${pkgs['mcp-proxy']}, supergateway ${pkgs.supergateway}, mcp-hub ${pkgs['mcp-hub']}`,
     '',
     renderReport(results),

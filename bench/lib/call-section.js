@@ -8,19 +8,20 @@
 // of them, and ratios are taken between slots of the same round (ratios.js).
 import { echoCall, findTool } from './clients.js'
 import { connectRaw, rawEchoCall, rawFindTool } from './raw/client.js'
-import { processCpuMs } from './cpu.js'
-import { descendants } from './proc-tree.js'
-import { sequentialLatency, throughput } from './measure.js'
+import { measureRound, warmUp } from './call-rounds.js'
 import { pollUntil, withTimeout } from './wait.js'
 import { directStdio } from './targets/direct-stdio.js'
 import { floor } from './targets/floor.js'
-import { tuttiTarget } from './targets/tutti.js'
+import { tuttiBaseTarget, tuttiTarget } from './targets/tutti.js'
 import { mcpProxy } from './targets/mcp-proxy.js'
 import { supergateway } from './targets/supergateway.js'
 import { mcpHub } from './targets/mcp-hub.js'
 
-/** Start order (and the first round's order): the baseline, the floor, tutti, then the peers. */
-export const CALL_TARGETS = [directStdio, floor, tuttiTarget, mcpProxy, supergateway, mcpHub]
+/**
+ * Start order (and the first round's order): direct stdio, the floor, tutti, the baseline build of tutti (only with
+ * BENCH_BASELINE), then the peers.
+ */
+export const CALL_TARGETS = [directStdio, floor, tuttiTarget, tuttiBaseTarget, mcpProxy, supergateway, mcpHub]
 /** The gateways tutti is compared with ("best peer"). */
 export const PEERS = ['mcp-proxy', 'supergateway', 'mcp-hub']
 
@@ -205,137 +206,6 @@ async function connectSlot(ctx, slot, variant, driver, progress) {
     slot.error = message(err)
     progress(`${slot.key}: FAILED ${slot.error}`)
     await conn?.close().catch(() => {})
-    return undefined
-  }
-}
-
-/** @param {(number | undefined)[]} xs @returns {xs is number[]} */
-const known = (xs) => xs.every((x) => x !== undefined)
-
-/**
- * One untimed throughput run of a slot; a failure fails the slot, as a round would.
- * @param {import('./config.js').BenchConfig} cfg @param {Live} l @param {(line: string) => void} progress
- */
-async function warmUp(cfg, l, progress) {
-  if (cfg.warmupBurst === 0) return
-  try {
-    const tp = await throughput(l.call, {
-      total: cfg.warmupBurst,
-      concurrency: cfg.concurrency,
-      budgetMs: cfg.measureBudgetMs,
-      what: 'warm-up burst',
-    })
-    progress(`  warm-up ${l.slot.key}: ${tp.callsPerSec.toFixed(0)} calls/s (not counted)`)
-  } catch (err) {
-    l.slot.error = `warm-up: ${message(err)}`
-    progress(`  warm-up ${l.slot.key}: FAILED ${l.slot.error}`)
-  }
-}
-
-/**
- * One round of every live slot: each one's sequential latency in turn, then
- * the throughput run of each split into `cfg.bursts` bursts, interleaved
- * slot by slot (the order reversed every other burst). A slow spell of the
- * machine inside a round then falls on every slot's bursts alike, which is
- * what a ratio between two slots of the round needs: calls/s is a slot's
- * calls over the time of its own bursts.
- * @param {import('./context.js').RunContext} ctx @param {Live[]} turn @param {number} round
- * @param {(line: string) => void} progress
- * @returns {Promise<void>}
- */
-async function measureRound(ctx, turn, round, progress) {
-  const { cfg } = ctx
-  /**
-   * @type {Map<object, { latency: import('./measure.js').LatencyStats, calls: number, elapsedMs: number, clientCpuMs:
-   * number, gatewayCpuMs?: number, upstreamCpuMs?: number }>}
-   */
-  const parts = new Map()
-  for (const l of turn) {
-    const part = await attemptSlot(l, round, progress, async () => {
-      if (cfg.roundWarmup > 0)
-        await throughput(l.call, {
-          total: cfg.roundWarmup,
-          concurrency: cfg.concurrency,
-          budgetMs: cfg.measureBudgetMs,
-          what: 'round warm-up',
-        })
-      const latency = await sequentialLatency(l.call, {
-        warmup: cfg.warmup,
-        count: cfg.calls,
-        budgetMs: cfg.measureBudgetMs,
-        what: 'sequential',
-      })
-      const gateway = l.gatewayPid?.() === undefined ? undefined : 0
-      return { latency, calls: 0, elapsedMs: 0, clientCpuMs: 0, gatewayCpuMs: gateway, upstreamCpuMs: gateway }
-    })
-    if (part) parts.set(l, part)
-  }
-  const burst = Math.max(1, Math.ceil(cfg.concurrentCalls / cfg.bursts))
-  for (let b = 0; b < cfg.bursts; b++) {
-    for (const l of b % 2 ? [...turn].reverse() : turn) {
-      const part = parts.get(l)
-      if (!part || l.slot.error) continue
-      const ok = await attemptSlot(l, round, progress, async () => {
-        const pid = l.gatewayPid?.()
-        const below = pid === undefined ? [] : descendants(pid)
-        const up0 = below.map(processCpuMs)
-        const cpu0 = pid === undefined ? undefined : processCpuMs(pid)
-        const tp = await throughput(l.call, {
-          total: burst,
-          concurrency: cfg.concurrency,
-          budgetMs: cfg.measureBudgetMs,
-          what: 'concurrent',
-        })
-        const cpu1 = pid === undefined ? undefined : processCpuMs(pid)
-        const up1 = below.map(processCpuMs)
-        part.calls += burst
-        part.elapsedMs += tp.elapsedMs
-        part.clientCpuMs += (tp.clientCpuPct * tp.elapsedMs) / 100
-        if (part.gatewayCpuMs !== undefined)
-          part.gatewayCpuMs = cpu0 === undefined || cpu1 === undefined ? undefined : part.gatewayCpuMs + cpu1 - cpu0
-        // an upstream that ended or started during the burst leaves its share unknown
-        const upstream =
-          below.length && known(up0) && known(up1) ? up1.reduce((a, c, i) => a + c - up0[i], 0) : undefined
-        if (part.upstreamCpuMs !== undefined)
-          part.upstreamCpuMs = upstream === undefined ? undefined : part.upstreamCpuMs + upstream
-        return true
-      })
-      if (!ok) parts.delete(l)
-    }
-  }
-  for (const l of turn) {
-    const part = parts.get(l)
-    if (!part) {
-      l.slot.rounds[round] = { error: l.slot.error ?? 'skipped after an earlier failure' }
-      continue
-    }
-    const callsPerSec = (part.calls / part.elapsedMs) * 1000
-    const clientCpuPct = (part.clientCpuMs / part.elapsedMs) * 100
-    /** @type {RoundResult} */
-    const res = { median: part.latency.median, p99: part.latency.p99, callsPerSec, clientCpuPct }
-    if (part.gatewayCpuMs !== undefined) res.gatewayCpuMsPerCall = part.gatewayCpuMs / part.calls
-    if (part.upstreamCpuMs !== undefined) res.upstreamCpuMsPerCall = part.upstreamCpuMs / part.calls
-    res.clientCpuMsPerCall = part.clientCpuMs / part.calls
-    const cpu = res.gatewayCpuMsPerCall === undefined ? '' : `, ${res.gatewayCpuMsPerCall.toFixed(3)} ms CPU/call`
-    const median = part.latency.median.toFixed(3)
-    progress(`  r${round + 1} ${l.slot.key}: median ${median} ms, ${callsPerSec.toFixed(0)} calls/s${cpu}`)
-    l.slot.rounds[round] = res
-  }
-}
-
-/**
- * Run one measurement of a slot; a slot that failed once is not measured again (its connection is suspect).
- * @template T
- * @param {Live} l @param {number} round @param {(line: string) => void} progress @param {() => Promise<T>} run
- * @returns {Promise<T | undefined>}
- */
-async function attemptSlot(l, round, progress, run) {
-  if (l.slot.error) return undefined
-  try {
-    return await run()
-  } catch (err) {
-    l.slot.error = `round ${round + 1}: ${message(err)}`
-    progress(`  r${round + 1} ${l.slot.key}: FAILED ${l.slot.error}`)
     return undefined
   }
 }

@@ -31,11 +31,16 @@
 //   BENCH_VIEW_LIST_BURST        tools/list with N in flight per kind per round     800 [100]
 //   BENCH_TOOL_SEARCH            ENABLE_TOOL_SEARCH for agent-start (unset: Claude Code's default, on)
 //   BENCH_TARGETS                tools/call targets: direct,floor,tutti,mcp-proxy,supergateway,mcp-hub
+//                                (and tutti-base, by default when BENCH_BASELINE is set)
+//   BENCH_BASELINE               a built tutti checkout measured beside this one (call: target
+//                                tutti-base; list: baseline rows); unset: no baseline
 //   BENCH_SECTIONS               call,list,start,cli,bridge,agent-start,sessions-memory,views
 //                                (start needs list: it restarts list's daemon)
 //   BENCH_CLIENTS                raw (default) or raw,sdk: sdk adds SDK-client rows for the HTTP targets
 //                                (direct stdio always uses the SDK client: it has no HTTP)
 //   BENCH_KEEP_TMP=1             keep the run's temp dir (logs, state dirs)
+
+import { loadBaseline } from './baseline.js'
 
 /** @param {string} name @param {number} fallback */
 function int(name, fallback) {
@@ -56,7 +61,9 @@ function list(name, fallback) {
     .filter(Boolean)
 }
 
-export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub']
+export const ALL_TARGETS = ['direct', 'floor', 'tutti', 'mcp-proxy', 'supergateway', 'mcp-hub', 'tutti-base']
+/** The targets run when BENCH_TARGETS is unset: all, tutti-base only with a baseline. */
+const DEFAULT_TARGETS = ALL_TARGETS.filter((t) => t !== 'tutti-base')
 export const ALL_CLIENTS = ['sdk', 'raw']
 export const ALL_SECTIONS = ['call', 'list', 'start', 'cli', 'bridge', 'agent-start', 'sessions-memory', 'views']
 
@@ -67,6 +74,7 @@ export function loadConfig() {
   const quick = process.env.BENCH_QUICK === '1' || process.env.BENCH_QUICK === 'true'
   /** @param {number} full @param {number} small */
   const q = (full, small) => (quick ? small : full)
+  const baseline = loadBaseline(process.env.BENCH_BASELINE)
   const cfg = {
     quick,
     rounds: Math.max(1, int('BENCH_ROUNDS', q(7, 2))),
@@ -97,7 +105,8 @@ export function loadConfig() {
     viewTools: Math.min(200, Math.max(1, int('BENCH_VIEW_TOOLS', 20))),
     viewListCalls: Math.max(1, int('BENCH_VIEW_LIST_CALLS', q(100, 30))),
     viewListBurst: Math.max(1, int('BENCH_VIEW_LIST_BURST', q(800, 100))),
-    targets: list('BENCH_TARGETS', ALL_TARGETS),
+    targets: list('BENCH_TARGETS', baseline ? ALL_TARGETS : DEFAULT_TARGETS),
+    baseline,
     sections: list('BENCH_SECTIONS', ALL_SECTIONS),
     clients: list('BENCH_CLIENTS', ['raw']),
     keepTmp: process.env.BENCH_KEEP_TMP === '1',
@@ -111,6 +120,8 @@ export function loadConfig() {
   for (const t of cfg.targets)
     if (!ALL_TARGETS.includes(t))
       throw new Error(`BENCH_TARGETS: unknown target "${t}" (known: ${ALL_TARGETS.join(', ')})`)
+  if (cfg.targets.includes('tutti-base') && !baseline)
+    throw new Error('BENCH_TARGETS: "tutti-base" needs BENCH_BASELINE=<a built tutti checkout>')
   for (const c of cfg.clients)
     if (!ALL_CLIENTS.includes(c))
       throw new Error(`BENCH_CLIENTS: unknown client "${c}" (known: ${ALL_CLIENTS.join(', ')})`)

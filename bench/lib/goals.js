@@ -35,10 +35,11 @@ export function row(measure, value, show, goal, holds, extra = '') {
 }
 
 /**
- * tools/call goals from the round ratios (ratios.js).
+ * tools/call goals from the round ratios (ratios.js); with a baseline build, this build ÷ it (issue 24: within 5 %).
  * @param {ReturnType<typeof import('./ratios.js').callRatios>} ratios
+ * @param {import('./baseline.js').Baseline} [baseline]
  */
-export function callGoals(ratios) {
+export function callGoals(ratios, baseline) {
   const r = ratios.ratios
   const out = []
   for (const e of [LEGACY, MODERN])
@@ -56,13 +57,23 @@ export function callGoals(ratios) {
       (v) => v >= 1,
     ),
   )
+  if (baseline && r[`vsBaseline calls/s ${LEGACY}`])
+    for (const e of [LEGACY, MODERN]) {
+      const vs = `tutti ${era(e)} ÷ ${baseline.commit}`
+      out.push(row(`${vs} calls/s`, r[`vsBaseline calls/s ${e}`]?.median, x, '≥ 0.95x', (v) => v >= 0.95))
+      out.push(row(`${vs} median ms`, r[`vsBaseline median ms ${e}`]?.median, x, '≤ 1.05x', (v) => v <= 1.05))
+      out.push(row(`${vs} CPU ms/call`, r[`vsBaseline cpu/call ${e}`]?.median, x, '≤ 1.05x', (v) => v <= 1.05))
+    }
   return out
 }
 
-/** tools/list goals. @param {import('./list-section.js').ListSection} list */
+/**
+ * tools/list goals; with a baseline build, its medians (no goal) and this build's ÷ them (issue 24: within 5 %).
+ * @param {import('./list-section.js').ListSection} list
+ */
 export function listGoals(list) {
   const total = (list.connectors * list.toolsPerConnector).toLocaleString('en-US')
-  return [LEGACY, MODERN].map((e) => {
+  const out = [LEGACY, MODERN].map((e) => {
     const r = list.eras.find((x) => x.era === e)
     return row(
       `tools/list of ${total} tools, ${era(e)}, median to last byte`,
@@ -72,6 +83,25 @@ export function listGoals(list) {
       (v) => v <= 8,
     )
   })
+  const base = list.baseline
+  if (!base) return out
+  for (const e of [LEGACY, MODERN]) {
+    const median = base.eras.find((x) => x.era === e)?.median
+    const shown = row(
+      `baseline ${base.commit}: tools/list, ${era(e)}, median to last byte`,
+      median,
+      msText,
+      '',
+      () => true,
+    )
+    out.push({ ...shown, met: '' })
+  }
+  for (const e of [LEGACY, MODERN]) {
+    const vs = `tools/list ${era(e)} ÷ ${base.commit}`
+    out.push(row(`${vs}: median`, base.ratios?.[`median ${e}`]?.median, x, '≤ 1.05x', (v) => v <= 1.05))
+    out.push(row(`${vs}: daemon CPU ms/list`, base.ratios?.[`cpu ${e}`]?.median, x, '≤ 1.05x', (v) => v <= 1.05))
+  }
+  return out
 }
 
 /** daemon start goals. @param {Awaited<ReturnType<typeof import('./start-section.js').runStartSection>>} start */

@@ -91,6 +91,38 @@ export async function sequentialLatency(call, { warmup, count, budgetMs, what = 
 }
 
 /**
+ * Sequential calls of several rows, call by call in turn (the order reversed every other turn): `warmup` untimed,
+ * then `count` timed calls of each row. A row whose call fails leaves the turns; its entry is then the error.
+ * @param {Array<() => Promise<unknown>>} calls  one per row
+ * @param {{ warmup: number, count: number, budgetMs: number, what?: string }} opts
+ * @returns {Promise<Array<LatencyStats | Error>>}
+ */
+export async function interleavedLatency(calls, { warmup, count, budgetMs, what = 'sequential' }) {
+  const deadline = performance.now() + budgetMs
+  const samples = calls.map(() => new Float64Array(count))
+  /** @type {Array<Error | undefined>} */
+  const failed = calls.map(() => undefined)
+  for (let i = 0; i < warmup + count; i++) {
+    const order = calls.map((_, r) => r)
+    if (i % 2) order.reverse()
+    for (const r of order) {
+      if (failed[r]) continue
+      const step = i < warmup ? `${what} warm-up` : what
+      try {
+        checkDeadline(deadline, step, i)
+        const t0 = performance.now()
+        const res = /** @type {{ latencyMs?: unknown } | null | undefined} */ (await attempt(calls[r], step, i))
+        const ms = res && typeof res === 'object' && typeof res.latencyMs === 'number' ? res.latencyMs : undefined
+        if (i >= warmup) samples[r][i - warmup] = ms ?? performance.now() - t0
+      } catch (err) {
+        failed[r] = err instanceof Error ? err : new Error(String(err))
+      }
+    }
+  }
+  return calls.map((_, r) => failed[r] ?? latencyStats(samples[r]))
+}
+
+/**
  * @typedef {object} ThroughputResult
  * @property {number} total
  * @property {number} concurrency

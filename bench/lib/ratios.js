@@ -110,6 +110,24 @@ export function callRatios(call) {
     'modernVsLegacy median ms',
     idx.map((r) => at(t26, r, 'median') / at(t25, r, 'median')),
   )
+  // this build ÷ the baseline build (BENCH_BASELINE), era by era; only when the baseline was a target
+  if (call.slots.some((s) => s.target === 'tutti-base'))
+    for (const era of [LEGACY, MODERN]) {
+      const t = find(`tutti:${era}:raw`)
+      const b = find(`tutti-base:${era}:raw`)
+      add(
+        `vsBaseline calls/s ${era}`,
+        idx.map((r) => at(t, r, 'callsPerSec') / at(b, r, 'callsPerSec')),
+      )
+      add(
+        `vsBaseline median ms ${era}`,
+        idx.map((r) => at(t, r, 'median') / at(b, r, 'median')),
+      )
+      add(
+        `vsBaseline cpu/call ${era}`,
+        idx.map((r) => at(t, r, 'gatewayCpuMsPerCall') / at(b, r, 'gatewayCpuMsPerCall')),
+      )
+    }
 
   // the best peer overall: highest median calls/s over the rounds; and how often each was best in a round
   let bestPeer

@@ -7,6 +7,7 @@ import { CPU_SOURCE } from './cpu.js'
 import { RAW_HTTP } from './raw/http.js'
 import { callGoals, cliGoals, listGoals, startGoals } from './goals.js'
 import { summarize } from './ratios.js'
+import { callBaselineNotes, listBaselineNotes } from './baseline-report.js'
 
 /**
  * @param {string[][]} rows  first row is the header; a row of one cell is a group heading
@@ -44,14 +45,15 @@ const LABELS = {
 }
 
 /**
- * A slot's row name: target, era, and the client when it is not the usual one.
- * @param {import('./call-section.js').Slot} s @param {string} [bestKey]
+ * A slot's row name: target (the baseline build by its commit), era, and the client when it is not the usual one.
+ * @param {import('./call-section.js').Slot} s @param {import('./config.js').BenchConfig} cfg @param {string} [bestKey]
  */
-function slotName(s, bestKey) {
+function slotName(s, cfg, bestKey) {
   const client = s.target === 'direct' ? ' (SDK client)' : s.client === 'sdk' ? ' [SDK client]' : ''
   const e = s.target === 'direct' || s.target === 'floor' || !s.era ? '' : ` ${eraName(s.era)}`
   const got = s.negotiated && s.era && s.negotiated !== s.era ? ` (got ${s.negotiated})` : ''
-  return `${LABELS[s.target] ?? s.target}${e}${client}${got}${s.key === bestKey ? ' ← best peer' : ''}`
+  const name = s.target === 'tutti-base' ? `baseline tutti ${cfg.baseline?.commit ?? '?'}` : LABELS[s.target]
+  return `${name ?? s.target}${e}${client}${got}${s.key === bestKey ? ' ← best peer' : ''}`
 }
 
 /** @param {import('./goals.js').GoalRow} g */
@@ -101,12 +103,12 @@ export function renderReport(results) {
     for (const s of slots) {
       const sum = summarize(s)
       if (!sum.rounds) {
-        rows.push([`  ${slotName(s)}`, '', '', '', 'FAILED', '', ''])
-        failures.push(`${slotName(s)}: ${s.error ?? 'no round measured'}`)
+        rows.push([`  ${slotName(s, cfg)}`, '', '', '', 'FAILED', '', ''])
+        failures.push(`${slotName(s, cfg)}: ${s.error ?? 'no round measured'}`)
         continue
       }
       rows.push([
-        `  ${slotName(s, ratios.bestPeer?.key)}`,
+        `  ${slotName(s, cfg, ratios.bestPeer?.key)}`,
         fixed(sum.callsPerSec, 0),
         fixed(sum.median, 2),
         fixed(sum.gatewayCpuMsPerCall, 3),
@@ -114,9 +116,9 @@ export function renderReport(results) {
         '',
         '',
       ])
-      if (s.error) failures.push(`${slotName(s)}: ${s.error} (${sum.rounds} of ${cfg.rounds} rounds measured)`)
+      if (s.error) failures.push(`${slotName(s, cfg)}: ${s.error} (${sum.rounds} of ${cfg.rounds} rounds measured)`)
     }
-    rows.push(...callGoals(ratios).map(goalRow))
+    rows.push(...callGoals(ratios, cfg.baseline).map(goalRow))
     /** @param {string} name */
     const per = (name) => {
       const r = ratios.ratios[name]
@@ -134,6 +136,7 @@ export function renderReport(results) {
       `  tutti 2026-07-28 ÷ 2025-06-18: calls/s ${per('modernVsLegacy calls/s')}; ` +
         `CPU/call ${per('modernVsLegacy cpu/call')}; median ms ${per('modernVsLegacy median ms')}`,
     )
+    if (cfg.baseline) notes.push(...callBaselineNotes(ratios.ratios, cfg.baseline.commit))
     // on two shared cores calls/s follows the CPU every call costs all three processes, not the gateway's alone
     const split = slots
       .map((s) => ({ s, sum: summarize(s) }))
@@ -142,7 +145,7 @@ export function renderReport(results) {
       const perSlot = split.map(({ s, sum }) => {
         const all = sum.clientCpuMsPerCall + sum.gatewayCpuMsPerCall + sum.upstreamCpuMsPerCall
         return (
-          `${s.target === 'floor' ? 'floor' : slotName(s)} ${fixed(sum.clientCpuMsPerCall, 3)} + ` +
+          `${s.target === 'floor' ? 'floor' : slotName(s, cfg)} ${fixed(sum.clientCpuMsPerCall, 3)} + ` +
           `${fixed(sum.gatewayCpuMsPerCall, 3)} + ${fixed(sum.upstreamCpuMsPerCall, 3)} = ${fixed(all, 3)}`
         )
       })
@@ -190,6 +193,7 @@ export function renderReport(results) {
       )
     if (l.setup.error) failures.push(`tools/list: ${l.setup.error}`)
     for (const e of l.eras) if (e.error) failures.push(`tools/list ${eraName(e.era)}: ${e.error}`)
+    listBaselineNotes(l, notes, failures)
   }
   if (results.start) {
     const st = results.start

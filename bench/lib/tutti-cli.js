@@ -10,6 +10,7 @@ import { pollUntil } from './wait.js'
  * @typedef {object} TuttiEnv
  * @property {import('./context.js').RunContext} ctx
  * @property {string} stateDir
+ * @property {string} [bin]   the CLI's bin/run.cjs: this checkout's unless given (the baseline's)
  */
 
 /**
@@ -28,7 +29,7 @@ export function tutti(t, args, extraEnv = {}, timeoutMs = 120_000) {
   return new Promise((resolve, reject) => {
     execFile(
       process.execPath,
-      [TUTTI_BIN, ...args, '--json'],
+      [t.bin ?? TUTTI_BIN, ...args, '--json'],
       { env, cwd: t.ctx.runRoot, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 64 << 20 },
       (err, stdout, stderr) => {
         let parsed

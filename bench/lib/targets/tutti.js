@@ -47,29 +47,47 @@ export function tuttiVariants(url, headers, tool) {
   }))
 }
 
-/** @type {import('./types.js').TargetDef} */
-export const tuttiTarget = {
-  id: 'tutti',
-  label: 'tutti',
-  async start(ctx) {
-    const t = { ctx, stateDir: ctx.dir('tutti-state') }
-    try {
-      await tutti(t, ['connector', 'install', EXAMPLE])
-      await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], {
-        EVERYTHING_API_KEY: 'bench',
-      })
-      const { url, headers } = await prepareSession(t, 'bench-1')
-      return {
-        command:
-          `tutti connector install ${path.relative(REPO, EXAMPLE)}; tutti connector connect everything; ` +
-          `tutti session prepare → ${url}`,
-        variants: tuttiVariants(url, headers, 'everything_echo'),
-        gatewayPid: () => daemonPid(t.stateDir),
-        stop: () => stopDaemon(t),
+/**
+ * A tutti build as a target: its CLI installs the example connector into a state dir of its own, and its daemon
+ * serves it.
+ * @param {string} id @param {string} label @param {string} stateSub
+ * @param {(ctx: import('../context.js').RunContext) => string | undefined} binOf  undefined: this checkout's
+ * @returns {import('./types.js').TargetDef}
+ */
+function tuttiBuild(id, label, stateSub, binOf) {
+  return {
+    id,
+    label,
+    async start(ctx) {
+      const bin = binOf(ctx)
+      const t = { ctx, stateDir: ctx.dir(stateSub), bin }
+      const cli = bin ? `node ${bin}` : 'tutti'
+      try {
+        await tutti(t, ['connector', 'install', EXAMPLE])
+        await tutti(t, ['connector', 'connect', 'everything', '--from-env', 'EVERYTHING_API_KEY'], {
+          EVERYTHING_API_KEY: 'bench',
+        })
+        const { url, headers } = await prepareSession(t, 'bench-1')
+        return {
+          command:
+            `${cli} connector install ${path.relative(REPO, EXAMPLE)}; ${cli} connector connect everything; ` +
+            `${cli} session prepare → ${url}`,
+          variants: tuttiVariants(url, headers, 'everything_echo'),
+          gatewayPid: () => daemonPid(t.stateDir),
+          stop: () => stopDaemon(t),
+        }
+      } catch (err) {
+        await stopDaemon(t)
+        throw new Error(`not available yet (${err instanceof Error ? err.message : err})`)
       }
-    } catch (err) {
-      await stopDaemon(t)
-      throw new Error(`not available yet (${err instanceof Error ? err.message : err})`)
-    }
-  },
+    },
+  }
 }
+
+export const tuttiTarget = tuttiBuild('tutti', 'tutti', 'tutti-state', () => undefined)
+
+/** The baseline build (BENCH_BASELINE), beside this one with the same connector and requests. */
+export const tuttiBaseTarget = tuttiBuild('tutti-base', 'tutti-base', 'tutti-base-state', (ctx) => {
+  if (!ctx.cfg.baseline) throw new Error('BENCH_BASELINE is not set')
+  return ctx.cfg.baseline.bin
+})
