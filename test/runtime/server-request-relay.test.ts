@@ -34,6 +34,19 @@ describe('associate: which call a message from the upstream serves', () => {
     expect(associate(undefined, false, [a2, a1])).toEqual({ relay: a2 })
   })
 
+  it('within the session, a call waiting for its client is passed over: its upstream is most likely blocked', () => {
+    let waiting = true
+    const parked: CallRelay = { session: 'A', awaitingClient: () => waiting }
+    expect(associate(undefined, false, [parked, a2])).toEqual({ relay: a2 })
+    // all of them waiting: the oldest, as before
+    expect(associate(undefined, false, [parked])).toEqual({ relay: parked })
+    waiting = false
+    expect(associate(undefined, false, [parked, a2])).toEqual({ relay: parked })
+    // a waiting call still counts as its session's: another session is refused, never guessed
+    waiting = true
+    expect(associate(undefined, false, [parked, b1])).toEqual({ refused: expect.stringMatching(/several sessions/) })
+  })
+
   it('several sessions, or none, in flight: refused, never guessed', () => {
     expect(associate(undefined, false, [a1, b1])).toEqual({ refused: expect.stringMatching(/several sessions/) })
     expect(associate(b1, false, [a1, b1])).toEqual({ refused: expect.stringMatching(/several sessions/) })

@@ -70,6 +70,7 @@ export class RelayedCall {
       ...(first.progressToken !== undefined ? { progress: (p: CallProgress) => this.progress(p) } : {}),
       ...(first.logLevel ? { log: (m: CallLogMessage) => this.log(m), logLevel: first.logLevel } : {}),
       request: (method, params, signal) => this.ask(method, params, signal),
+      awaitingClient: () => this.pending.size > 0,
     }
   }
 

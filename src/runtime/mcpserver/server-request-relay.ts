@@ -110,8 +110,10 @@ export class ServerRequestRelay {
     const send = (message: Record<string, unknown>) =>
       // the SDK's transport writes a message related to the request on that request's SSE stream
       server.transport!.send(message as never, { relatedRequestId: ctx.mcpReq.id })
+    let asking = 0
     return {
       session,
+      awaitingClient: () => asking > 0,
       ...(token !== undefined
         ? { progress: (p) => notify({ method: 'notifications/progress', params: { progressToken: token, ...p } }) }
         : {}),
@@ -136,7 +138,12 @@ export class ServerRequestRelay {
             ? { ...params, elicitationId: randomUUID() }
             : params
         const until = AbortSignal.any([signal, ctx.mcpReq.signal])
-        return this.answers.ask(session, method, sent, send, until)
+        asking++
+        try {
+          return await this.answers.ask(session, method, sent, send, until)
+        } finally {
+          asking--
+        }
       },
     }
   }

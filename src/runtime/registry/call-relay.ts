@@ -51,6 +51,8 @@ export interface CallRelay {
     params: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ) => Promise<Record<string, unknown>>
+  /** True while a request relayed for it waits for the client's answer (relay-association.ts). */
+  readonly awaitingClient?: () => boolean
 }
 
 /** MCP's client capabilities, as a client declared them (initialize, or a 2026-07-28 request's `_meta`). */

@@ -12,8 +12,12 @@ import type { CallRelay } from '../registry/call-relay.js'
  * 2. Otherwise (stdio has one stream for everything, and nothing in a
  *    server request names the request it serves): it belongs to the one
  *    session that has requests in flight on this connection, and within it
- *    to the oldest of them. If no session has, or several have, nobody is
- *    asked: the upstream gets an error rather than a guess.
+ *    to the oldest that is not waiting for its client's answer (an upstream
+ *    that asks again while one request waits is most likely serving another
+ *    call: a 2026-07-28 client may leave a round unanswered), else the
+ *    oldest. If no session has, or several have, nobody is asked: the
+ *    upstream gets an error rather than a guess. A request waiting for an
+ *    answer still counts as its session's: no other session is ever guessed.
  */
 export type Association = { relay: CallRelay } | { refused: string }
 
@@ -23,12 +27,14 @@ export function associate(
   inFlight: Iterable<CallRelay>,
 ): Association {
   let first: CallRelay | undefined
+  let firstFree: CallRelay | undefined
   let inFlightContext = false
   let several = false
   for (const relay of inFlight) {
     if (relay === context) inFlightContext = true
     if (!first) first = relay
     else if (relay.session !== first.session) several = true
+    if (!firstFree && !relay.awaitingClient?.()) firstFree = relay
   }
   if (trustContext && context && inFlightContext) return { relay: context }
   if (!first) return { refused: 'no request of any session is in flight on this connection' }
@@ -37,5 +43,5 @@ export function associate(
       refused:
         'requests of several sessions are in flight on this connection, and the message does not say which it serves',
     }
-  return { relay: first }
+  return { relay: firstFree ?? first }
 }
