@@ -111,7 +111,13 @@ export class TuttiDaemon {
     // a narrowed session's PATH follows the connectors it sees as they come and go
     this.reconciler.onReconciled(() => this.sessionBins.refresh())
     const instructions = serverInstructions(snapshots, () => registry.list())
-    this.endpoint = new ConnectorMcpEndpoint(registry, this.sessions, this.log.child('mcp'), skills, { instructions })
+    // a caller signed in through tutti's URL elicitation: the grant is on disk, the connector comes back from it
+    const afterSignIn = async (key: string) => {
+      await this.reconciler.reconcile([key])
+      await this.reconciler.settled([key])
+    }
+    const endpointOptions = { instructions, afterSignIn }
+    this.endpoint = new ConnectorMcpEndpoint(registry, this.sessions, this.log.child('mcp'), skills, endpointOptions)
     this.reconciler.onResourceUpdated((key, uri) => {
       const served = publishedUri(key, uri)
       if (served) this.endpoint.resourceUpdated(served)

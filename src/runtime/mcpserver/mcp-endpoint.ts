@@ -33,6 +33,7 @@ import {
   parseMessage,
   unauthorized,
 } from './request-guard.js'
+import { type AfterSignIn, CallSignIn } from './call-sign-in.js'
 import { createServerFactory } from './server-factory.js'
 import type { ServerInstructions } from './server-instructions.js'
 import { ServerRequestRelay } from './server-request-relay.js'
@@ -56,6 +57,14 @@ export const MCP_PATH = '/mcp/connector'
 export { MAX_MCP_BODY }
 
 type Params = { protocolVersion?: unknown; requestId?: unknown; capabilities?: unknown }
+
+export interface EndpointOptions {
+  fastPath?: boolean
+  instructions?: ServerInstructions
+  maxResultBytes?: number
+  /** Reconciles a connector once a caller signed in to it through tutti's URL elicitation (call-sign-in.ts). */
+  afterSignIn?: AfterSignIn
+}
 
 /**
  * The local `connector` MCP server (DESIGN §9): our guard first (POST only,
@@ -90,14 +99,15 @@ export class ConnectorMcpEndpoint {
     private readonly log: Logger,
     /** The connector Skills served over MCP; the daemon keeps it up to date (none by default). */
     skills: SkillCatalogue = new SkillCatalogue(log),
-    options: { fastPath?: boolean; instructions?: ServerInstructions; maxResultBytes?: number } = {},
+    options: EndpointOptions = {},
   ) {
     this.fast = options.fastPath ?? !switchedOff(NO_FAST_PATH_ENV)
     if (!this.fast) log.info(`${NO_FAST_PATH_ENV}=1: every MCP request is served by the SDK's handler`)
     this.apps = new AppCalls(registry)
     // the cap on a tool result (TUTTI_MAX_RESULT_BYTES), and the whole results of cut calls
     this.caps = new ResultCaps(options.maxResultBytes ?? daemonResultCap(process.env, log))
-    const tools = new ToolService(registry, this.cancellation, this.caps)
+    const signIn = options.afterSignIn && new CallSignIn(options.afterSignIn, log.child('sign-in'))
+    const tools = new ToolService(registry, this.cancellation, this.caps, signIn || undefined)
     const surface = {
       prompts: new PromptService(registry),
       resources: new ResourceService(registry, skills, { results: this.caps.store }, this.apps),

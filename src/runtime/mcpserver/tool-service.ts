@@ -5,7 +5,7 @@ import {
   type CallToolResult,
 } from '@modelcontextprotocol/server'
 import { createHash } from 'node:crypto'
-import { isTuttiError } from '../errors.js'
+import { ErrorCodes, isTuttiError, TuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
 import type { CallRelay } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
@@ -14,6 +14,7 @@ import { ownTool } from '../registry/unprefixed.js'
 import { toMcpTool } from '../registry/mcp-tool.js'
 import type { ConnectorMCPTool, MCPToolBinding, ToolCallResult } from '../registry/route.js'
 import { PerView, SessionView } from '../sessions/session-view.js'
+import { type CallSignIn, needsSignIn } from './call-sign-in.js'
 import type { LegacyCancellation } from './legacy-cancellation.js'
 import { ResultCaps } from './result-caps.js'
 
@@ -33,6 +34,8 @@ export interface CallOptions {
   unprefixed?: boolean
   /** The session the call is made for, and where the upstream's progress, logs and requests about it go. */
   relay?: CallRelay
+  /** Made again after the caller signed in: a second need is answered, not asked again. */
+  afterSignIn?: true
 }
 
 /**
@@ -46,6 +49,8 @@ export class ToolService {
     private readonly registry: ConnectorMCPRegistry,
     private readonly cancellation: LegacyCancellation,
     readonly caps: ResultCaps = new ResultCaps(),
+    /** tutti's own URL-mode elicitation when a call needs the user to sign in again (call-sign-in.ts). */
+    private readonly signIn?: CallSignIn,
   ) {}
 
   /** By registry snapshot, then view print: the print of what that view sees (list_changed compares them). */
@@ -95,6 +100,7 @@ export class ToolService {
     const legacy = options.legacy
       ? this.cancellation.register(options.legacy.session, options.legacy.id, cancel)
       : undefined
+    let failed: unknown
     try {
       // a removal after the request resolved the binding fences it; a swap to a newer generation does not
       this.registry.assertDispatchable(binding)
@@ -112,11 +118,36 @@ export class ToolService {
       const served = this.caps.apply(published, binding, options.session)
       return { ok: true, result: served, connector: binding.connectorKey }
     } catch (err) {
-      // answered as the call's protocol error, naming the connector
-      return failure(err, binding.connectorKey)
+      // kept for the answer below (or a sign-in): every failure is the call's answer, never thrown
+      failed = err
     } finally {
       legacy?.done()
     }
+    // answered as the call's protocol error, naming the connector; unless the caller signed in, and it is made again
+    if (!this.signIn || options.afterSignIn || !needsSignIn(failed)) return failure(failed, binding.connectorKey)
+    return this.againAfterSignIn(failed, binding, name, args, { ...options, cancel })
+  }
+
+  private async againAfterSignIn(
+    err: unknown,
+    binding: MCPToolBinding,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    options: CallOptions,
+  ): Promise<ToolOutcome> {
+    const key = binding.connectorKey
+    try {
+      if (!(await this.signIn!.offer(err, binding, options.relay, options.cancel!))) return failure(err, key)
+    } catch (signInFailed) {
+      // declined, timed out or refused: what the user reads instead of the first error
+      return failure(signInFailed, key)
+    }
+    const again = this.registry.resolveUpstream(key, binding.tool.upstreamName)
+    if (!again) {
+      const why = `signed in, but the connector is not serving "${binding.tool.upstreamName}" yet`
+      return failure(new TuttiError(ErrorCodes.UPSTREAM_FAILED, `${why} (tutti connector available)`), key)
+    }
+    return this.call(again, name, args, { ...options, afterSignIn: true })
   }
 }
 

@@ -34,6 +34,8 @@ export interface SignInRequest {
   timeoutMs: number
   /** Human lines (stderr, also with --json): the authorization URL, the browser's failure. */
   print: (line: string) => void
+  /** The daemon: the URL goes to an agent's user (URL-mode elicitation) instead of a browser; throws to give up. */
+  open?: (url: string) => Promise<void>
 }
 
 /**
@@ -106,8 +108,11 @@ export class OAuthSignIn {
       // handed to the OS opener: a file:, smb: or vscode: URL would run whatever is registered for it
       const url = assertOAuthUrl(this.target.key, 'the authorization URL', (authorizationUrl as URL).href).href
       request.print(`Open this URL to sign in to ${this.target.key}:\n  ${url}`)
-      const command = await browserCommand(request.browser, request.env)
-      if (command) openBrowser(command, url, request.env, request.print)
+      if (request.open) await request.open(url)
+      else {
+        const command = await browserCommand(request.browser, request.env)
+        if (command) openBrowser(command, url, request.env, request.print)
+      }
       const response = await redirect.wait(request.timeoutMs)
       if (!response) {
         const ignored = redirect.ignored ? ` (ignored ${redirect.ignored} with another state: forged or stale)` : ''

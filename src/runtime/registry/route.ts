@@ -44,6 +44,19 @@ export interface RouteClient {
   relay?(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult>
   /** Its tasks (registry/tasks.ts), for the tools whose `taskSupport` says they take them. */
   readonly tasks?: RouteTasks
+  /** An OAuth upstream: where a caller signs in again (mcpserver/call-sign-in.ts), as `connect` would. */
+  readonly signInTarget?: RouteSignInTarget
+}
+
+/** What an OAuth sign-in to a connector's server needs: its URL and headers, the grant store's root, the asks. */
+export interface RouteSignInTarget {
+  key: string
+  serverUrl: string
+  headers: Record<string, string>
+  stateRoot: string
+  clientId?: string
+  scopes?: string[]
+  resource?: string
 }
 
 /** What an upstream answered a relayed request with. */

@@ -2,24 +2,22 @@ import { ErrorCodes, TuttiError } from '../errors.js'
 import { bestEffort } from '../log/best-effort.js'
 import type { Logger } from '../log/logger.js'
 import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult } from '../registry/route.js'
-import type { UpstreamTable } from '../registry/route.js'
+import type { RouteSignInTarget, UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
 import { backoffDelay, STABLE_AFTER_MS } from './backoff.js'
 import { IdleStop } from './idle-stop.js'
 import { supervisedTasks } from './live-tasks.js'
+import { signInTargetOf } from './sign-in-target.js'
 import { TableListing } from './table-listing.js'
 import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /**
- * One connector's upstream over its whole life: it owns the connection, and
- * decides when one is opened, restarted and stopped. Eager: started at once
- * and restarted after an exit or a failed start, with exponential backoff
- * that is forgiven only after the upstream stayed up for a while. Lazy:
- * started by the first call (concurrent first calls share one start) and
- * stopped after an idle period. It is the route client of the generations
- * built on it, and it knows nothing of the registry: what it learns it
- * reports through its events.
+ * One connector's upstream over its whole life: it owns the connection, and decides when one is opened, restarted
+ * and stopped. Eager: started at once and restarted after an exit or a failed start, with exponential backoff that
+ * is forgiven only after the upstream stayed up for a while. Lazy: started by the first call (concurrent first calls
+ * share one start) and stopped after an idle period. It is the route client of the generations built on it, and it
+ * knows nothing of the registry: what it learns it reports through its events.
  */
 export type Activation = { kind: 'eager' } | { kind: 'lazy'; idleMs: number }
 
@@ -89,11 +87,13 @@ export class UpstreamSupervisor implements RouteClient {
     return this.state === 'running' ? this.connection!.pid : undefined
   }
 
+  get signInTarget(): RouteSignInTarget | undefined {
+    return signInTargetOf(this.spec)
+  }
+
   /**
-   * A start now, for a caller that commits the table itself: eager ones,
-   * and lazy ones whose table is not known yet (a lazy one then stops when
-   * idle). Resolves with the table; on failure, throws and keeps
-   * retrying with backoff (later starts report through `toolsListed`).
+   * A start now, for a caller that commits the table itself: eager ones, and lazy ones whose table is not known yet
+   * (a lazy one then stops when idle). Resolves with the table; on failure, throws and keeps retrying with backoff.
    */
   async start(): Promise<UpstreamTable> {
     try {
