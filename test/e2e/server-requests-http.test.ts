@@ -83,6 +83,17 @@ describe('server requests of a 2026-07-28 remote upstream, to the caller', () =>
     },
   )
 
+  it.each(['legacy', 'modern'] as const)(
+    '%s caller: the upstream is told what it can answer, where it is less than tutti’s connection declared',
+    async (era) => {
+      // the caller declared form elicitation only; tutti's connection declares URL mode, sampling and roots too
+      const c = await client(era, b)
+      expect(JSON.parse(text(await c.callTool({ name: 'ask_declared', arguments: {} })))).toEqual({
+        elicitation: { form: {} },
+      })
+    },
+  )
+
   it('two sessions with calls in flight on one connection: each request goes to its own caller', async () => {
     let release!: () => void
     const held = new Promise<void>((resolve) => {

@@ -7,12 +7,14 @@ import { INPUT_ROUND_LIMITS, InputRounds } from '../../src/runtime/mcpserver/inp
 import { LegacyClients, passes } from '../../src/runtime/mcpserver/legacy-clients.js'
 import {
   missingCapabilities,
+  narrowedTo,
   requiredCapabilities,
   undeclaredMessage,
   type CallRelay,
 } from '../../src/runtime/registry/call-relay.js'
 import type { CallCancel } from '../../src/runtime/registry/call-cancel.js'
 import { SessionView } from '../../src/runtime/sessions/session-view.js'
+import { UPSTREAM_CLIENT_CAPABILITIES } from '../../src/runtime/upstream/call-relays.js'
 import { associate } from '../../src/runtime/upstream/relay-association.js'
 
 /** The pure parts of relaying what an upstream sends while it serves a call (server-request-relay.md). */
@@ -74,6 +76,24 @@ describe('client capabilities a request needs', () => {
     expect(undeclaredMessage('elicitation/create', url)).toBe(
       'the client that made this call did not declare elicitation.url (needed for elicitation/create)',
     )
+  })
+})
+
+describe('narrowedTo: what an upstream is told its caller can answer', () => {
+  const offered = UPSTREAM_CLIENT_CAPABILITIES
+  it('nothing when the caller declared all that tutti’s connection did, or more', () => {
+    expect(narrowedTo(offered, { elicitation: { form: {}, url: {} }, sampling: { tools: {} }, roots: {} })).toBe(
+      undefined,
+    )
+  })
+  it('what of the connection’s the caller declared, a bare elicitation being form mode', () => {
+    expect(narrowedTo(offered, { sampling: {} })).toEqual({ sampling: {} })
+    expect(narrowedTo(offered, { elicitation: {}, roots: { listChanged: true } })).toEqual({
+      elicitation: { form: {} },
+      roots: {},
+    })
+    expect(narrowedTo(offered, { elicitation: { url: {} }, experimental: {} })).toEqual({ elicitation: { url: {} } })
+    expect(narrowedTo(offered, {})).toEqual({})
   })
 })
 

@@ -15,6 +15,7 @@ export interface Check {
   status: CheckStatus
   description?: string
   errorMessage?: string
+  details?: unknown
 }
 
 /**
@@ -51,4 +52,13 @@ export function notPassing(checks: Map<string, Check[]>, keep: (key: string) => 
         .map((c) => `${scenario}/${c.id}: ${c.status}`),
     )
     .sort()
+}
+
+/** What the suite said about each check in `keys` (`scenario/check`): its message and details, for a failure's log. */
+export function explained(checks: Map<string, Check[]>, keys: readonly string[]): string {
+  return [...checks]
+    .flatMap(([scenario, list]) => list.map((c) => [`${scenario}/${c.id}`, c] as const))
+    .filter(([key]) => keys.some((k) => k.startsWith(`${key}:`)))
+    .map(([key, c]) => `${key}: ${c.errorMessage ?? ''} ${JSON.stringify(c.details ?? {}).slice(0, 2000)}`)
+    .join('\n')
 }

@@ -71,6 +71,7 @@ export class RelayedCall {
       ...(first.logLevel ? { log: (m: CallLogMessage) => this.log(m), logLevel: first.logLevel } : {}),
       request: (method, params, signal) => this.ask(method, params, signal),
       awaitingClient: () => this.pending.size > 0,
+      ...(first.capabilities ? { capabilities: first.capabilities } : {}),
     }
   }
 

@@ -114,6 +114,7 @@ export class ServerRequestRelay {
     return {
       session,
       awaitingClient: () => asking > 0,
+      ...(capabilities ? { capabilities } : {}),
       ...(token !== undefined
         ? { progress: (p) => notify({ method: 'notifications/progress', params: { progressToken: token, ...p } }) }
         : {}),

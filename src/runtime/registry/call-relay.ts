@@ -53,6 +53,8 @@ export interface CallRelay {
   ) => Promise<Record<string, unknown>>
   /** True while a request relayed for it waits for the client's answer (relay-association.ts). */
   readonly awaitingClient?: () => boolean
+  /** What the caller declared it can answer, when known (its upstream is told: upstream/call-relays.ts). */
+  readonly capabilities?: ClientCapabilities
 }
 
 /** MCP's client capabilities, as a client declared them (initialize, or a 2026-07-28 request's `_meta`). */
@@ -107,6 +109,27 @@ export function missingCapabilities(
     if (Object.keys(members).length) missing[name] = members
   }
   return Object.keys(missing).length ? missing : undefined
+}
+
+/**
+ * What of `offered` (the capabilities tutti's upstream client declared for
+ * all callers) this caller declared too; undefined when it declared all of
+ * it, so that nothing narrower needs saying.
+ */
+export function narrowedTo(offered: ClientCapabilities, declared: ClientCapabilities): ClientCapabilities | undefined {
+  const kept: ClientCapabilities = {}
+  for (const [name, offer] of Object.entries(offered)) {
+    const has = declared[name]
+    if (has === undefined) continue
+    if (!isObject(offer) || !Object.keys(offer).length || !isObject(has)) {
+      kept[name] = offer
+      continue
+    }
+    const bare = name === 'elicitation' && has.form === undefined && has.url === undefined
+    const members = Object.entries(offer).filter(([m]) => has[m] !== undefined || (bare && m === 'form'))
+    if (members.length) kept[name] = Object.fromEntries(members)
+  }
+  return JSON.stringify(kept) === JSON.stringify(offered) ? undefined : kept
 }
 
 /** What the upstream is told when the caller did not declare what its request needs. */

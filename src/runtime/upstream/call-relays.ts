@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks'
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   LOG_LEVEL_META_KEY,
   MissingRequiredClientCapabilityError,
   ProtocolError,
@@ -9,6 +10,7 @@ import {
 import { MODERN_REVISION } from '../mcp-wire.js'
 import type { Logger } from '../log/logger.js'
 import {
+  narrowedTo,
   requiredCapabilities,
   SERVER_REQUEST_METHODS,
   undeclaredMessage,
@@ -105,19 +107,27 @@ export class CallRelays {
   /**
    * `request` as one of `relay`'s session: counted in flight, and (HTTP) run
    * in its async context. `meta` is what its params' `_meta` must carry: a
-   * progressToken when the caller wants progress, and for a 2026-07-28
+   * progressToken when the caller wants progress; for a 2026-07-28
    * upstream the level it is asked to log at for the request (a 2025 one
    * logs at its connection's level: logging/setLevel, which tutti leaves
-   * alone, filtering per caller instead).
+   * alone, filtering per caller instead); and when the caller can answer
+   * less than this connection declared, what it can (the 2026-07-28
+   * clientCapabilities key, which replaces the SDK's own envelope entry, so
+   * that an upstream asks only what the caller can answer).
    */
   async track<T>(relay: CallRelay | undefined, request: (meta?: Record<string, unknown>) => Promise<T>): Promise<T> {
     if (!relay) return request()
     const token = relay.progress ? `tutti-${this.nextToken++}` : undefined
     if (token) this.progress.set(token, relay)
     const level = this.client?.getNegotiatedProtocolVersion() === MODERN_REVISION ? relay.logLevel : undefined
+    const narrowed = relay.capabilities && narrowedTo(UPSTREAM_CLIENT_CAPABILITIES, relay.capabilities)
     const meta =
-      token || level
-        ? { ...(token ? { progressToken: token } : {}), ...(level ? { [LOG_LEVEL_META_KEY]: level } : {}) }
+      token || level || narrowed
+        ? {
+            ...(token ? { progressToken: token } : {}),
+            ...(level ? { [LOG_LEVEL_META_KEY]: level } : {}),
+            ...(narrowed ? { [CLIENT_CAPABILITIES_META_KEY]: narrowed } : {}),
+          }
         : undefined
     this.inFlight.set(relay, (this.inFlight.get(relay) ?? 0) + 1)
     try {
