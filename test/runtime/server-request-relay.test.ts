@@ -9,6 +9,7 @@ import {
   missingCapabilities,
   narrowedTo,
   requiredCapabilities,
+  withoutUpstreamToken,
   undeclaredMessage,
   type CallRelay,
 } from '../../src/runtime/registry/call-relay.js'
@@ -47,6 +48,21 @@ describe('associate: which call a message from the upstream serves', () => {
     // a waiting call still counts as its session's: another session is refused, never guessed
     waiting = true
     expect(associate(undefined, false, [parked, b1])).toEqual({ refused: expect.stringMatching(/several sessions/) })
+  })
+
+  it('a request that follows another with nothing sent upstream between goes where that one went', () => {
+    // an SDK v2 server sends one round's requests to a 2025 client about a millisecond apart: the call asked first
+    // is waiting for its client now, and an older parked call waits too; the rest of the round is still its own
+    const parked: CallRelay = { session: 'A', awaitingClient: () => true }
+    const asked: CallRelay = { session: 'A', awaitingClient: () => true }
+    expect(associate(undefined, false, [parked, asked], asked)).toEqual({ relay: asked })
+    // ahead of a free call too
+    expect(associate(undefined, false, [a1, asked], asked)).toEqual({ relay: asked })
+    // a burst whose call has ended says nothing; nor does it ever cross sessions
+    expect(associate(undefined, false, [parked, a2], asked)).toEqual({ relay: a2 })
+    expect(associate(undefined, false, [asked, b1], asked)).toEqual({ refused: expect.stringMatching(/several/) })
+    // over HTTP the async context still decides
+    expect(associate(a1, true, [a1, asked], asked)).toEqual({ relay: a1 })
   })
 
   it('several sessions, or none, in flight: refused, never guessed', () => {
@@ -94,6 +110,19 @@ describe('narrowedTo: what an upstream is told its caller can answer', () => {
     })
     expect(narrowedTo(offered, { elicitation: { url: {} }, experimental: {} })).toEqual({ elicitation: { url: {} } })
     expect(narrowedTo(offered, {})).toEqual({})
+  })
+})
+
+describe('withoutUpstreamToken: a relayed request carries none of the upstream’s own ids', () => {
+  it('drops the upstream’s progressToken and keeps the rest of _meta', () => {
+    const message = { message: 'm' }
+    expect(withoutUpstreamToken({ ...message, _meta: { progressToken: 6 } })).toEqual(message)
+    expect(withoutUpstreamToken({ ...message, _meta: { progressToken: 6, a: 1 } })).toEqual({
+      ...message,
+      _meta: { a: 1 },
+    })
+    expect(withoutUpstreamToken(message)).toBe(message)
+    expect(withoutUpstreamToken(undefined)).toBeUndefined()
   })
 })
 

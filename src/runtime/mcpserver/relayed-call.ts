@@ -5,6 +5,7 @@ import {
   missingCapabilities,
   requiredCapabilities,
   undeclaredMessage,
+  withoutUpstreamToken,
   type CallLogMessage,
   type CallProgress,
   type CallRelay,
@@ -150,8 +151,9 @@ export class RelayedCall {
       )
     const key = `${method.split('/')[0]}-${this.nextKey++}`
     // the 2026-07-28 shape of URL-mode elicitation has no elicitationId (the 2025 one needs it)
-    const { elicitationId: _id, ...inBand } = params ?? {}
-    const request = { method, ...(params ? { params: method === 'elicitation/create' ? inBand : params } : {}) }
+    const own = withoutUpstreamToken(params)
+    const { elicitationId: _id, ...inBand } = own ?? {}
+    const request = { method, ...(own ? { params: method === 'elicitation/create' ? inBand : own } : {}) }
     return new Promise((resolve, reject) => {
       const withdraw = (): void => {
         if (this.pending.delete(key)) reject(new ProtocolError(ProtocolErrorCode.InternalError, `${method} withdrawn`))

@@ -13,6 +13,7 @@ import {
   missingCapabilities,
   requiredCapabilities,
   undeclaredMessage,
+  withoutUpstreamToken,
   type CallRelay,
   type ClientCapabilities,
 } from '../registry/call-relay.js'
@@ -134,10 +135,11 @@ export class ServerRequestRelay {
             undeclaredMessage(method, missing),
           )
         // a URL-mode elicitation of a 2026-07-28 upstream has no elicitationId; the 2025 shape requires one
+        const own = withoutUpstreamToken(params)
         const sent =
-          method === 'elicitation/create' && params?.mode === 'url' && params.elicitationId === undefined
-            ? { ...params, elicitationId: randomUUID() }
-            : params
+          method === 'elicitation/create' && own?.mode === 'url' && own.elicitationId === undefined
+            ? { ...own, elicitationId: randomUUID() }
+            : own
         const until = AbortSignal.any([signal, ctx.mcpReq.signal])
         asking++
         try {

@@ -112,6 +112,19 @@ export function missingCapabilities(
 }
 
 /**
+ * A relayed request's params without the upstream's own progressToken:
+ * it names the upstream's request to tutti, and means nothing to the
+ * client, which is asked under another id (or in a round).
+ */
+export function withoutUpstreamToken(params: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  const meta = params?._meta
+  if (!isObject(meta) || !('progressToken' in meta)) return params
+  const { progressToken: _token, ...rest } = meta
+  const { _meta: _all, ...others } = params!
+  return Object.keys(rest).length ? { ...others, _meta: rest } : others
+}
+
+/**
  * What of `offered` (the capabilities tutti's upstream client declared for
  * all callers) this caller declared too; undefined when it declared all of
  * it, so that nothing narrower needs saying.

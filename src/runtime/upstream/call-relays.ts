@@ -53,6 +53,8 @@ export class CallRelays {
   private readonly progress = new Map<string, CallRelay>()
   private nextToken = 1
   private client?: Client
+  /** Where the upstream's latest request went, until tutti sends the upstream something (relay-association.ts). */
+  private burst?: CallRelay
 
   /**
    * `trustContext`: the connection delivers a request's messages in that
@@ -98,7 +100,7 @@ export class CallRelays {
       })
     })
     client.setNotificationHandler('notifications/message', (notification) => {
-      const found = associate(callContext.getStore(), this.trustContext, this.inFlight.keys())
+      const found = associate(callContext.getStore(), this.trustContext, this.inFlight.keys(), this.burst)
       if ('relay' in found) found.relay.log?.(notification.params as never)
       else this.log?.debug('upstream log message dropped', { connector: this.connector, reason: found.refused })
     })
@@ -130,6 +132,7 @@ export class CallRelays {
           }
         : undefined
     this.inFlight.set(relay, (this.inFlight.get(relay) ?? 0) + 1)
+    this.burst = undefined
     try {
       return await (this.trustContext ? callContext.run(relay, () => request(meta)) : request(meta))
     } finally {
@@ -145,19 +148,24 @@ export class CallRelays {
     params: Record<string, unknown> | undefined,
     signal: AbortSignal,
   ): Promise<Record<string, unknown>> {
-    const found = associate(callContext.getStore(), this.trustContext, this.inFlight.keys())
+    const found = associate(callContext.getStore(), this.trustContext, this.inFlight.keys(), this.burst)
     if ('refused' in found) {
       this.log?.info('upstream request declined', { connector: this.connector, method, reason: found.refused })
       throw new ProtocolError(ProtocolErrorCode.InternalError, `tutti cannot relay ${method}: ${found.refused}`)
     }
     const { relay } = found
+    // a refusal causes no new question: a request of the same round that follows it is still this call's
+    this.burst = relay
     // a caller served without a relay of requests declared none of the capabilities they need
     if (!relay.request)
       throw new MissingRequiredClientCapabilityError(
         { requiredCapabilities: requiredCapabilities(method, params) as never },
         undeclaredMessage(method, requiredCapabilities(method, params)),
       )
-    return relay.request(method, params, signal)
+    const answer = await relay.request(method, params, signal)
+    // the client's answer goes to the upstream now, and what the upstream asks next may follow from it
+    this.burst = undefined
+    return answer
   }
 }
 
