@@ -43,7 +43,7 @@ const SCENARIOS: Record<Era, number> = { '2025-11-25': 33, '2026-07-28': 50 }
 const KEYS_ARE_TUTTIS =
   'the upstream speaks 2025-06-18 to tutti on stdio: its input requests arrive one at a time as elicitation/create, ' +
   'sampling/createMessage and roots/list, and tutti asks them in input_required rounds under its own keys ' +
-  '(elicitation-1, …), not the upstream’s (user_name); the upstream’s own 2026-07-28 rounds are not passed through'
+  '(elicitation-1, …), not the upstream’s (user_name); its own 2026-07-28 rounds are not passed through'
 const UPSTREAM_WRAPS =
   'tutti answers the upstream’s sampling/createMessage with -32021 for a caller that did not declare sampling, ' +
   'and the fixture’s SDK (a 2025-06-18 server to tutti) turns that into an isError result, which tutti relays'

@@ -41,7 +41,7 @@ describe('MCP Apps and the unprefixed single-connector view', () => {
     expect(page.contents[0]).toMatchObject({ uri: 'ui://wx/weather/card.html', mimeType: 'text/html;profile=mcp-app' })
   })
 
-  it('an app’s own call by its server’s name goes to the connector that served its page, in that session', async () => {
+  it('an app’s call by its server’s name goes to the connector that served its page, in that session', async () => {
     const app = await session('apps-host')
     const other = await session('apps-other')
     const call = (b: Binding) => modernPost(b, 'tools/call', { name: 'refresh', arguments: {} })

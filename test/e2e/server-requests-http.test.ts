@@ -116,7 +116,7 @@ describe('server requests of a 2026-07-28 remote upstream, to the caller', () =>
     expect(text(await first)).toBe('accept: A')
   })
 
-  it('progress with the caller’s own token and log messages at its level, through a 2026-07-28 upstream', async () => {
+  it('progress with the caller’s token and log messages at its level, through a 2026-07-28 upstream', async () => {
     const messages = await new SseRequest(
       a.url,
       {

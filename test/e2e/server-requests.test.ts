@@ -111,7 +111,7 @@ describe('server-to-client requests, progress and logging of a real server, to t
     })
   })
 
-  it('the caller’s own progressToken comes back, on the 2025 SSE stream and on the 2026 response stream', async () => {
+  it('the caller’s progressToken comes back, on the 2025 SSE stream and on the 2026 response stream', async () => {
     const legacy = new SseRequest(a.url, headers(a, LEGACY), {
       jsonrpc: '2.0',
       id: 7,
