@@ -105,7 +105,11 @@ export class TuttiDaemon {
     this.reconciler = new Reconciler(store, registry, shims, options.paths, reconcileLog, undefined, connectorLogs)
     // the Skills served over MCP are those of the active connectors, as every reconcile leaves them
     const skills = new SkillCatalogue(this.log.child('skills'))
-    this.reconciler.onReconciled(() => skills.update(skillRootsOf(this.reconciler.snapshots())))
+    const updateSkills = () => skills.update(skillRootsOf(this.reconciler.snapshots()))
+    this.reconciler.onReconciled(updateSkills)
+    // and at once when a route goes: its Skills' resources go in the same list_changed as its own, not in a second
+    // one after the upstream's drain and the release's removal
+    registry.onChange(updateSkills)
     const snapshots = () => this.reconciler.snapshots()
     this.sessionBins = new SessionBins(options.paths, this.sessions, snapshots, this.log.child('sessions'))
     // a narrowed session's PATH follows the connectors it sees as they come and go

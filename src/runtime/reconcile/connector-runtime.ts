@@ -260,11 +260,11 @@ export class ConnectorRuntime {
     this.upstreams.pending?.abandonConnect()
   }
 
-  /** Not active any more: fence and remove the route and the shim, then close the upstreams. */
+  /** Not active any more: no snapshot (the registry's listeners see it gone), no route, no shim, no upstreams. */
   async deactivate(status: InterfaceStatus, why: string): Promise<void> {
     const fence = Math.max(this.served.generation, this.shims.generation(this.key), this.registry.fence(this.key))
-    this.registry.remove(this.key, fence)
     this.desired = undefined
+    this.registry.remove(this.key, fence)
     this.served.withdrawn()
     this.state.set(status, status === 'failed' ? why : undefined)
     await this.shims.withdraw(this.key)
