@@ -4,7 +4,7 @@ import path from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { probeAgent, probeEvents, startTutti, type ProbeEvent, type Running } from '../support/agent-probe.js'
 import { killDaemonProven } from '../support/daemon-kill.js'
-import { until } from '../support/eventually.js'
+import { eventually, until } from '../support/eventually.js'
 import { faultConnector } from '../support/fixture-connector.js'
 import { installed } from '../support/in-process.js'
 import { modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
@@ -111,8 +111,13 @@ describe('session token lifetimes', () => {
       expect(recordOf('brief')).toBeUndefined()
       // its directory goes in the same revoke, after the stream's close
       expect(await until(() => fs.readdirSync(path.join(dir, 'sessions')).length === sessionFiles - 1)).toBe(true)
-      const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
-      expect(log).toMatch(/"msg":"session tokens ended","why":"expired","sessions":\["brief"\]/)
+      // the log line follows the directory's removal (SessionTokens.end): it is waited for, as the directory was
+      const ended = /"msg":"session tokens ended","why":"expired","sessions":\["brief"\]/
+      const log = await eventually(
+        () => fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8'),
+        (text) => ended.test(text),
+      )
+      expect(log).toMatch(ended)
     },
   )
 
