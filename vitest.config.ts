@@ -34,8 +34,10 @@ export default defineConfig({
         },
       },
       { test: { ...shared, name: 'unit-mocks', include: MOCKS_MODULES } },
-      // `npm run test:e2e`: the built CLI, real daemons, real npm servers and agents
-      { test: { ...e2e, name: 'e2e', include: ['test/e2e/**/*.test.ts'] } },
+      // `npm run test:e2e`: the built CLI, real daemons, real npm servers and agents. Workers are reused from file
+      // to file as in the unit project: what is real runs in the processes the tests start, not in the worker,
+      // and no e2e file mocks a module or leaves process state behind (the environment is copied per child).
+      { test: { ...e2e, name: 'e2e', isolate: false, include: ['test/e2e/**/*.test.ts'] } },
     ],
   },
 })
