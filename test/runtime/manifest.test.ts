@@ -1,4 +1,5 @@
 import fs from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { expect, it } from 'vitest'
 import { loadRelease, parseManifest } from '../../src/runtime/manifest/load.js'
@@ -8,6 +9,7 @@ import {
   expandVariables,
   isAuthReady,
 } from '../../src/runtime/manifest/schema.js'
+import { RELEASE_LIMITS } from '../../src/runtime/release/release-tree.js'
 import { parseSkillFile } from '../../src/runtime/skills/skill-file.js'
 import { EXAMPLES } from '../support/tutti.js'
 
@@ -134,4 +136,28 @@ it('activation: eager and lazy as written, remote servers eager', () => {
     }),
   ).mcp!
   expect(effectiveActivation(http)).toBe('eager')
+})
+
+it('a release past the tree limits names the release and the limits, not its manifest', async () => {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tutti-deep-release-'))
+  try {
+    fs.writeFileSync(
+      path.join(root, 'tutti-connector.json'),
+      JSON.stringify({ schemaVersion: 1, key: 'deep', name: 'Deep', version: '1.0.0', skills: 'skills' }),
+    )
+    fs.mkdirSync(path.join(root, ...Array.from({ length: RELEASE_LIMITS.maxDepth + 2 }, () => 'd')), {
+      recursive: true,
+    })
+    const error = await loadRelease(root).then(
+      () => undefined,
+      (err: Error) => err,
+    )
+    const limits = '(at most 20000 files, 256 MiB, 32 levels of directories, npm dependencies included)'
+    expect(error?.message).toMatch(
+      /^the release is larger than tutti takes: directory nesting deeper than 32 at d(\/d)+ /,
+    )
+    expect(error?.message.endsWith(limits)).toBe(true)
+  } finally {
+    fs.rmSync(root, { recursive: true, force: true })
+  }
 })

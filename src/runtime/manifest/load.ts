@@ -3,7 +3,14 @@ import path from 'node:path'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { readSkills, type SkillSummary } from '../skills/skill-file.js'
 import { formatIssues } from '../release/format-issues.js'
-import { ReleaseTreeError, resolveInside, walkRelease, type ReleaseEntry } from '../release/release-tree.js'
+import {
+  RELEASE_LIMITS,
+  ReleaseTreeError,
+  resolveInside,
+  WHOLE_RELEASE,
+  walkRelease,
+  type ReleaseEntry,
+} from '../release/release-tree.js'
 import { MANIFEST_FILE, manifestSchema, type ConnectorManifest } from './schema.js'
 
 export interface LoadedRelease {
@@ -18,6 +25,14 @@ const MAX_MANIFEST_BYTES = 256 * 1024
 
 function invalid(message: string, cause?: unknown): TuttiError {
   return new TuttiError(ErrorCodes.MANIFEST_INVALID, `${MANIFEST_FILE}: ${message}`, { cause })
+}
+
+/** A tree past tutti's limits: the release is named, not its manifest, and the limits are given. */
+function tooLarge(err: ReleaseTreeError): TuttiError {
+  const { maxFiles, maxBytes, maxDepth } = RELEASE_LIMITS
+  const limits = `${maxFiles} files, ${maxBytes / 1024 / 1024} MiB, ${maxDepth} levels of directories`
+  const why = `${err.message} (at most ${limits}, npm dependencies included)`
+  return new TuttiError(ErrorCodes.MANIFEST_INVALID, `the release is larger than tutti takes: ${why}`, { cause: err })
 }
 
 export function parseManifest(text: string): ConnectorManifest {
@@ -83,7 +98,7 @@ export async function loadRelease(dir: string, options: { walk: boolean } = { wa
     }
     return { root, manifest, skills, entries }
   } catch (err) {
-    if (err instanceof ReleaseTreeError) throw invalid(err.message, err)
+    if (err instanceof ReleaseTreeError) throw err.field === WHOLE_RELEASE ? tooLarge(err) : invalid(err.message, err)
     throw err
   }
 }

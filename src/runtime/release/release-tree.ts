@@ -19,6 +19,8 @@ export interface ReleaseEntry {
 }
 
 export const RELEASE_LIMITS = { maxFiles: 20_000, maxBytes: 256 * 1024 * 1024, maxDepth: 32 } as const
+/** The field of a ReleaseTreeError about the whole tree (its size), not about one file the manifest names. */
+export const WHOLE_RELEASE = '(release)'
 const SKIP = new Set(['.git'])
 
 export class ReleaseTreeError extends Error {
@@ -46,7 +48,7 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
   let bytes = 0
   const visit = (dirRel: string, depth: number): void => {
     if (depth > RELEASE_LIMITS.maxDepth)
-      throw new ReleaseTreeError('(release)', `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
+      throw new ReleaseTreeError(WHOLE_RELEASE, `directory nesting deeper than ${RELEASE_LIMITS.maxDepth} at ${dirRel}`)
     const names = fsSync.readdirSync(path.join(realRoot, dirRel)).sort()
     for (const name of names) {
       if (SKIP.has(name) && dirRel === '') continue
@@ -54,7 +56,7 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
       const abs = path.join(realRoot, rel)
       const st = fsSync.lstatSync(abs)
       if (entries.length >= RELEASE_LIMITS.maxFiles)
-        throw new ReleaseTreeError('(release)', `more than ${RELEASE_LIMITS.maxFiles} files`)
+        throw new ReleaseTreeError(WHOLE_RELEASE, `more than ${RELEASE_LIMITS.maxFiles} files`)
       if (st.isSymbolicLink()) {
         const target = fsSync.readlinkSync(abs)
         checkLink(realRoot, rel, abs, target)
@@ -65,7 +67,7 @@ export async function walkRelease(root: string): Promise<ReleaseEntry[]> {
       } else if (st.isFile()) {
         bytes += st.size
         if (bytes > RELEASE_LIMITS.maxBytes)
-          throw new ReleaseTreeError('(release)', `release larger than ${RELEASE_LIMITS.maxBytes} bytes`)
+          throw new ReleaseTreeError(WHOLE_RELEASE, `release larger than ${RELEASE_LIMITS.maxBytes} bytes`)
         entries.push({ rel, type: 'file', executable: (st.mode & 0o111) !== 0, size: st.size })
       } else {
         throw new ReleaseTreeError(rel, `${rel} is not a regular file, directory or symlink`)
