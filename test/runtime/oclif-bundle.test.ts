@@ -23,9 +23,9 @@ Promise.all([import('@oclif/core'), import('@oclif/core/help')]).then(([core, he
     helpExports: typeof help.standardizeIDFromArgv,
   }))
 })`
-const probe = (loader: string, env: NodeJS.ProcessEnv = {}) =>
+const probe = (loader: string, env: NodeJS.ProcessEnv = {}, v8Flags: string[] = []) =>
   JSON.parse(
-    execFileSync(process.execPath, ['-e', PROBE, loader], {
+    execFileSync(process.execPath, [...v8Flags, '-e', PROBE, loader], {
       encoding: 'utf8',
       env: { ...process.env, NODE_OPTIONS: '', TUTTI_OCLIF_MODULES: '', ...env },
       cwd: REPO,
@@ -63,6 +63,15 @@ describe('@oclif/core from its bundle', () => {
       bundle: false,
       reason: 'TUTTI_OCLIF_MODULES=1',
       oneOclif: true,
+    })
+  })
+
+  it('a node with other V8 flags has its cache rejected by V8, and runs the bundle compiled afresh', () => {
+    expect(probe(path.join(REPO, 'bin', 'oclif-core.cjs'), {}, ['--no-lazy'])).toMatchObject({
+      bundle: true,
+      codeCache: 'rejected',
+      oneOclif: true,
+      helpExports: 'function',
     })
   })
 
