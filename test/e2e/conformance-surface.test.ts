@@ -47,11 +47,6 @@ const KEYS_ARE_TUTTIS =
 const UPSTREAM_WRAPS =
   'tutti answers the upstream’s sampling/createMessage with -32021 for a caller that did not declare sampling, ' +
   'and the fixture’s SDK (a 2025-06-18 server to tutti) turns that into an isError result, which tutti relays'
-/** The suite's Tasks scenarios need the SEP-2663 extension end to end; tutti's upstream client asks for SEP-1686. */
-const TASKS =
-  'the fixture makes a task only for a client that declares the io.modelcontextprotocol/tasks extension ' +
-  '(2026-07-28); tutti’s upstream client speaks 2025-06-18 on stdio and asks upstreams for SEP-1686 tasks, which ' +
-  'it serves to 2026-07-28 callers as SEP-2663 handles (test/e2e/tasks.test.ts, with server-everything)'
 /** Not a missing feature: tutti serves Streamable HTTP without sessions, POST only (GET and DELETE are 405). */
 const SESSIONLESS = (suite: string) =>
   `tutti offers no Mcp-Session-Id and no GET stream by design (docs/architecture.md); the suite: "${suite}"`
@@ -86,31 +81,6 @@ const NOT_PASSING: Record<Era, Record<string, [CheckStatus, string]>> = {
     'input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params': ['WARNING', KEYS_ARE_TUTTIS],
     'server-stateless/sep-2575-server-rejects-undeclared-capability': ['FAILURE', UPSTREAM_WRAPS],
     'server-stateless/sep-2575-missing-capability-http-400': ['FAILURE', UPSTREAM_WRAPS],
-    ...Object.fromEntries(
-      [
-        'tasks-lifecycle/sep-2663-result-type-task-on-create',
-        'tasks-lifecycle/sep-2663-tasks-get-status-working',
-        'tasks-lifecycle/sep-2663-tasks-get-status-completed',
-        'tasks-lifecycle/sep-2663-tool-error-uses-completed-status',
-        'tasks-lifecycle/sep-2663-tasks-get-status-failed',
-        'tasks-lifecycle/sep-2663-cancel-ack-empty-result',
-        'tasks-lifecycle/tasks-cancel-terminal-idempotent-ack',
-        'tasks-capability-negotiation/tasks-per-request-meta-opt-in',
-        'tasks-wire-fields/tasks-wire-field-renames',
-        'tasks-wire-fields/tasks-no-early-ttl-expiry',
-        'tasks-wire-fields/tasks-no-related-task-meta-on-inlined-result',
-        'tasks-request-state-removal/tasks-request-state-removal-setup',
-        'tasks-mrtr-input/sep-2663-tasks-get-status-input-required',
-        'tasks-mrtr-input/tasks-mrtr-tasks-update-resumes',
-        'tasks-mrtr-input/tasks-mrtr-partial-fulfillment',
-        'tasks-request-headers/sep-2663-routing-headers-accepted-on-tasks-get',
-        'tasks-request-headers/sep-2663-server-rejects-mismatched-mcp-name-on-tasks-get',
-        'tasks-dispatch-and-envelope/tasks-server-directed-creation-no-hint',
-        'tasks-dispatch-and-envelope/tasks-result-type-complete-on-non-task-responses',
-        'tasks-dispatch-and-envelope/sep-2663-durable-create-strong-consistency',
-        'tasks-mrtr-composition/sep-2663-mrtr-synchronous-before-task-creation',
-      ].map((check) => [check, ['FAILURE', TASKS]]),
-    ),
     'tasks-status-notifications/tasks-status-notifications': ['SKIPPED', SUITE_SKIPS],
   },
 }

@@ -1,4 +1,4 @@
-import { Server, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server'
+import { Server, type McpRequestContext } from '@modelcontextprotocol/server'
 import { LEGACY_REVISION, MODERN_REVISION, TOLERATED_LEGACY_REVISIONS } from '../mcp-wire.js'
 import { SERVER_NAME } from '../names.js'
 import { PRODUCT_VERSION } from '../version.js'
@@ -60,10 +60,14 @@ export function createServerFactory(
     server.setRequestHandler('tools/call', async (req, hctx) => {
       // a tool that runs as a task: a CreateTaskResult, -32021, or (2025-06-18) a binding that drives the task
       const task = surface.tasks && taskToolCall(surface.tasks, exchange, req.params, hctx.mcpReq)
-      if (task?.answer) return (await task.answer) as CallToolResult
+      const { name, arguments: args } = req.params
+      const answer = task?.answer
+      if (answer)
+        return (await relays.serve(era, exchange.session, server, hctx, `tools/call ${name}`, (relay, cancel) =>
+          answer({ relay, cancel, signal: cancel.signal }),
+        )) as never
       // the fast path made the call already and leaves the encoding to the SDK
       if (exchange.settled) return answerOrThrow(exchange.settled)
-      const { name, arguments: args } = req.params
       const legacy = era === 'legacy' ? { legacy: { session: exchange.session, id: hctx.mcpReq.id } } : {}
       const own = view.unprefixed !== undefined ? { unprefixed: true } : {}
       const session = exchange.session

@@ -6,7 +6,7 @@ import {
 } from '@modelcontextprotocol/server'
 import { z } from 'zod'
 import { META, TASKS_EXTENSION_ID } from '../mcp-wire.js'
-import type { MCPToolBinding } from '../registry/route.js'
+import type { MCPToolBinding, RouteCallOptions } from '../registry/route.js'
 import type { SessionView } from '../sessions/session-view.js'
 import type { Era } from './classify.js'
 import type { McpExchange } from './exchange.js'
@@ -51,23 +51,24 @@ export function tasksRequired(): MissingRequiredClientCapabilityError {
 /**
  * How a tools/call of `exchange` is made: `answer`, when the tasks
  * extension decides it (a task, or -32021 for a tool that only runs as a
- * task and a client that cannot take one); else the binding to call, which
+ * task and a client that cannot take one), run as the caller's relayed
+ * request (what the upstream asks before it makes the task reaches the
+ * caller, as a plain call's would); else the binding to call, which
  * for a 2025-06-18 caller of such a tool drives the task to its end.
  */
 export function taskToolCall(
   tasks: TaskService,
   exchange: McpExchange,
   params: { arguments?: Record<string, unknown> },
-  request: { signal: AbortSignal; envelope?: unknown },
-): { answer?: Promise<Record<string, unknown>>; binding: MCPToolBinding | undefined } {
-  const { signal } = request
+  request: { envelope?: unknown },
+): { answer?: (options: RouteCallOptions) => Promise<Record<string, unknown>>; binding: MCPToolBinding | undefined } {
   const { binding, era } = exchange.request
   const support = exchange.settled ? undefined : binding?.tool.taskSupport
   if (!binding || !support) return { binding }
   if (era === 'legacy') return { binding: support === 'required' ? tasks.driven(binding) : binding }
   if (declaresTasks(request.envelope))
-    return { binding, answer: tasks.create(binding, params.arguments, exchange.session, { signal }) }
-  if (support === 'required') return { binding, answer: Promise.reject(tasksRequired()) }
+    return { binding, answer: (options) => tasks.create(binding, params.arguments, exchange.session, options) }
+  if (support === 'required') return { binding, answer: () => Promise.reject(tasksRequired()) }
   return { binding }
 }
 

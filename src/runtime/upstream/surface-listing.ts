@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { SURFACE_LIMITS } from '../registry/build-surface.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { UpstreamFeatures } from '../registry/surface.js'
+import { declaresTasksExtension } from './extension-tasks.js'
 
 /** Pages of one list an upstream may answer in; past it, what was listed is kept. */
 const MAX_PAGES = 100
@@ -58,7 +59,7 @@ export async function listSurface(
   }
   if (caps.completions) features.completions = true
   if (caps.logging) features.logging = true
-  // 2025-11-25 tasks (SEP-1686): the only task wire tutti relays to an upstream (upstream-tasks.ts)
-  if (caps.tasks?.requests?.tools?.call) features.tasks = true
+  // tasks: the extension (SEP-2663, extension-tasks.ts) or 2025-11-25's (SEP-1686, upstream-tasks.ts)
+  if (caps.tasks?.requests?.tools?.call || declaresTasksExtension(caps)) features.tasks = true
   return { surface, problems }
 }

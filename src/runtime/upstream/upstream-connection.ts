@@ -15,6 +15,7 @@ import type { UpstreamSpec } from './upstream-spec.js'
 import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
 import { CallRelays, UPSTREAM_CLIENT_CAPABILITIES, withMeta } from './call-relays.js'
+import { declaresTasksExtension, ExtensionTasks, type Tracked } from './extension-tasks.js'
 import { UpstreamTasks } from './upstream-tasks.js'
 
 export const UPSTREAM_LIMITS = {
@@ -62,10 +63,15 @@ export class UpstreamConnection implements RouteClient {
   ) {
     this.relays = new CallRelays(spec.key, spec.kind === 'http')
     this.relays.install(client)
-    const tasks = new UpstreamTasks(client, spec.key, randomBytes(6).toString('base64url'), this.callTimeoutMs)
+    const epoch = randomBytes(6).toString('base64url')
+    const legacy = new UpstreamTasks(client, spec.key, epoch, this.callTimeoutMs)
+    const tracked: Tracked = (options, request) => this.relays.track(options.relay, request)
+    const extension = new ExtensionTasks(client, spec.key, epoch, this.callTimeoutMs, tracked)
+    // the wire its capabilities declare: SEP-2663's extension, else 2025-11-25's tasks
+    const wire = () => (declaresTasksExtension(client.getServerCapabilities()) ? extension : legacy)
     this.tasks = {
-      call: (name, args, options) => this.inFlightWhile(() => tasks.call(name, args, options)),
-      request: (request, options) => this.inFlightWhile(() => tasks.request(request, options)),
+      call: (name, args, options) => this.inFlightWhile(() => wire().call(name, args, options)),
+      request: (request, options) => this.inFlightWhile(() => wire().request(request, options)),
     }
   }
 

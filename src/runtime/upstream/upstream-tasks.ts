@@ -10,8 +10,8 @@ import type { DetailedTask, TaskAnswer, TaskCallAnswer, TaskRequest, TaskStatus 
  * the extension's shapes (SEP-2663: flat, `ttlMs`, `pollIntervalMs`, the
  * result inlined in tasks/get). That is the wire the upstreams on hand
  * speak (`@modelcontextprotocol/server-everything`, SDK v1's task store);
- * tutti declares no tasks extension to a 2026-07-28 upstream, which so
- * never answers it with a task. A task of another connection (`epoch`) is
+ * an upstream that declares the extension gets its own wire instead
+ * (extension-tasks.ts). A task of another connection (`epoch`) is
  * not found: a restarted upstream's ids are not the old one's.
  */
 
@@ -20,13 +20,13 @@ import type { DetailedTask, TaskAnswer, TaskCallAnswer, TaskRequest, TaskStatus 
  * 2025-11-25 task result for tools/call (it refuses `{ task }`), nor the
  * tasks/* methods; the shapes are checked here instead.
  */
-const AS_SENT = {
+export const AS_SENT = {
   '~standard': { version: 1 as const, vendor: 'tutti', validate: (value: unknown) => ({ value }) },
 }
 
-const STATUSES = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled'])
+export const STATUSES = new Set<TaskStatus>(['working', 'input_required', 'completed', 'failed', 'cancelled'])
 
-const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v)
+export const isObject = (v: unknown): v is Record<string, unknown> => !!v && typeof v === 'object' && !Array.isArray(v)
 
 /** The extension's error for a task id nobody can reach (SEP-2663: -32602). */
 export function taskNotFound(): ProtocolError {
@@ -126,7 +126,7 @@ export class UpstreamTasks {
 }
 
 /** The 2025-11-25 related-task `_meta` key: tasks/get already names the task (SEP-2663 forbids it inlined). */
-function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
+export function withoutRelatedTask(result: Record<string, unknown>): Record<string, unknown> {
   const meta = result._meta
   if (!isObject(meta) || !(META.relatedTask in meta)) return result
   const { [META.relatedTask]: _task, ...rest } = meta
