@@ -1,6 +1,11 @@
 import { ProtocolErrorCode, type Client } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
-import { declaresTasksExtension, ExtensionTasks, type Tracked } from '../../src/runtime/upstream/extension-tasks.js'
+import {
+  declaresTasksExtension,
+  ExtensionTasks,
+  relaysExtensionTasks,
+  type Tracked,
+} from '../../src/runtime/upstream/extension-tasks.js'
 
 const EXT = 'io.modelcontextprotocol/tasks'
 const CAPS = 'io.modelcontextprotocol/clientCapabilities'
@@ -38,6 +43,15 @@ describe('ExtensionTasks: the SEP-2663 wire of an upstream that declared the ext
     expect(declaresTasksExtension({ tasks: { requests: { tools: { call: {} } } } })).toBe(false)
     expect(declaresTasksExtension({ extensions: { other: {} } })).toBe(false)
     expect(declaresTasksExtension(undefined)).toBe(false)
+  })
+
+  it('is relayed on a 2025 link only: the SDK client cannot decode a task on a 2026-07-28 one', () => {
+    const link = (revision: string) => ({
+      getNegotiatedProtocolVersion: () => revision,
+      getServerCapabilities: () => ({ extensions: { [EXT]: {} } }),
+    })
+    expect(relaysExtensionTasks(link('2025-06-18'))).toBe(true)
+    expect(relaysExtensionTasks(link('2026-07-28'))).toBe(false)
   })
 
   it('declares the extension on each request, beside what the caller can answer, with the relay meta', async () => {

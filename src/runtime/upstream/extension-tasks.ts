@@ -1,5 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client'
-import { META, TASKS_EXTENSION_ID } from '../mcp-wire.js'
+import { META, MODERN_REVISION, TASKS_EXTENSION_ID } from '../mcp-wire.js'
 import type { RouteCallOptions } from '../registry/route.js'
 import type { DetailedTask, TaskAnswer, TaskCallAnswer, TaskRequest, TaskStatus } from '../registry/tasks.js'
 import { UPSTREAM_CLIENT_CAPABILITIES } from './call-relays.js'
@@ -26,6 +26,22 @@ export type Tracked = <T>(
 export function declaresTasksExtension(capabilities: unknown): boolean {
   const extensions = isObject(capabilities) ? capabilities.extensions : undefined
   return isObject(extensions) && isObject(extensions[TASKS_EXTENSION_ID])
+}
+
+/**
+ * Whether tutti relays the extension's tasks on this link: the upstream
+ * declares it, and the link is a 2025 one. The SDK client's 2026-07-28
+ * codec refuses every resultType but `complete` and `input_required`
+ * ("Unsupported result type 'task'"), explicit result schema or not, and
+ * its tools/list drops `execution`, so which tools take tasks is unknown
+ * there too. A 2026-07-28 link is not told that tutti takes tasks: its
+ * upstream runs the tools plainly, or answers -32021 for one that only
+ * runs as a task.
+ */
+export function relaysExtensionTasks(client: Pick<Client, 'getNegotiatedProtocolVersion' | 'getServerCapabilities'>) {
+  return (
+    client.getNegotiatedProtocolVersion() !== MODERN_REVISION && declaresTasksExtension(client.getServerCapabilities())
+  )
 }
 
 export class ExtensionTasks {

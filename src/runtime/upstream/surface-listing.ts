@@ -2,7 +2,7 @@ import type { Client } from '@modelcontextprotocol/client'
 import { SURFACE_LIMITS } from '../registry/build-surface.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { UpstreamFeatures } from '../registry/surface.js'
-import { declaresTasksExtension } from './extension-tasks.js'
+import { relaysExtensionTasks } from './extension-tasks.js'
 
 /** Pages of one list an upstream may answer in; past it, what was listed is kept. */
 const MAX_PAGES = 100
@@ -60,6 +60,6 @@ export async function listSurface(
   if (caps.completions) features.completions = true
   if (caps.logging) features.logging = true
   // tasks: the extension (SEP-2663, extension-tasks.ts) or 2025-11-25's (SEP-1686, upstream-tasks.ts)
-  if (caps.tasks?.requests?.tools?.call || declaresTasksExtension(caps)) features.tasks = true
+  if (caps.tasks?.requests?.tools?.call || relaysExtensionTasks(client)) features.tasks = true
   return { surface, problems }
 }

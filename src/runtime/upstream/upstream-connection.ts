@@ -15,7 +15,7 @@ import type { UpstreamSpec } from './upstream-spec.js'
 import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
 import { CallRelays, UPSTREAM_CLIENT_CAPABILITIES, withMeta } from './call-relays.js'
-import { declaresTasksExtension, ExtensionTasks, type Tracked } from './extension-tasks.js'
+import { ExtensionTasks, relaysExtensionTasks, type Tracked } from './extension-tasks.js'
 import { UpstreamTasks } from './upstream-tasks.js'
 
 export const UPSTREAM_LIMITS = {
@@ -68,7 +68,7 @@ export class UpstreamConnection implements RouteClient {
     const tracked: Tracked = (options, request) => this.relays.track(options.relay, request)
     const extension = new ExtensionTasks(client, spec.key, epoch, this.callTimeoutMs, tracked)
     // the wire its capabilities declare: SEP-2663's extension, else 2025-11-25's tasks
-    const wire = () => (declaresTasksExtension(client.getServerCapabilities()) ? extension : legacy)
+    const wire = () => (relaysExtensionTasks(client) ? extension : legacy)
     this.tasks = {
       call: (name, args, options) => this.inFlightWhile(() => wire().call(name, args, options)),
       request: (request, options) => this.inFlightWhile(() => wire().request(request, options)),
