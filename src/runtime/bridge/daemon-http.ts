@@ -28,7 +28,16 @@ export class DaemonHttp {
     return new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS })
   }
 
-  post(link: Link, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<Exchange> {
+  /**
+   * Sent after the I/O already delivered has run (setImmediate): a daemon
+   * that went away closed its kept-alive connections before the client's
+   * next message could arrive, but their ends may be in the same batch of
+   * events as that message. Read first, they take those connections out of
+   * the agent's pool; read after, the message goes out on a dead one and is
+   * `lost`, never sent again, although no daemon read it.
+   */
+  async post(link: Link, headers: Record<string, string>, body: Buffer, signal?: AbortSignal): Promise<Exchange> {
+    await new Promise<void>((resolve) => setImmediate(resolve))
     return new Promise((resolve) => {
       const req = http.request({
         agent: this.agent,
