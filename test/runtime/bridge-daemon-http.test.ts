@@ -2,6 +2,7 @@ import http from 'node:http'
 import type net from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DaemonHttp, type Exchange } from '../../src/runtime/bridge/daemon-http.js'
+import type { Link } from '../../src/runtime/bridge/daemon-link.js'
 
 /** Reads an exchange's answer to its end (so that its connection goes back to the agent's pool). */
 async function drained(ex: Exchange): Promise<string> {
@@ -22,10 +23,11 @@ describe('DaemonHttp: the bridge’s kept-alive POSTs to the daemon', () => {
     sockets.add(s)
     s.on('close', () => sockets.delete(s))
   })
-  let link: { port: number; path: string; token: string }
+  // DaemonHttp reads the port, path and token only; the daemon's control client is never asked here
+  let link: Link
   beforeAll(async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-    link = { port: (server.address() as net.AddressInfo).port, path: '/mcp', token: 't' }
+    link = { port: (server.address() as net.AddressInfo).port, path: '/mcp', token: 't' } as Link
   })
   afterAll(() => new Promise((resolve) => server.close(resolve)))
 
