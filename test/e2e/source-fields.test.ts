@@ -224,14 +224,18 @@ describe('source fields: mapped or reported; secrets never shown', () => {
     },
   )
 
-  it('startup_timeout_sec bounds the start of a server that never answers initialize', async () => {
+  it('startup_timeout_sec bounds the start of a server that never answers; what it printed is said', async () => {
+    // an npm server that serves HTTP unless told to use stdio announces its address and waits
+    const serve = "console.log('MCP server listening on http://127.0.0.1:3001/mcp'); setInterval(() => {}, 1000)"
     const plugin = pluginWithServers('codex', 'mute', {
-      mute: { command: 'node', args: ['-e', 'setInterval(() => {}, 1000)'], startup_timeout_sec: 1 },
+      mute: { command: 'node', args: ['-e', serve], startup_timeout_sec: 1 },
     })
     const installed = await run(['connector', 'install', plugin, '--json'])
     expect(installed.code).toBe(1)
-    expect(JSON.parse(installed.stdout).error.message).toMatch(
-      /no initialize answer within 1 s \(mcp\.timeouts\.startupSeconds\)/,
+    const { message } = JSON.parse(installed.stdout).error
+    expect(message).toMatch(/no initialize answer within 1 s \(mcp\.timeouts\.startupSeconds\)/)
+    expect(message).toContain(
+      'it printed "MCP server listening on http://127.0.0.1:3001/mcp": it looks like an HTTP server, not a stdio one',
     )
   })
 

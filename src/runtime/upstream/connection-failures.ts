@@ -2,6 +2,7 @@ import { SdkError, SdkErrorCode, type Transport } from '@modelcontextprotocol/cl
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { missingVariableHint } from './missing-variable.js'
 import { nativeModuleHint } from './native-module-hint.js'
+import { silentStartHint } from './silent-start-hint.js'
 import { stderrSummary } from './stderr-summary.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
 import type { UpstreamSpec } from './upstream-spec.js'
@@ -33,7 +34,11 @@ export function describeExit(spec: UpstreamSpec, transport: Transport): string {
 export function connectFailure(spec: UpstreamSpec, transport: Transport, cause: unknown): TuttiError {
   // the process exits because the start timed out and it was stopped: the timeout is the reason, not that exit
   if (cause instanceof StartupTimeout) {
-    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${cause.message}`, { cause })
+    const hint =
+      transport instanceof ProcessGroupStdioTransport
+        ? silentStartHint(transport.stdoutNoise(), transport.stderrTail())
+        : ''
+    return new TuttiError(ErrorCodes.UPSTREAM_FAILED, `could not connect: ${cause.message}${hint}`, { cause })
   }
   if (transport instanceof ProcessGroupStdioTransport && transport.exit()) {
     const exit = transport.exit()!

@@ -50,6 +50,11 @@ export class StdioMessageReader {
 
   constructor(private readonly maxMessageBytes: number) {}
 
+  /** The first line on stdout that was not JSON-RPC (at most 80 bytes), if any: what a server printed instead. */
+  get firstNoise(): string | undefined {
+    return this.firstInvalid
+  }
+
   /** The messages completed by `chunk`. Throws when a message is too large or stdout is garbage. */
   push(chunk: Buffer): JSONRPCMessage[] {
     const out: JSONRPCMessage[] = []

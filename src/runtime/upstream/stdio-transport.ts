@@ -67,6 +67,11 @@ export class ProcessGroupStdioTransport implements Transport {
     return this.stderr.trim()
   }
 
+  /** The first line it wrote to stdout that was not JSON-RPC, if any (a banner, or an HTTP server's address). */
+  stdoutNoise(): string | undefined {
+    return this.reader.firstNoise
+  }
+
   /** How the process ended, once it has ("exited with code 1", "killed by SIGKILL"). */
   exit(): string | undefined {
     return this.broken ?? this.exitInfo
