@@ -32,9 +32,9 @@ export function declaresTasksExtension(capabilities: unknown): boolean {
  * Whether tutti relays the extension's tasks on this link: the upstream
  * declares it, and the link is a 2025 one. The SDK client's 2026-07-28
  * codec refuses every resultType but `complete` and `input_required`
- * ("Unsupported result type 'task'"), explicit result schema or not, and
- * its tools/list drops `execution`, so which tools take tasks is unknown
- * there too. A 2026-07-28 link is not told that tutti takes tasks: its
+ * ("Unsupported result type 'task'", typescript-sdk#2637), explicit
+ * result schema or not, and its tools/list drops `execution`, so which
+ * tools take tasks is unknown there too. A 2026-07-28 link is not told that tutti takes tasks: its
  * upstream runs the tools plainly, or answers -32021 for one that only
  * runs as a task.
  */
