@@ -43,7 +43,7 @@ const KEY = shared ? `conf-${randomBytes(4).toString('hex')}` : 'conf'
  */
 const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json'
 /** What the CLI waits for a connector's outcome (--timeout), and for the browser to come back (--sign-in-timeout). */
-const OUTCOME_WAIT = { wait: true, timeoutMs: 30_000 }
+const OUTCOME_WAIT = { wait: true, timeoutMs: 45_000 }
 const SIGN_IN_WAIT_MS = 20_000
 
 const serverUrl = process.argv.at(-1)

@@ -17,7 +17,7 @@ import { REPO, tuttiEnv } from './tutti.js'
 const built = (rel: string) => import(pathToFileURL(path.join(REPO, 'dist', 'runtime', rel)).href)
 
 /** How long the CLI waits for a connector's outcome by default (`--timeout`). */
-const OUTCOME_WAIT = { wait: true, timeoutMs: 30_000 }
+const OUTCOME_WAIT = { wait: true, timeoutMs: 45_000 }
 
 /** `tutti connector install SOURCE --json`: the same result, or the same error thrown. */
 export async function installed(

@@ -3,8 +3,12 @@ import type { ConnectorState } from '../control-protocol/connector-state.js'
 
 // What install and connect wait for after changing the state: the daemon's outcome for the connector.
 
-/** How long install and connect wait for a connector's outcome by default: an npx-started server can take a while. */
-export const OUTCOME_WAIT_MS = 30_000
+/**
+ * How long install and connect wait for a connector's outcome by default: an npx-started server can take a while,
+ * and a start that runs into the daemon's own bound (30 s, UPSTREAM_LIMITS.connectTimeoutMs) must end within the
+ * wait, so that the command says why it failed (what the server printed) rather than "not ready".
+ */
+export const OUTCOME_WAIT_MS = 45_000
 
 export interface OutcomeWait {
   /** false: ask the daemon to reconcile and return at once (`--no-wait`). */
