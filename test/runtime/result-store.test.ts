@@ -59,7 +59,7 @@ describe('ResultStore', () => {
 
   it('a result expires after the TTL', () => {
     let now = 1_000
-    store = new ResultStore({ ttlMs: 60_000, totalBytes: 1e6 }, () => now)
+    store = new ResultStore({ ttlMs: 60_000, totalBytes: 1e6, sessionBytes: 1e6 }, () => now)
     const { uri } = store.put('s', { content: [text('x')] }, 10, 4096) as { uri: string }
     now += 59_999
     expect(store.read(uri, 's')).toBeDefined()
@@ -71,7 +71,7 @@ describe('ResultStore', () => {
   it('the timer frees expired results without a read, and never holds the process open', async () => {
     vi.useFakeTimers()
     try {
-      store = new ResultStore({ ttlMs: 1_000, totalBytes: 1e6 })
+      store = new ResultStore({ ttlMs: 1_000, totalBytes: 1e6, sessionBytes: 1e6 })
       store.put('s', { content: [text('x')] }, 10, 4096)
       expect(store.held.results).toBe(1)
       await vi.advanceTimersByTimeAsync(1_002)
@@ -82,7 +82,7 @@ describe('ResultStore', () => {
   })
 
   it('over the memory cap the oldest results go first; one larger than the whole cap is not kept', () => {
-    store = new ResultStore({ ttlMs: 60_000, totalBytes: 1000 })
+    store = new ResultStore({ ttlMs: 60_000, totalBytes: 1000, sessionBytes: 1000 })
     const put = (bytes: number) => store.put('s', { content: [text(String(bytes))] }, bytes, 4096)
     const first = put(400) as { uri: string }
     const second = put(400) as { uri: string }
@@ -91,8 +91,27 @@ describe('ResultStore', () => {
     expect(store.read(second.uri, 's')).toBeDefined()
     expect(store.read(third.uri, 's')).toBeDefined()
     expect(store.held).toEqual({ results: 2, bytes: 800 })
-    expect(put(1001)).toEqual({ unkept: 'larger than the 0 MiB tutti keeps' })
+    expect(put(1001)).toEqual({ unkept: 'larger than the 0 MiB tutti keeps for a session' })
     expect(store.held.results).toBe(2)
+  })
+
+  it('a session over its share drops its own oldest results, never another session’s', () => {
+    store = new ResultStore({ ttlMs: 60_000, totalBytes: 1000, sessionBytes: 500 })
+    const put = (session: string, bytes: number) =>
+      store.put(session, { content: [text(`${session} ${bytes}`)] }, bytes, 4096) as { uri: string }
+    const quiet = put('b', 300)
+    const flood = [put('a', 200), put('a', 200), put('a', 200), put('a', 200)]
+    expect(store.read(quiet.uri, 'b')).toBeDefined()
+    expect(flood.map((r) => store.read(r.uri, 'a') !== undefined)).toEqual([false, false, true, true])
+    expect(store.held).toEqual({ results: 3, bytes: 700 })
+    // past the whole store, the oldest of anyone's go first
+    const late = put('c', 400)
+    expect(store.read(quiet.uri, 'b')).toBeUndefined()
+    expect(store.read(late.uri, 'c')).toBeDefined()
+    expect(store.held).toEqual({ results: 3, bytes: 800 })
+    store.forget(['a', 'c'])
+    expect(store.held).toEqual({ results: 0, bytes: 0 })
+    expect(put('b', 600)).toEqual({ unkept: 'larger than the 0 MiB tutti keeps for a session' })
   })
 
   it('read back in pieces of at most the cap, text split at characters, blobs whole, in order', () => {

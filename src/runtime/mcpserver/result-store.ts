@@ -7,7 +7,9 @@ import { layOut, pieceOf, type Layout, type ResourceItem } from './result-pieces
  * while as `tutti://results/<id>` by the session that made the call, and by
  * no other: another session's read is "not found", as for an id that never
  * was. Memory only, never on disk; bounded in time (TTL) and in bytes (the
- * oldest go first). The id is 128 random bits.
+ * oldest go first): per session, so that one session's flood of large
+ * results drops its own older ones rather than another session's, and in
+ * all. The id is 128 random bits.
  */
 export const RESULT_URI_PREFIX = 'tutti://results/'
 
@@ -16,9 +18,11 @@ export const RESULT_STORE_LIMITS = {
   ttlMs: 15 * 60_000,
   /** All whole results together, by their size (result-size.ts); the oldest are dropped to keep a new one. */
   totalBytes: 64 * 1024 * 1024,
+  /** One session's whole results together: its own oldest are dropped first (an upstream message is at most 16 MiB). */
+  sessionBytes: 16 * 1024 * 1024,
 }
 
-export type StoreLimits = typeof RESULT_STORE_LIMITS
+export type StoreLimits = { readonly [K in keyof typeof RESULT_STORE_LIMITS]: number }
 
 interface Entry {
   readonly session: string
@@ -40,6 +44,8 @@ const ID = /^([A-Za-z0-9_-]{22})(?:\/([1-9][0-9]{0,7}))?$/
 export class ResultStore {
   private readonly entries = new Map<string, Entry>()
   private bytes = 0
+  /** By session, the bytes of its entries. */
+  private readonly sessionBytes = new Map<string, number>()
   private timer?: NodeJS.Timeout
 
   constructor(
@@ -58,8 +64,13 @@ export class ResultStore {
 
   /** Keeps `result` (its size: `bytes`) for `session`: its URI, or why it is not kept. */
   put(session: string, result: ToolCallResult, bytes: number, pieceBytes: number): Kept {
-    if (bytes > this.limits.totalBytes) return { unkept: `larger than the ${mib(this.limits.totalBytes)} tutti keeps` }
+    const most = Math.min(this.limits.totalBytes, this.limits.sessionBytes)
+    if (bytes > most) return { unkept: `larger than the ${mib(most)} tutti keeps for a session` }
     this.sweep()
+    for (const [id, entry] of this.entries) {
+      if ((this.sessionBytes.get(session) ?? 0) + bytes <= this.limits.sessionBytes) break
+      if (entry.session === session) this.drop(id, entry)
+    }
     for (const [id, entry] of this.entries) {
       if (this.bytes + bytes <= this.limits.totalBytes) break
       this.drop(id, entry)
@@ -67,6 +78,7 @@ export class ResultStore {
     const id = randomBytes(16).toString('base64url')
     this.entries.set(id, { session, result, bytes, pieceBytes, expires: this.now() + this.limits.ttlMs })
     this.bytes += bytes
+    this.sessionBytes.set(session, (this.sessionBytes.get(session) ?? 0) + bytes)
     this.schedule()
     return { uri: `${RESULT_URI_PREFIX}${id}` }
   }
@@ -104,11 +116,15 @@ export class ResultStore {
     this.timer = undefined
     this.entries.clear()
     this.bytes = 0
+    this.sessionBytes.clear()
   }
 
   private drop(id: string, entry: Entry): void {
     this.entries.delete(id)
     this.bytes -= entry.bytes
+    const left = (this.sessionBytes.get(entry.session) ?? 0) - entry.bytes
+    if (left > 0) this.sessionBytes.set(entry.session, left)
+    else this.sessionBytes.delete(entry.session)
   }
 
   /** Entries are kept in the order they expire: the expired ones are at the head. */
