@@ -4,6 +4,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { eventually } from '../support/eventually.js'
 import { installed, prepared } from '../support/in-process.js'
 import type { Binding } from '../support/mcp-clients.js'
 import { FOLLOW_BROWSER, oauthConnector, type OAuthFixture, startOAuthFixture } from '../support/oauth-fixture.js'
@@ -41,7 +42,13 @@ describe('a call that needs a new sign-in asks its caller to sign in (URL-mode e
     await cleanupState(dir)
   })
 
-  async function client(era: Era, capabilities: Record<string, unknown>, answer: Answer = 'open'): Promise<Client> {
+  /** `beforeOpen`: what the user does before opening the link (makes another call, say). */
+  async function client(
+    era: Era,
+    capabilities: Record<string, unknown>,
+    answer: Answer = 'open',
+    beforeOpen?: () => Promise<void>,
+  ): Promise<Client> {
     const c = new Client(
       { name: `sign-in-${era}`, version: '1' },
       era === 'modern'
@@ -53,6 +60,7 @@ describe('a call that needs a new sign-in asks its caller to sign in (URL-mode e
       c.setRequestHandler('elicitation/create', async (req) => {
         asked.push(req.params as Record<string, unknown>)
         if (answer === 'decline' || req.params.mode !== 'url') return { action: 'decline' }
+        await beforeOpen?.()
         // the user opens the link: the browser follows it to tutti's loopback redirect
         await promisify(execFile)(process.execPath, [FOLLOW_BROWSER, req.params.url])
         return { action: 'accept' }
@@ -99,6 +107,31 @@ describe('a call that needs a new sign-in asks its caller to sign in (URL-mode e
     // the new tokens are in their store only: never in the daemon's log
     const log = fs.readFileSync(path.join(dir, 'daemon.log'), 'utf8')
     for (const token of stats.issued as string[]) expect(log).not.toContain(token)
+  })
+
+  it('calls that find the grant lost together ask the user once, and all go on after that sign-in', async () => {
+    await grantLost()
+    asked.length = 0
+    const log = path.join(dir, 'daemon.log')
+    const waiting = () => fs.readFileSync(log, 'utf8').split('waiting for the sign-in under way').length - 1
+    const before = waiting()
+    let settled = 0
+    const c = await client('legacy', { elicitation: { url: {} } }, 'open', async () => {
+      // the other call reaches the sign-in under way and waits for it, or (unfixed) fails without it
+      await eventually(
+        () => waiting() > before || settled > 0,
+        (found) => found,
+      )
+    })
+    // both are in flight before either finds the grant lost: each resolved its tool while the connector was ready
+    const calls = [1, 2].map(() =>
+      failure(c.callTool({ name: 'remote_whoami', arguments: {} })).finally(() => {
+        settled++
+      }),
+    )
+    const authorized = '[{"type":"text","text":"authorized as ada"}]'
+    expect(await Promise.all(calls)).toEqual([authorized, authorized])
+    expect(asked).toHaveLength(1)
   })
 
   it('a caller that declared no URL elicitation reads how to sign in, and is asked nothing', async () => {
