@@ -28,8 +28,7 @@ export function needsSignIn(err: unknown): boolean {
  * URL goes to the caller instead of a browser. Then the connector is
  * reconciled and the call made once more. A call that finds the grant lost
  * while a sign-in for its connector is under way waits for that one, and is
- * made once more if it succeeds, whether or not its own caller could have
- * been asked: the user is asked once.
+ * made once more if it succeeds: the user is asked once.
  */
 export class CallSignIn {
   /** By connector, the sign-in under way: whether it succeeded. */
@@ -43,10 +42,10 @@ export class CallSignIn {
 
   /** Signed in for this call's connector (true), or nothing was done (false); throws what the user should read. */
   async offer(err: unknown, binding: MCPToolBinding, relay: CallRelay | undefined, cancel: CallCancel) {
+    const ask = relay?.request
     const target = binding.client.signInTarget
-    if (!target || !needsSignIn(err)) return false
+    if (!ask || !target || !needsSignIn(err)) return false
     const { key, stateRoot, ...signIn } = target
-    // waiting asks the caller nothing: one that cannot open a URL waits for another caller's sign-in too
     const underWay = this.running.get(key)
     if (underWay) {
       this.log.info('waiting for the sign-in under way', { connector: key })
@@ -61,8 +60,6 @@ export class CallSignIn {
         stop()
       }
     }
-    const ask = relay?.request
-    if (!ask) return false
     const run = this.signIn(err, key, stateRoot, signIn, ask, cancel)
     this.running.set(
       key,
