@@ -3,6 +3,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { ErrorCodes, TuttiError } from '../../src/runtime/errors.js'
 import { LegacyCancellation } from '../../src/runtime/mcpserver/legacy-cancellation.js'
 import { CallCancel } from '../../src/runtime/registry/call-cancel.js'
+import { UpstreamInputRequired } from '../../src/runtime/registry/call-relay.js'
 import { answerOrThrow, ToolService, type ToolOutcome } from '../../src/runtime/mcpserver/tool-service.js'
 import { buildRoute } from '../../src/runtime/registry/build-route.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
@@ -19,7 +20,9 @@ function service(callTool: RouteClient['callTool']) {
 }
 
 const errorOf = (o: ToolOutcome) =>
-  o.ok ? undefined : { code: o.error.code, message: o.error.message, data: o.error.data }
+  o.ok || o.error instanceof UpstreamInputRequired
+    ? undefined
+    : { code: o.error.code, message: o.error.message, data: o.error.data }
 
 describe('ToolService.call', () => {
   it('an unknown tool is -32602 naming it', async () => {

@@ -6,7 +6,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server'
 import type { CallCancel } from '../registry/call-cancel.js'
-import type { CallRelay } from '../registry/call-relay.js'
+import { UpstreamInputRequired, type CallRelay } from '../registry/call-relay.js'
 import { exchangeOf } from './exchange.js'
 import { RelayedCall, type RoundSink } from './relayed-call.js'
 
@@ -21,11 +21,13 @@ export const INPUT_ROUND_LIMITS = {
   parked: 512,
 } as const
 
-/** What a requestState carries: the call, and the round it answers (a state is good for one retry). */
-interface RoundState {
-  c: string
-  r: number
-}
+/**
+ * What a requestState carries: a parked call and the round it answers (a
+ * state is good for one retry); or, for an upstream that passed its own
+ * round through, its requestState (`u`, '' when it gave none), what the
+ * request was (`s`) and how many rounds it has had (`n`).
+ */
+type RoundState = { c: string; r: number } | { u: string; s: string; n: number }
 
 /** The SDK's own refusal of a requestState (its verify seam answers exactly this). */
 const invalidState = () =>
@@ -42,7 +44,9 @@ const invalidState = () =>
  * daemon, bound to the session: the SDK's verify seam refuses a tampered,
  * expired or foreign one (-32602) before the handler runs. A state names
  * the call and its round, so it serves one retry. Between rounds the call
- * is parked here, within INPUT_ROUND_LIMITS.
+ * is parked here, within INPUT_ROUND_LIMITS. An upstream on a 2026-07-28
+ * link asks in rounds of its own: those pass through under its keys, and
+ * nothing is parked (its requestState travels inside this server's).
  */
 export class InputRounds {
   private readonly parked = new Map<string, { call: RelayedCall; timer: NodeJS.Timeout }>()
@@ -75,8 +79,12 @@ export class InputRounds {
   ): Promise<Record<string, unknown>> {
     const state = ctx.mcpReq.requestState<RoundState>()
     let call: RelayedCall
-    if (state === undefined) {
-      call = new RelayedCall(session, subject, sink, INPUT_ROUND_LIMITS.maxRounds)
+    if (state === undefined || 'u' in state) {
+      // an upstream's own round comes back to it as it left, with this round's answers (a stateless upstream may
+      // take answers without a state of its own, so a first round's go too)
+      const rounds = this.passedBack(state, subject, ctx)
+      call = new RelayedCall(session, subject, sink, INPUT_ROUND_LIMITS.maxRounds, rounds)
+      if (state) call.round = state.n
       call.start(start)
     } else {
       call = this.resume(state, session, subject)
@@ -93,8 +101,11 @@ export class InputRounds {
       call.attach(undefined)
     }
     if ('settled' in step) {
-      if ('error' in step.settled) throw step.settled.error
-      return step.settled.value
+      const { settled } = step
+      if ('error' in settled && settled.error instanceof UpstreamInputRequired)
+        return this.passOn(call, settled.error, ctx)
+      if ('error' in settled) throw settled.error
+      return settled.value
     }
     if (call.round >= INPUT_ROUND_LIMITS.maxRounds) {
       call.abandon('too many rounds')
@@ -109,8 +120,31 @@ export class InputRounds {
     return { resultType: 'input_required', inputRequests: step.inputRequests, requestState }
   }
 
+  /** The answers and the upstream's state a passed-through round gives back; another request's state is refused. */
+  private passedBack(state: { u: string; s: string; n: number } | undefined, subject: string, ctx: ServerContext) {
+    if (state && state.s !== subject) throw invalidState()
+    const inputResponses = ctx.mcpReq.inputResponses as Record<string, unknown> | undefined
+    return { ...(inputResponses ? { inputResponses } : {}), ...(state?.u ? { requestState: state.u } : {}) }
+  }
+
+  /**
+   * An upstream's own input_required, passed through: its requests under its
+   * own keys, its requestState inside this server's (bound to the session
+   * and the request, so that it goes back only to that upstream request).
+   */
+  private async passOn(call: RelayedCall, asked: UpstreamInputRequired, ctx: ServerContext) {
+    if (call.round >= INPUT_ROUND_LIMITS.maxRounds)
+      throw new ProtocolError(
+        ProtocolErrorCode.InternalError,
+        `the upstream still asked for input after ${INPUT_ROUND_LIMITS.maxRounds} rounds`,
+      )
+    const state = { u: asked.requestState ?? '', s: call.subject, n: call.round + 1 }
+    const requestState = await this.codec.mint(state, ctx)
+    return { resultType: 'input_required', inputRequests: asked.inputRequests, requestState }
+  }
+
   /** A verified state's call, taken out of the parked ones for its round. */
-  private resume(state: RoundState, session: string, subject: string): RelayedCall {
+  private resume(state: { c: string; r: number }, session: string, subject: string): RelayedCall {
     const parked = this.parked.get(state?.c)
     // verified and bound already; a stale round, another request or a finished call is the same refusal
     if (!parked || parked.call.session !== session || parked.call.round !== state.r || parked.call.subject !== subject)

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
+import { UpstreamInputRequired } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry, PromptBinding } from '../registry/connector-mcp-registry.js'
 import { publishedMessages } from '../registry/published-content.js'
 import type { RouteCallOptions } from '../registry/route.js'
@@ -78,6 +79,7 @@ export class PromptService {
       const answer = withoutUpstreamIdentity(await binding.client.relay('prompts/get', params, options))
       return view.unprefixed === undefined ? publishedMessages(binding.connectorKey, answer) : answer
     } catch (err) {
+      if (err instanceof UpstreamInputRequired) throw err
       throw asProtocolError(err, binding.connectorKey)
     }
   }

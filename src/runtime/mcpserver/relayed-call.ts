@@ -11,6 +11,7 @@ import {
   type CallRelay,
   type ClientCapabilities,
   type ServerRequestMethod,
+  type UpstreamRound,
 } from '../registry/call-relay.js'
 import { passes, type LogLevel } from './legacy-clients.js'
 
@@ -64,6 +65,8 @@ export class RelayedCall {
     readonly subject: string,
     first: RoundSink,
     private readonly maxRounds: number,
+    /** What goes back to an upstream that passed its own round through (input-rounds.ts). */
+    rounds: UpstreamRound = {},
   ) {
     this.capabilities = first.capabilities
     this.relay = {
@@ -73,6 +76,7 @@ export class RelayedCall {
       request: (method, params, signal) => this.ask(method, params, signal),
       awaitingClient: () => this.pending.size > 0,
       ...(first.capabilities ? { capabilities: first.capabilities } : {}),
+      rounds,
     }
   }
 

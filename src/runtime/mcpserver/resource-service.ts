@@ -1,4 +1,5 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
+import { UpstreamInputRequired } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContents } from '../registry/published-content.js'
 import { upstreamUri } from '../registry/resource-uris.js'
@@ -159,6 +160,8 @@ export class ResourceService {
     try {
       return await owner.relay(method, { uri: owner.uri }, options)
     } catch (err) {
+      // an upstream's own input_required round goes to the caller's rounds (input-rounds.ts) as it is
+      if (err instanceof UpstreamInputRequired) throw err
       const error = asProtocolError(err, owner.key)
       // the upstream's own not-found, said as this server says it, with the URI the client asked for
       if (error.code === NOT_FOUND_BEFORE_SEP_2164 || error.code === ProtocolErrorCode.InvalidParams)

@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode } from '@modelcontextprotocol/server'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
+import { UpstreamInputRequired } from '../registry/call-relay.js'
 import { publishedContent } from '../registry/published-content.js'
 import type { MCPToolBinding, RouteCallOptions, ToolCallResult } from '../registry/route.js'
 import { isTerminal, type DetailedTask, type RouteTasks, type TaskRequest } from '../registry/tasks.js'
@@ -138,6 +139,8 @@ async function relayed<T>(connector: string, work: () => Promise<T>): Promise<T>
   try {
     return await work()
   } catch (err) {
+    // an upstream's own round before it makes a task goes to the caller's rounds (input-rounds.ts) as it is
+    if (err instanceof UpstreamInputRequired) throw err
     throw asProtocolError(err, connector)
   }
 }

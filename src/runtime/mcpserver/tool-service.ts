@@ -7,7 +7,7 @@ import {
 import { createHash } from 'node:crypto'
 import { ErrorCodes, isTuttiError, TuttiError } from '../errors.js'
 import { CallCancel } from '../registry/call-cancel.js'
-import type { CallRelay } from '../registry/call-relay.js'
+import { UpstreamInputRequired, type CallRelay } from '../registry/call-relay.js'
 import type { ConnectorMCPRegistry } from '../registry/connector-mcp-registry.js'
 import { publishedContent } from '../registry/published-content.js'
 import { ownTool } from '../registry/unprefixed.js'
@@ -19,7 +19,9 @@ import type { LegacyCancellation } from './legacy-cancellation.js'
 import { ResultCaps } from './result-caps.js'
 
 /** How a tools/call ended: the upstream's result, or the JSON-RPC error to answer with. */
-export type ToolOutcome = { ok: true; result: ToolCallResult; connector: string } | { ok: false; error: ProtocolError }
+export type ToolOutcome =
+  | { ok: true; result: ToolCallResult; connector: string }
+  | { ok: false; error: ProtocolError | UpstreamInputRequired }
 
 export interface CallOptions {
   /** Ends the call when the client goes away (or the SDK ends the exchange): the upstream call is cancelled too. */
@@ -152,6 +154,8 @@ export class ToolService {
 }
 
 export function failure(err: unknown, connector: string): ToolOutcome {
+  // an upstream's own input_required round goes to the caller's rounds (input-rounds.ts) as it is
+  if (err instanceof UpstreamInputRequired) return { ok: false, error: err }
   return { ok: false, error: asProtocolError(err, connector) }
 }
 

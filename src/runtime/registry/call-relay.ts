@@ -55,6 +55,35 @@ export interface CallRelay {
   readonly awaitingClient?: () => boolean
   /** What the caller declared it can answer, when known (its upstream is told: upstream/call-relays.ts). */
   readonly capabilities?: ClientCapabilities
+  /**
+   * Present when the caller answers input_required rounds itself (2026-07-28): an upstream on a 2026-07-28 link
+   * that answers with one gets it passed through (UpstreamInputRequired), and this round's answers and the
+   * upstream's own requestState go back to it as they came.
+   */
+  readonly rounds?: UpstreamRound
+}
+
+/** What a caller's round gives back to the upstream that asked: its answers, and the upstream's requestState. */
+export interface UpstreamRound {
+  inputResponses?: Record<string, unknown>
+  requestState?: string
+}
+
+/**
+ * An upstream on a 2026-07-28 link answered input_required to a caller
+ * that answers rounds itself: its requests go to the caller under the
+ * upstream's own keys, its requestState inside tutti's own (the connector
+ * server's input-rounds.ts). Thrown, so that nothing on the way treats it
+ * as the request's result.
+ */
+export class UpstreamInputRequired extends Error {
+  constructor(
+    readonly inputRequests: Record<string, unknown>,
+    readonly requestState: string | undefined,
+  ) {
+    super('the upstream asks the caller for input')
+    this.name = 'UpstreamInputRequired'
+  }
 }
 
 /** MCP's client capabilities, as a client declared them (initialize, or a 2026-07-28 request's `_meta`). */
