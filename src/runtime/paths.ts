@@ -55,6 +55,8 @@ export interface StatePaths {
   readonly tmpDir: string
   /** The last upstream tools/list of each connector, for lazy-by-cache starts (reconcile/tool-cache.ts). */
   toolCacheFile(key: string): string
+  /** A stdio upstream found to speak only 2025 MCP, so it is not probed on every start (upstream/upstream-eras.ts). */
+  upstreamEraFile(key: string): string
   /** V8's compiled code of the daemon bundle, so the next start skips compiling it (daemon/code-cache.ts). */
   readonly codeCacheDir: string
   /** One record per live upstream process group, for reaping after a crash (proc/group-records.ts). */
@@ -107,6 +109,7 @@ export function statePaths(root: string = resolveStateDir()): StatePaths {
     upstreamsDir: path.join(root, 'upstreams'),
     codeCacheDir: path.join(root, 'code-cache'),
     toolCacheFile: (key) => path.join(root, 'tool-cache', `${key}.json`),
+    upstreamEraFile: (key) => path.join(root, 'upstream-eras', `${key}.json`),
     connectorDir: (key) => path.join(connectorsDir, key),
     releasesDir: (key) => path.join(connectorsDir, key, 'releases'),
     releaseDir: (key, digest) => path.join(connectorsDir, key, 'releases', digest),

@@ -35,18 +35,9 @@ type Era = (typeof ERAS)[number]
 const SCENARIOS: Record<Era, number> = { '2025-11-25': 33, '2026-07-28': 50 }
 
 // Why a check does not pass through tutti. The fixture passes each of them itself: the suite against its HTTP entry
-// for 2026-07-28, and an SDK client on its stdio for what 2025 asks of a client (below).
-/**
- * tutti's client speaks 2025-06-18 to a stdio upstream, so the fixture's SDK fulfils its input requests one by one
- * as server requests, which tutti relays into its own input_required rounds, keyed by tutti.
- */
-const KEYS_ARE_TUTTIS =
-  'the upstream speaks 2025-06-18 to tutti on stdio: its input requests arrive one at a time as elicitation/create, ' +
-  'sampling/createMessage and roots/list, and tutti asks them in input_required rounds under its own keys ' +
-  '(elicitation-1, …), not the upstream’s (user_name); its own 2026-07-28 rounds are not passed through'
-const UPSTREAM_WRAPS =
-  'tutti answers the upstream’s sampling/createMessage with -32021 for a caller that did not declare sampling, ' +
-  'and the fixture’s SDK (a 2025-06-18 server to tutti) turns that into an isError result, which tutti relays'
+// for 2026-07-28, and an SDK client on its stdio for what 2025 asks of a client (below). tutti's link to the fixture
+// speaks 2026-07-28 (its server/discover probe found it does), so the upstream's own input_required rounds, its
+// -32021 and its tasks pass through as it sent them.
 /** Not a missing feature: tutti serves Streamable HTTP without sessions, POST only (GET and DELETE are 405). */
 const SESSIONLESS = (suite: string) =>
   `tutti offers no Mcp-Session-Id and no GET stream by design (docs/architecture.md); the suite: "${suite}"`
@@ -76,11 +67,6 @@ const NOT_PASSING: Record<Era, Record<string, [CheckStatus, string]>> = {
     'server-sse-polling/server-sse-retry-field': ['WARNING', SESSIONLESS('Server did not send retry field')],
   },
   '2026-07-28': {
-    'input-required-result-basic-elicitation/sep-2322-elicitation-incomplete': ['FAILURE', KEYS_ARE_TUTTIS],
-    'input-required-result-multiple-input-requests/sep-2322-multiple-inputs-incomplete': ['FAILURE', KEYS_ARE_TUTTIS],
-    'input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params': ['WARNING', KEYS_ARE_TUTTIS],
-    'server-stateless/sep-2575-server-rejects-undeclared-capability': ['FAILURE', UPSTREAM_WRAPS],
-    'server-stateless/sep-2575-missing-capability-http-400': ['FAILURE', UPSTREAM_WRAPS],
     'tasks-status-notifications/tasks-status-notifications': ['SKIPPED', SUITE_SKIPS],
   },
 }

@@ -11,13 +11,12 @@ import { cleanupState, tempStateDir } from '../support/tutti.js'
 /**
  * Tasks of an upstream that speaks the extension itself (SEP-2663): the
  * conformance fixture (test/fixtures/conformance-tasks.mjs, SDK v2), as a
- * stdio connector (tutti's link is 2025-06-18, where the fixture's SDK
- * lifts the per-request capabilities tutti sends): the task, its input
- * requests under the upstream's own keys, the answers through tasks/update
- * and the result pass through; another session cannot reach the task. As a
- * remote one on its HTTP entry (a 2026-07-28 link, whose SDK client codec
- * refuses a task answer) it is not told that tutti takes tasks, and answers
- * plainly.
+ * stdio connector and as a remote one on its HTTP entry. Both links speak
+ * 2026-07-28 (the stdio one after its server/discover probe), where the
+ * SDK client's codec refuses a task answer, so tutti sends these raw
+ * (upstream/raw-requests.ts): the task, its input requests under the
+ * upstream's own keys, the answers through tasks/update and the result
+ * pass through; another session cannot reach the task.
  */
 const TASKS = 'io.modelcontextprotocol/tasks'
 const DECLARING = {
@@ -85,8 +84,10 @@ describe('tasks of an upstream that speaks the extension, passed through', () =>
     await cleanupState(dir)
   })
 
-  it('a task waits for input under the upstream’s keys, tasks/update answers it, the result is inlined', async () => {
-    const { owner, other } = links.stdio
+  const LINKS = ['stdio', 'http'] as const
+
+  it.each(LINKS)('%s: a task waits for input under the upstream’s keys, tasks/update answers it', async (link) => {
+    const { owner, other } = links[link]
     const created = await result(owner, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'a.txt' } })
     expect(created).toMatchObject({ resultType: 'task', status: expect.any(String), ttlMs: 300000 })
     const { taskId } = created
@@ -108,25 +109,39 @@ describe('tasks of an upstream that speaks the extension, passed through', () =>
     expect(done).not.toHaveProperty('inputRequests')
   })
 
-  it('a protocol error ends the task failed with its error; a cancel acks empty and ends it cancelled', async () => {
-    const { owner } = links.stdio
-    const crashed = await result(owner, 'tools/call', { name: 'protocol_error_job', arguments: {} })
-    const failed = await until(owner, crashed.taskId, 'failed')
-    expect(failed.error).toEqual({ code: -32603, message: 'the job crashed' })
-    expect(failed).not.toHaveProperty('result')
-    const slow = await result(owner, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })
-    const ack = await result(owner, 'tasks/cancel', { taskId: slow.taskId })
-    expect(ack.resultType).toBe('complete')
-    expect(ack).not.toHaveProperty('taskId')
-    await until(owner, slow.taskId, 'cancelled')
-  })
+  it.each(LINKS)(
+    '%s: a protocol error ends the task failed; a cancel acks empty and ends it cancelled',
+    async (link) => {
+      const { owner } = links[link]
+      const crashed = await result(owner, 'tools/call', { name: 'protocol_error_job', arguments: {} })
+      const failed = await until(owner, crashed.taskId, 'failed')
+      expect(failed.error).toEqual({ code: -32603, message: 'the job crashed' })
+      expect(failed).not.toHaveProperty('result')
+      const slow = await result(owner, 'tools/call', { name: 'slow_compute', arguments: { seconds: 60 } })
+      const ack = await result(owner, 'tasks/cancel', { taskId: slow.taskId })
+      expect(ack.resultType).toBe('complete')
+      expect(ack).not.toHaveProperty('taskId')
+      await until(owner, slow.taskId, 'cancelled')
+    },
+  )
 
-  it('a 2026-07-28 link makes no task: the tool answers plainly, one that needs a task is -32021', async () => {
-    const { owner } = links.http
-    const plain = await result(owner, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: 'x' } })
-    expect(plain).toMatchObject({ resultType: 'complete', content: [{ type: 'text', text: 'computed x after 0 s' }] })
-    expect(plain).not.toHaveProperty('taskId')
-    const refused = await modernPost(owner, 'tools/call', { name: 'failing_job', arguments: {}, _meta: DECLARING })
-    expect(refused.json.error.code).toBe(-32021)
-  })
+  it.each(LINKS)(
+    '%s: a caller that does not declare the extension gets no task; one that needs it: -32021',
+    async (link) => {
+      const { owner } = links[link]
+      const plain = { ...MODERN_META, 'io.modelcontextprotocol/clientCapabilities': {} }
+      const sync = await modernPost(owner, 'tools/call', {
+        name: 'slow_compute',
+        arguments: { seconds: 0, label: 'x' },
+        _meta: plain,
+      })
+      expect(sync.json.result).toMatchObject({
+        resultType: 'complete',
+        content: [{ type: 'text', text: 'computed x after 0 s' }],
+      })
+      expect(sync.json.result).not.toHaveProperty('taskId')
+      const refused = await modernPost(owner, 'tools/call', { name: 'failing_job', arguments: {}, _meta: plain })
+      expect(refused.json.error.code).toBe(-32021)
+    },
+  )
 })

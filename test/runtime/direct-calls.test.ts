@@ -295,6 +295,58 @@ describe('direct tools/call: cancel, timeout, close', () => {
   })
 })
 
+describe('direct tools/call on a 2026-07-28 link: the SDK client’s answer there, byte for byte', () => {
+  let modern: UpstreamConnection
+  let modernSdk: Client
+  const modernTrace = () => path.join(dir, 'modern.trace')
+  const modernSpec = (file: string) => ({ ...spec(file), env: { ...spec(file).env, RAW_ERA: 'modern' } })
+  beforeAll(async () => {
+    modern = await UpstreamConnection.open({ kind: 'stdio', key: 'raw', ...modernSpec(modernTrace()) })
+    const transport = new ProcessGroupStdioTransport({ ...modernSpec(path.join(dir, 'modern-sdk.trace')), ...LIMITS })
+    modernSdk = new Client({ ...UPSTREAM_CLIENT_INFO }, { versionNegotiation: { mode: 'auto' } })
+    await modernSdk.connect(transport)
+  })
+  afterAll(async () => {
+    await modern?.close(0)
+    await modernSdk?.close()
+  })
+  const viaModernSdk = (name: string, args: Record<string, unknown>) =>
+    modernSdk.callTool({ name, arguments: args }, { timeout: 60_000 })
+
+  it('both speak 2026-07-28 to the fixture', () => {
+    expect(modern.protocolVersion).toBe('2026-07-28')
+    expect(modernSdk.getNegotiatedProtocolVersion()).toBe('2026-07-28')
+  })
+
+  it.each([...Object.keys(RESULTS), ...Object.keys(ERRORS)])('%s', async (name) => {
+    expect(await settle(modern.callTool(name, {}, {}))).toEqual(await settle(viaModernSdk(name, {})))
+  })
+
+  it('the upstream gets the SDK client’s request bytes, envelope and all, with a direct id', async () => {
+    const args = { message: 'same bytes' }
+    const meta = { progressToken: 'p', 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } }
+    const relay = { session: 's', progress: () => undefined, capabilities: { sampling: {} } }
+    const mine = (await modern.callTool('wire', args, { relay })) as { content: Array<{ text: string }> }
+    const theirs = (await modernSdk.callTool({
+      name: 'wire',
+      arguments: args,
+      _meta: { ...meta, progressToken: 'tutti-1' },
+    })) as {
+      content: Array<{ text: string }>
+    }
+    const sent = JSON.parse(mine.content[0]!.text)
+    expect(sent.id).toBeGreaterThanOrEqual(DIRECT_CALL_IDS.first)
+    const withoutId = (line: string) => line.replace(/"id":\d+/, '"id":_')
+    expect(withoutId(mine.content[0]!.text)).toBe(withoutId(theirs.content[0]!.text))
+    expect(Object.keys(sent.params._meta)).toEqual([
+      'io.modelcontextprotocol/protocolVersion',
+      'io.modelcontextprotocol/clientInfo',
+      'io.modelcontextprotocol/clientCapabilities',
+      'progressToken',
+    ])
+  })
+})
+
 describe('direct tools/call: only where the SDK would decode as the 2025 era', () => {
   it('an upstream that answers initialize with 2025-06-18 goes direct too', async () => {
     const t = path.join(dir, 'v0618.trace')

@@ -1,9 +1,11 @@
 import { ProtocolErrorCode, type Client } from '@modelcontextprotocol/client'
 import { describe, expect, it } from 'vitest'
+import { UpstreamInputRequired } from '../../src/runtime/registry/call-relay.js'
 import {
   declaresTasksExtension,
   ExtensionTasks,
   relaysExtensionTasks,
+  sdkTaskWire,
   type Tracked,
 } from '../../src/runtime/upstream/extension-tasks.js'
 
@@ -34,7 +36,7 @@ function upstream(answers: Record<string, unknown>, narrowed?: Record<string, un
   } as unknown as Client
   const tracked: Tracked = (_options, request) =>
     request(narrowed ? { progressToken: 'tutti-1', [CAPS]: narrowed } : undefined)
-  return { sent, tasks: new ExtensionTasks(client, 'fx', 'E1', 60_000, tracked) }
+  return { sent, tasks: new ExtensionTasks(sdkTaskWire(client), false, 'fx', 'E1', 60_000, tracked) }
 }
 
 describe('ExtensionTasks: the SEP-2663 wire of an upstream that declared the extension, passed through', () => {
@@ -45,13 +47,44 @@ describe('ExtensionTasks: the SEP-2663 wire of an upstream that declared the ext
     expect(declaresTasksExtension(undefined)).toBe(false)
   })
 
-  it('is relayed on a 2025 link only: the SDK client cannot decode a task on a 2026-07-28 one', () => {
-    const link = (revision: string) => ({
-      getNegotiatedProtocolVersion: () => revision,
-      getServerCapabilities: () => ({ extensions: { [EXT]: {} } }),
+  it('is relayed where the upstream declares it, whatever the link (raw requests on a 2026-07-28 one)', () => {
+    expect(relaysExtensionTasks({ getServerCapabilities: () => ({ extensions: { [EXT]: {} } }) })).toBe(true)
+    expect(relaysExtensionTasks({ getServerCapabilities: () => ({ tools: {} }) })).toBe(false)
+  })
+
+  it('2026-07-28: a round before the task passes through; the caller’s answers go back with its state', async () => {
+    const sent: Array<{ method: string; params: any }> = []
+    const replies = [
+      {
+        resultType: 'input_required',
+        inputRequests: { confirm: { method: 'elicitation/create' } },
+        requestState: 's1',
+      },
+      { resultType: 'task', ...TASK },
+    ]
+    const wire = async (method: string, params: Record<string, unknown>) => {
+      sent.push({ method, params })
+      return replies.shift()
+    }
+    const tasks = new ExtensionTasks(wire, true, 'fx', 'E1', 60_000, (_options, request) => request())
+    const relay = { session: 's', rounds: {} }
+    const asked = await tasks.call('slow', { n: 1 }, { relay }).catch((err: unknown) => err)
+    expect(asked).toBeInstanceOf(UpstreamInputRequired)
+    expect(asked).toMatchObject({ inputRequests: { confirm: { method: 'elicitation/create' } }, requestState: 's1' })
+    const answers = { confirm: { action: 'accept', content: {} } }
+    const again = { session: 's', rounds: { inputResponses: answers, requestState: 's1' } }
+    expect(await tasks.call('slow', { n: 1 }, { relay: again })).toMatchObject({ kind: 'task' })
+    expect(sent[1]!.params).toMatchObject({
+      name: 'slow',
+      arguments: { n: 1 },
+      inputResponses: answers,
+      requestState: 's1',
     })
-    expect(relaysExtensionTasks(link('2025-06-18'))).toBe(true)
-    expect(relaysExtensionTasks(link('2026-07-28'))).toBe(false)
+    // a 2025 link never gets round fields: its upstream asks by requests of its own
+    const legacy = new ExtensionTasks(wire, false, 'fx', 'E1', 60_000, (_options, request) => request())
+    replies.push({ resultType: 'task', ...TASK })
+    await legacy.call('slow', undefined, { relay: again })
+    expect(sent[2]!.params).not.toHaveProperty('inputResponses')
   })
 
   it('declares the extension on each request, beside what the caller can answer, with the relay meta', async () => {

@@ -175,6 +175,27 @@ export function appConnector(key: string): string {
   return dir
 }
 
+/** A connector around test/fixtures/modern-news-server.mjs: a stdio server that speaks 2026-07-28. */
+export function modernNewsConnector(key: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-news-${key}-`))
+  const source = fs
+    .readFileSync(path.join(REPO, 'test/fixtures/modern-news-server.mjs'), 'utf8')
+    .replaceAll('__SDK_SERVER__', SDK_SERVER)
+    .replaceAll('__SDK_STDIO__', SDK_STDIO)
+  fs.writeFileSync(path.join(dir, 'server.mjs'), source)
+  const manifest = {
+    schemaVersion: 1,
+    key,
+    name: `News ${key}`,
+    version: '1.0.0',
+    description: 'a stdio server of the 2026-07-28 era',
+    auth: { kind: 'none' },
+    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'] },
+  }
+  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
+  return dir
+}
+
 /**
  * A connector around test/fixtures/conformance-server.mjs (with conformance-tools.mjs and conformance-tasks.mjs
  * beside it): the tools, prompts and resources the MCP conformance suite's server scenarios call by their own names.

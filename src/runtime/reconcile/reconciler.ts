@@ -20,6 +20,7 @@ import { ShimKeeper } from './shim-keeper.js'
 import { SignInOverlay } from './sign-in-overlay.js'
 import { toConnectorState } from './snapshot-views.js'
 import { ToolCache } from './tool-cache.js'
+import { UpstreamEras } from '../upstream/upstream-eras.js'
 import { KeyedWorkQueue } from './work-queue.js'
 
 /** Builds that may run at once (each may spawn a process; two cores). */
@@ -39,6 +40,8 @@ export class Reconciler {
   private readonly queue: KeyedWorkQueue
   private readonly shimKeeper: ShimKeeper
   private readonly toolCache: ToolCache
+  /** What stdio servers' era probes found out for good (upstream/upstream-eras.ts). */
+  private readonly eras: UpstreamEras
   private readonly releases: ReleaseKeeper
   private readonly reconciledListeners = new Set<() => void>()
   private readonly updateListeners = new Set<(key: string, uri: string) => void>()
@@ -59,6 +62,7 @@ export class Reconciler {
     this.queue = new KeyedWorkQueue(BUILD_CONCURRENCY, log)
     this.shimKeeper = new ShimKeeper(shims, log.child('shims'))
     this.toolCache = new ToolCache(paths, log)
+    this.eras = new UpstreamEras((key) => paths.upstreamEraFile(key))
     this.grants = new OAuthGrantStore(paths)
     this.releases = new ReleaseKeeper(paths, log)
   }
@@ -163,6 +167,7 @@ export class Reconciler {
       // a data directory with something in it stays (uninstall --purge removes it): a reinstall finds it again
       await this.releases.removeAll(key)
       await this.toolCache.remove(key)
+      await this.eras.remove(key)
       return
     }
     this.connectorLogs?.track(key)
@@ -208,8 +213,8 @@ export class Reconciler {
   /** Dialing `key`'s upstream, with its stderr going to the connector's log. */
   private openWithLog(key: string): OpenUpstream {
     const logs = this.connectorLogs
-    if (!logs) return this.openUpstream
-    return (spec, signal) => this.openUpstream(spec, signal, (line) => logs.stderr(key, line))
+    const stderr = logs && ((line: string) => logs.stderr(key, line))
+    return (spec, signal) => this.openUpstream(spec, signal, stderr, this.eras)
   }
 
   /**

@@ -154,7 +154,10 @@ export function buildRoute(
     if (isObject(t._meta)) tool.meta = servedToolMeta(key, t._meta)
     if (loadsAlways(filter, names)) tool.alwaysLoad = true
     // not served in tools/list (2025-06-18 has no `execution`, 2026-07-28 deleted it): it decides how a call is made
-    const taskSupport = table.features?.tasks ? taskSupportOf(t.execution) : undefined
+    const features = table.features
+    const taskSupport = features?.tasks
+      ? (taskSupportOf(t.execution) ?? (features.anyToolTasks ? 'optional' : undefined))
+      : undefined
     if (taskSupport) tool.taskSupport = taskSupport
     const json = JSON.stringify(toMcpTool(tool))
     if (json.length > TOOL_TABLE_LIMITS.maxToolBytes)

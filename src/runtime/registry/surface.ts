@@ -35,6 +35,11 @@ export interface UpstreamFeatures {
   logging?: true
   /** Task-augmented tools/call (2025-11-25 `capabilities.tasks.requests.tools.call`). */
   tasks?: true
+  /**
+   * Any of its tools may answer with a task (SEP-2663, server-directed), though none lists an `execution`: a
+   * 2026-07-28 link, where that field is deleted.
+   */
+  anyToolTasks?: true
 }
 
 /** A prompt as the connector server serves it: `<key>_<prompt>`. */

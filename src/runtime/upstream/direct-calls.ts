@@ -50,8 +50,11 @@ export class DirectCalls {
     private readonly transport: ProcessGroupStdioTransport,
     private readonly client: Client,
     private readonly timeoutMs: number,
+    /** A 2026-07-28 link: the `_meta` envelope the SDK client puts on each of its requests (raw-requests.ts). */
+    private readonly envelope?: Record<string, unknown>,
   ) {
-    transport.intercept = (message) => this.take(message)
+    const before = transport.intercept
+    transport.intercept = (message) => this.take(message) || (before?.(message) ?? false)
     transport.answerLocally = (message) => this.replay(message)
   }
 
@@ -81,10 +84,11 @@ export class DirectCalls {
         if (!this.pending.has(id)) return
         done()
         // a cancel that cannot be written has nobody to reach: the process is gone
+        const envelope = this.envelope ? { _meta: this.envelope } : {}
         const cancelled = {
           jsonrpc: '2.0',
           method: 'notifications/cancelled',
-          params: { requestId: id, reason: String(reason) },
+          params: { requestId: id, reason: String(reason), ...envelope },
         }
         this.transport.writeLine(`${JSON.stringify(cancelled)}\n`)
         reject(asCancel(reason))
@@ -107,7 +111,8 @@ export class DirectCalls {
             return
           }
           const result = (message as { result: Record<string, unknown> }).result
-          if (isCanonicalCallResult(result)) resolve(result as ToolCallResult)
+          const decoded = this.envelope ? completed(result) : result
+          if (decoded && isCanonicalCallResult(decoded)) resolve(decoded as ToolCallResult)
           else this.decodeBySdk(result).then(resolve, reject)
         },
         fail: (error) => {
@@ -115,8 +120,11 @@ export class DirectCalls {
           reject(error)
         },
       })
-      // the SDK client's own serialization of the same request: the upstream sees the same bytes but the id
-      if (!this.transport.writeLine(`${JSON.stringify({ method: 'tools/call', params, jsonrpc: '2.0', id })}\n`)) {
+      // the SDK client's own serialization of the same request: the upstream sees the same bytes but the id; on a
+      // 2026-07-28 link its envelope first, the call's own `_meta` over it (as the SDK merges them)
+      const sent = this.envelope ? { ...params, _meta: { ...this.envelope, ...params._meta } } : params
+      const line = `${JSON.stringify({ method: 'tools/call', params: sent, jsonrpc: '2.0', id })}\n`
+      if (!this.transport.writeLine(line)) {
         done()
         reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'))
       }
@@ -185,6 +193,16 @@ export class DirectCalls {
       return { jsonrpc: '2.0', id: request.id, error: { code: -32603, message: 'tutti: the answer to decode is gone' } }
     return { jsonrpc: '2.0', id: request.id, result } as JSONRPCMessage
   }
+}
+
+/**
+ * A 2026-07-28 result as the SDK client's codec lifts it: a `complete` one
+ * without its resultType; any other (or none) is the SDK's to decide.
+ */
+function completed(result: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (result.resultType !== 'complete') return undefined
+  const { resultType: _, ...rest } = result
+  return rest
 }
 
 function listen(signal: AbortSignal, cancel: (reason: unknown) => void): () => void {

@@ -1,5 +1,6 @@
 import { ProtocolError, ProtocolErrorCode, type Client } from '@modelcontextprotocol/client'
-import { META, MODERN_REVISION, TASKS_EXTENSION_ID } from '../mcp-wire.js'
+import { META, TASKS_EXTENSION_ID } from '../mcp-wire.js'
+import { UpstreamInputRequired } from '../registry/call-relay.js'
 import type { RouteCallOptions } from '../registry/route.js'
 import type { DetailedTask, TaskAnswer, TaskCallAnswer, TaskRequest, TaskStatus } from '../registry/tasks.js'
 import { UPSTREAM_CLIENT_CAPABILITIES } from './call-relays.js'
@@ -30,23 +31,32 @@ export function declaresTasksExtension(capabilities: unknown): boolean {
 
 /**
  * Whether tutti relays the extension's tasks on this link: the upstream
- * declares it, and the link is a 2025 one. The SDK client's 2026-07-28
- * codec refuses every resultType but `complete` and `input_required`
- * ("Unsupported result type 'task'", typescript-sdk#2637), explicit
- * result schema or not, and its tools/list drops `execution`, so which
- * tools take tasks is unknown there too. A 2026-07-28 link is not told that tutti takes tasks: its
- * upstream runs the tools plainly, or answers -32021 for one that only
- * runs as a task.
+ * declares it. On a 2026-07-28 link they go by raw requests
+ * (raw-requests.ts): the SDK client's codec there refuses every resultType
+ * but `complete` and `input_required` ("Unsupported result type 'task'",
+ * typescript-sdk#2637), explicit result schema or not.
  */
-export function relaysExtensionTasks(client: Pick<Client, 'getNegotiatedProtocolVersion' | 'getServerCapabilities'>) {
-  return (
-    client.getNegotiatedProtocolVersion() !== MODERN_REVISION && declaresTasksExtension(client.getServerCapabilities())
-  )
+export function relaysExtensionTasks(client: Pick<Client, 'getServerCapabilities'>): boolean {
+  return declaresTasksExtension(client.getServerCapabilities())
+}
+
+/** Sends one of the extension's requests and hands back its result as the upstream sent it. */
+export type TaskWire = (
+  method: string,
+  params: Record<string, unknown>,
+  options: { signal?: AbortSignal; timeout: number },
+) => Promise<unknown>
+
+/** The SDK client's request, for a 2025 link: what the upstream answered, unchecked (AS_SENT). */
+export function sdkTaskWire(client: Client): TaskWire {
+  return (method, params, options) => client.request({ method, params } as never, AS_SENT, options)
 }
 
 export class ExtensionTasks {
   constructor(
-    private readonly client: Client,
+    private readonly wire: TaskWire,
+    /** A 2026-07-28 link: its input_required rounds pass through to a caller that answers rounds itself. */
+    private readonly modern: boolean,
     private readonly key: string,
     readonly epoch: string,
     private readonly timeoutMs: number,
@@ -55,7 +65,14 @@ export class ExtensionTasks {
 
   /** tools/call from a caller that takes tasks: the upstream decides whether it makes one (server-directed). */
   async call(name: string, args: Record<string, unknown> | undefined, options: RouteCallOptions) {
-    const raw = await this.send('tools/call', { name, ...(args === undefined ? {} : { arguments: args }) }, options)
+    const rounds = this.modern ? options.relay?.rounds : undefined
+    const params = { name, ...(args === undefined ? {} : { arguments: args }), ...rounds }
+    const raw = await this.send('tools/call', params, options)
+    // before it makes a task, the upstream may ask the caller (SEP-2663 over SEP-2322): a round of its own
+    if (raw.resultType === 'input_required' && rounds) {
+      const requests = isObject(raw.inputRequests) ? raw.inputRequests : {}
+      throw new UpstreamInputRequired(requests, typeof raw.requestState === 'string' ? raw.requestState : undefined)
+    }
     if (isCreateTaskResult(raw)) return { kind: 'task', task: this.taskOf(raw), epoch: this.epoch } as TaskCallAnswer
     if (Array.isArray(raw.content) && (raw.resultType === undefined || raw.resultType === 'complete')) {
       // tutti's server sets the caller's resultType itself
@@ -87,7 +104,7 @@ export class ExtensionTasks {
       const extensions = { ...(declared.extensions as object | undefined), [TASKS_EXTENSION_ID]: {} }
       const capabilities = { ...declared, extensions }
       const _meta = { ...(params._meta as object | undefined), ...meta, [META.clientCapabilities]: capabilities }
-      return this.client.request({ method, params: { ...params, _meta } } as never, AS_SENT, sent)
+      return this.wire(method, { ...params, _meta }, sent)
     })
     if (!isObject(raw)) throw this.malformed(`${method} was answered with something other than an object`)
     return raw

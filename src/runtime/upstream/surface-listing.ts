@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client'
+import { MODERN_REVISION } from '../mcp-wire.js'
 import { SURFACE_LIMITS } from '../registry/build-surface.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { UpstreamFeatures } from '../registry/surface.js'
@@ -61,5 +62,8 @@ export async function listSurface(
   if (caps.logging) features.logging = true
   // tasks: the extension (SEP-2663, extension-tasks.ts) or 2025-11-25's (SEP-1686, upstream-tasks.ts)
   if (caps.tasks?.requests?.tools?.call || relaysExtensionTasks(client)) features.tasks = true
+  // a 2026-07-28 upstream lists no `execution`: whether a call makes a task is its own decision (SEP-2663)
+  if (relaysExtensionTasks(client) && client.getNegotiatedProtocolVersion() === MODERN_REVISION)
+    features.anyToolTasks = true
   return { surface, problems }
 }

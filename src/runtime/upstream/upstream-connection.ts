@@ -1,43 +1,37 @@
-import { Client, type Transport } from '@modelcontextprotocol/client'
+import { isInputRequiredResult, type Client, type Transport } from '@modelcontextprotocol/client'
 import { randomBytes } from 'node:crypto'
 import { ErrorCodes, TuttiError } from '../errors.js'
-import { NO_DIRECT_CALLS_ENV, switchedOff, UPSTREAM_CLIENT_INFO } from '../names.js'
+import { MODERN_REVISION } from '../mcp-wire.js'
+import { NO_DIRECT_CALLS_ENV, switchedOff } from '../names.js'
+import { UpstreamInputRequired, type UpstreamRound } from '../registry/call-relay.js'
 import type { RelayResult, RouteCallOptions, RouteClient, ToolCallResult, UpstreamTool } from '../registry/route.js'
 import type { UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
 import type { RouteTasks } from '../registry/tasks.js'
 import { DIRECT_CALL_REVISIONS, DirectCalls } from './direct-calls.js'
-import { httpTransport } from './http-transport.js'
 import { ParamHeaderTools } from './param-header-tools.js'
 import { ProcessGroupStdioTransport } from './stdio-transport.js'
-import { isUnauthorized, unauthorizedFailure } from './unauthorized.js'
 import type { UpstreamSpec } from './upstream-spec.js'
-import { connectFailure, describeExit, failure, seconds, StartupTimeout, timedOut } from './connection-failures.js'
+import { describeExit, failure, timedOut } from './connection-failures.js'
 import { listSurface } from './surface-listing.js'
-import { CallRelays, UPSTREAM_CLIENT_CAPABILITIES, withMeta } from './call-relays.js'
-import { ExtensionTasks, relaysExtensionTasks, type Tracked } from './extension-tasks.js'
+import { CallRelays, withMeta } from './call-relays.js'
+import { ExtensionTasks, relaysExtensionTasks, sdkTaskWire, type Tracked } from './extension-tasks.js'
+import { envelope, RawRequests, wireTap } from './raw-requests.js'
+import { upstreamClient, UpstreamNews } from './upstream-client.js'
+import { connectUpstream, type StderrLines } from './upstream-connect.js'
+import type { UpstreamEras } from './upstream-eras.js'
+import { UPSTREAM_LIMITS } from './upstream-limits.js'
+import { UpstreamListen } from './upstream-listen.js'
 import { UpstreamTasks } from './upstream-tasks.js'
 
-export const UPSTREAM_LIMITS = {
-  maxMessageBytes: 16 * 1024 * 1024,
-  maxToolPages: 100,
-  maxTools: 5_000,
-  connectTimeoutMs: 30_000,
-  callTimeoutMs: 10 * 60_000,
-  closeGraceMs: 2_000,
-  drainTimeoutMs: 30_000,
-} as const
-
-const CLIENT_INFO = { ...UPSTREAM_CLIENT_INFO }
-
-/** Where a stdio server's stderr goes, line by line (the connector's log). */
-export type StderrLines = (line: string) => void
+export { UPSTREAM_LIMITS } from './upstream-limits.js'
+export type { StderrLines } from './upstream-connect.js'
 
 /**
  * One live session with a connector's upstream MCP server, over stdio (own
- * process group) or Streamable HTTP. It is the route client of the
- * generations built on it: calls count in flight so a swap can drain them
- * before the connection closes.
+ * process group) or Streamable HTTP, in the era it speaks. It is the route
+ * client of the generations built on it: calls count in flight so a swap
+ * can drain them before the connection closes.
  */
 export class UpstreamConnection implements RouteClient {
   private inFlight = 0
@@ -45,14 +39,14 @@ export class UpstreamConnection implements RouteClient {
   private closing?: Promise<void>
   private closedReason?: string
   private readonly closeListeners = new Set<(reason: string) => void>()
-  private readonly changeListeners = new Set<() => void>()
-  private readonly updateListeners = new Set<(uri: string) => void>()
   /** tools/call without the SDK client's request machinery: stdio upstreams of the 2025 era. */
   private direct?: DirectCalls
   /** Remote upstreams: the listed tools that declare `x-mcp-header` params, for the SDK to send as `Mcp-Param-*`. */
   private readonly paramHeaderTools = new ParamHeaderTools()
-  /** Its requests in flight for sessions, and where what the upstream sends about them goes. */
-  private readonly relays: CallRelays
+  /** A 2026-07-28 link: it speaks in rounds, listens for changes, and sends what the SDK cannot decode raw. */
+  private readonly modern: boolean
+  private readonly raw?: RawRequests
+  private readonly listen?: UpstreamListen
   /** Its tasks, counted in flight like calls; the (random) epoch tells its task ids from another connection's. */
   readonly tasks: RouteTasks
 
@@ -60,90 +54,59 @@ export class UpstreamConnection implements RouteClient {
     readonly spec: UpstreamSpec,
     private readonly client: Client,
     private readonly transport: Transport,
+    /** Its requests in flight for sessions, and where what the upstream sends about them goes. */
+    private readonly relays: CallRelays,
+    private readonly news: UpstreamNews,
   ) {
-    this.relays = new CallRelays(spec.key, spec.kind === 'http')
-    this.relays.install(client)
+    this.modern = client.getNegotiatedProtocolVersion() === MODERN_REVISION
+    if (this.modern) {
+      this.raw = new RawRequests(wireTap(transport))
+      this.listen = new UpstreamListen(client, () => news.listsChanged())
+    }
+    client.onclose = () => {
+      this.direct?.connectionClosed()
+      this.raw?.connectionClosed()
+      this.listen?.close()
+      this.onTransportClosed()
+    }
     const epoch = randomBytes(6).toString('base64url')
     const legacy = new UpstreamTasks(client, spec.key, epoch, this.callTimeoutMs)
     const tracked: Tracked = (options, request) => this.relays.track(options.relay, request)
-    const extension = new ExtensionTasks(client, spec.key, epoch, this.callTimeoutMs, tracked)
+    const raw = this.raw
+    const wire = raw ? raw.request.bind(raw) : sdkTaskWire(client)
+    const extension = new ExtensionTasks(wire, this.modern, spec.key, epoch, this.callTimeoutMs, tracked)
     // the wire its capabilities declare: SEP-2663's extension, else 2025-11-25's tasks
-    const wire = () => (relaysExtensionTasks(client) ? extension : legacy)
+    const tasks = () => (relaysExtensionTasks(client) ? extension : legacy)
     this.tasks = {
-      call: (name, args, options) => this.inFlightWhile(() => wire().call(name, args, options)),
-      request: (request, options) => this.inFlightWhile(() => wire().request(request, options)),
+      call: (name, args, options) => this.inFlightWhile(() => tasks().call(name, args, options)),
+      request: (request, options) => this.inFlightWhile(() => tasks().request(request, options)),
     }
   }
 
-  /** `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile). */
-  static async open(spec: UpstreamSpec, signal?: AbortSignal, onStderrLine?: StderrLines): Promise<UpstreamConnection> {
-    const transport: Transport =
-      spec.kind === 'stdio'
-        ? new ProcessGroupStdioTransport({
-            command: spec.command,
-            args: spec.args,
-            cwd: spec.cwd,
-            env: spec.env,
-            maxMessageBytes: UPSTREAM_LIMITS.maxMessageBytes,
-            closeGraceMs: UPSTREAM_LIMITS.closeGraceMs,
-            ...(onStderrLine ? { onStderrLine } : {}),
-          })
-        : httpTransport(spec)
-    const client = new Client(CLIENT_INFO, {
-      capabilities: UPSTREAM_CLIENT_CAPABILITIES,
-      ...(spec.kind === 'http' ? { versionNegotiation: { mode: 'auto' as const } } : {}),
-    })
-    const conn = new UpstreamConnection(spec, client, transport)
-    client.onclose = () => {
-      conn.direct?.connectionClosed()
-      conn.onTransportClosed()
-    }
-    // any of its lists changed: the whole table is listed again, as one new generation
-    const changed = () => {
-      for (const listener of conn.changeListeners) listener()
-    }
-    client.setNotificationHandler('notifications/tools/list_changed', changed)
-    client.setNotificationHandler('notifications/prompts/list_changed', changed)
-    client.setNotificationHandler('notifications/resources/list_changed', changed)
-    client.setNotificationHandler('notifications/resources/updated', (n) => {
-      for (const listener of conn.updateListeners) listener(n.params.uri)
-    })
-    let timer: NodeJS.Timeout | undefined
-    let onAbort: (() => void) | undefined
-    const startupMs = spec.timeouts?.startupMs ?? UPSTREAM_LIMITS.connectTimeoutMs
-    try {
-      await Promise.race([
-        // no call's async context: a lazy upstream's pipes and streams must not carry the call that started it
-        CallRelays.outsideCalls(() => client.connect(transport)),
-        new Promise((_, reject) => {
-          const named = spec.timeouts?.startupMs ? ' (mcp.timeouts.startupSeconds)' : ''
-          const timedOut = () => reject(new StartupTimeout(`no initialize answer within ${seconds(startupMs)}${named}`))
-          timer = setTimeout(timedOut, startupMs)
-          onAbort = () =>
-            reject(
-              new TuttiError(ErrorCodes.UPSTREAM_FAILED, 'the connect was abandoned: the connector changed meanwhile'),
-            )
-          if (signal?.aborted) onAbort()
-          else signal?.addEventListener('abort', onAbort, { once: true })
-        }),
-      ])
-    } catch (err) {
-      // the connect already failed, and that is what is reported; a second failure from closing adds nothing
-      await transport.close().catch(() => undefined)
-      const abandoned = 'the connect was abandoned: the connector changed meanwhile'
-      if (signal?.aborted) throw new TuttiError(ErrorCodes.UPSTREAM_FAILED, abandoned, { cause: err })
-      // a 401 without a grant: the server may offer an OAuth sign-in the manifest does not mention
-      if (spec.kind === 'http' && !spec.oauth && isUnauthorized(err)) throw await unauthorizedFailure(spec, err)
-      throw conn.connectFailure(err)
-    } finally {
-      clearTimeout(timer)
-      if (onAbort) signal?.removeEventListener('abort', onAbort)
-    }
+  /**
+   * `signal` abandons a connect that is no longer wanted (the connector was uninstalled or changed meanwhile);
+   * `eras`: what earlier starts found out about a stdio server's era.
+   */
+  static async open(
+    spec: UpstreamSpec,
+    signal?: AbortSignal,
+    onStderrLine?: StderrLines,
+    eras?: UpstreamEras,
+  ): Promise<UpstreamConnection> {
+    const relays = new CallRelays(spec.key, spec.kind === 'http')
+    const news = new UpstreamNews()
+    const client = (options: Parameters<typeof upstreamClient>[2]) => upstreamClient(relays, news, options)
+    const plan = { spec, client, ...(signal ? { signal } : {}), ...(onStderrLine ? { onStderrLine } : {}) }
+    const connected = await connectUpstream({ ...plan, ...(eras ? { eras } : {}) })
+    const conn = new UpstreamConnection(spec, connected.client, connected.transport, relays, news)
+    // listening before the first list: a change after it is heard (one that cannot open is tried again)
+    await conn.listen?.open().catch(() => undefined)
     // TUTTI_NO_DIRECT_CALLS=1: every call through the SDK client, as on an HTTP upstream
-    const revision = client.getNegotiatedProtocolVersion() ?? ''
-    const direct = !switchedOff(NO_DIRECT_CALLS_ENV) && DIRECT_CALL_REVISIONS.has(revision)
-    if (transport instanceof ProcessGroupStdioTransport && direct) {
-      conn.direct = new DirectCalls(transport, client, conn.callTimeoutMs)
+    const revision = connected.client.getNegotiatedProtocolVersion() ?? ''
+    const direct = !switchedOff(NO_DIRECT_CALLS_ENV) && (conn.modern || DIRECT_CALL_REVISIONS.has(revision))
+    if (connected.transport instanceof ProcessGroupStdioTransport && direct) {
+      const modern = conn.modern ? envelope() : undefined
+      conn.direct = new DirectCalls(connected.transport, connected.client, conn.callTimeoutMs, modern)
     }
     return conn
   }
@@ -155,6 +118,11 @@ export class UpstreamConnection implements RouteClient {
 
   get pid(): number | undefined {
     return this.transport instanceof ProcessGroupStdioTransport ? this.transport.pid : undefined
+  }
+
+  /** The MCP revision the link speaks: 2026-07-28 where the server does, else the 2025 one initialize agreed. */
+  get protocolVersion(): string | undefined {
+    return this.client.getNegotiatedProtocolVersion()
   }
 
   get closed(): boolean {
@@ -194,10 +162,24 @@ export class UpstreamConnection implements RouteClient {
 
   /** One of the upstream's other methods, as its SDK client sends it; counted in flight like a call. */
   relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
-    const sent = { signal: options.signal, timeout: this.callTimeoutMs }
+    const listen = this.listen
+    // 2026-07-28 has no resources/subscribe: the link's stream listens for the resource instead
+    if (listen && (method === 'resources/subscribe' || method === 'resources/unsubscribe')) {
+      const uri = String(params.uri)
+      const change = () => (method === 'resources/subscribe' ? listen.subscribe(uri) : listen.unsubscribe(uri))
+      return this.inFlightWhile(async () => {
+        await change()
+        return {}
+      })
+    }
+    const rounds = this.roundsOf(options)
+    const sent = { signal: options.signal, timeout: this.callTimeoutMs, ...(rounds && { allowInputRequired: true }) }
     const request = (meta?: Record<string, unknown>) =>
-      this.client.request({ method, params: withMeta(params, meta) } as never, sent)
-    return this.inFlightWhile(async () => (await this.relays.track(options.relay, request)) as RelayResult)
+      this.client.request({ method, params: { ...withMeta(params, meta), ...rounds } } as never, sent)
+    return this.inFlightWhile(async () => {
+      const result = (await this.relays.track(options.relay, request)) as RelayResult
+      return rounds ? passedOn(result) : result
+    })
   }
 
   callTool(
@@ -208,14 +190,22 @@ export class UpstreamConnection implements RouteClient {
     return this.inFlightWhile(async () => {
       const params = args === undefined ? { name: upstreamName } : { name: upstreamName, arguments: args }
       const { relay } = options
-      const direct = this.direct
+      const rounds = this.roundsOf(options)
+      // on a 2026-07-28 link, a caller who can be asked something is the SDK client's: it asks in rounds
+      const direct = this.modern && (rounds || relay?.request) ? undefined : this.direct
       // `meta`: its progressToken (this connection's) and logLevel (call-relays.ts); a direct call listens to the
       // cancel itself (reading options.signal would make an AbortSignal)
       const call = async (meta?: Record<string, unknown>): Promise<ToolCallResult> => {
         if (direct) return direct.call(withMeta(params, meta), options)
         const toolDefinition = this.paramHeaderTools.definition(upstreamName)
-        const sent = { signal: options.signal, timeout: this.callTimeoutMs, ...(toolDefinition && { toolDefinition }) }
-        return (await this.client.callTool(withMeta(params, meta), sent)) as ToolCallResult
+        const sent = {
+          signal: options.signal,
+          timeout: this.callTimeoutMs,
+          ...(toolDefinition && { toolDefinition }),
+          ...(rounds && { allowInputRequired: true }),
+        }
+        const result = await this.client.callTool({ ...withMeta(params, meta), ...rounds }, sent)
+        return (rounds ? passedOn(result) : result) as ToolCallResult
       }
       try {
         return await this.relays.track(relay, call)
@@ -223,6 +213,14 @@ export class UpstreamConnection implements RouteClient {
         throw this.timedOut(err, upstreamName) ?? err
       }
     })
+  }
+
+  /**
+   * What goes back to the upstream of a 2026-07-28 link for a caller that answers rounds itself: its round passes
+   * through (UpstreamInputRequired), instead of the SDK client asking the caller one request at a time.
+   */
+  private roundsOf(options: RouteCallOptions): UpstreamRound | undefined {
+    return this.modern ? options.relay?.rounds : undefined
   }
 
   /** A request counted in flight (a swap drains them before the connection closes); none once it is gone. */
@@ -243,12 +241,12 @@ export class UpstreamConnection implements RouteClient {
 
   /** Any of its lists changed (tools, prompts, resources). */
   onToolsChanged(listener: () => void): void {
-    this.changeListeners.add(listener)
+    this.news.changed.add(listener)
   }
 
   /** A resource the daemon subscribed to changed (notifications/resources/updated), by the upstream's URI. */
   onResourceUpdated(listener: (uri: string) => void): void {
-    this.updateListeners.add(listener)
+    this.news.updated.add(listener)
   }
 
   /** Fires once when the connection ends for any reason other than close(). */
@@ -260,8 +258,8 @@ export class UpstreamConnection implements RouteClient {
   close(drainMs: number = UPSTREAM_LIMITS.drainTimeoutMs): Promise<void> {
     this.closing ??= (async () => {
       this.closeListeners.clear()
-      this.changeListeners.clear()
-      this.updateListeners.clear()
+      this.news.clear()
+      this.listen?.close()
       if (this.inFlight > 0) {
         await new Promise<void>((resolve) => {
           this.drained = resolve
@@ -285,10 +283,6 @@ export class UpstreamConnection implements RouteClient {
     for (const listener of this.closeListeners) listener(this.closedReason)
   }
 
-  private connectFailure(cause: unknown): TuttiError {
-    return connectFailure(this.spec, this.transport, cause)
-  }
-
   private timedOut(err: unknown, upstreamName: string): TuttiError | undefined {
     return timedOut(this.spec, this.callTimeoutMs, err, upstreamName)
   }
@@ -296,4 +290,11 @@ export class UpstreamConnection implements RouteClient {
   private failure(what: string, cause?: unknown): TuttiError {
     return failure(this.spec, this.transport, what, cause)
   }
+}
+
+/** An upstream's own input_required round, thrown for the caller's rounds to take (input-rounds.ts). */
+function passedOn<T>(result: T): T {
+  if (!isInputRequiredResult(result)) return result
+  const { inputRequests, requestState } = result as { inputRequests?: Record<string, unknown>; requestState?: string }
+  throw new UpstreamInputRequired(inputRequests ?? {}, requestState)
 }

@@ -2,6 +2,7 @@ import type { RelayResult, RouteCallOptions, RouteClient, UpstreamTool } from '.
 import type { UpstreamTable } from '../registry/route.js'
 import type { RelayMethod } from '../registry/surface.js'
 import { UpstreamConnection, type StderrLines } from './upstream-connection.js'
+import type { UpstreamEras } from './upstream-eras.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
@@ -19,12 +20,16 @@ export interface UpstreamLink extends RouteClient {
   close(drainMs?: number): Promise<void>
 }
 
-/** `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log). */
+/**
+ * `onStderrLine`: where a stdio server's stderr goes, line by line (the connector's log); `eras`: what earlier starts
+ * found out about a stdio server's era.
+ */
 export type OpenUpstream = (
   spec: UpstreamSpec,
   signal: AbortSignal,
   onStderrLine?: StderrLines,
+  eras?: UpstreamEras,
 ) => Promise<UpstreamLink>
 
-export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine) =>
-  UpstreamConnection.open(spec, signal, onStderrLine)
+export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine, eras) =>
+  UpstreamConnection.open(spec, signal, onStderrLine, eras)
