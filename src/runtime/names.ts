@@ -36,9 +36,11 @@ export const RESERVED_VAR_PREFIX = 'TUTTI_'
  * Read when the daemon starts; "1" turns the bypass off.
  * NO_FAST_PATH: every MCP request is served by the SDK's handler (no node front, no fast encoder).
  * NO_DIRECT_CALLS: every upstream tools/call goes through the SDK client's callTool.
+ * NO_ERA_PROBE: a stdio upstream gets the SDK client's plain 2025 initialize, no server/discover first.
  */
 export const NO_FAST_PATH_ENV = 'TUTTI_NO_FAST_PATH'
 export const NO_DIRECT_CALLS_ENV = 'TUTTI_NO_DIRECT_CALLS'
+export const NO_ERA_PROBE_ENV = 'TUTTI_NO_ERA_PROBE'
 export const switchedOff = (name: string, env: NodeJS.ProcessEnv = process.env): boolean => env[name] === '1'
 
 /** How tutti introduces itself to upstream servers. */

@@ -93,6 +93,22 @@ describe('the stdio era probe', () => {
   })
 })
 
+describe('TUTTI_NO_ERA_PROBE=1', () => {
+  it('gives every stdio server the plain 2025 initialize: no probe, even for a 2026-07-28 server', async () => {
+    process.env.TUTTI_NO_ERA_PROBE = '1'
+    try {
+      const spec = { kind: 'stdio' as const, key: 'unprobed', command: process.execPath, args: [MODERN_SERVER] }
+      const conn = await connect({ ...spec, cwd: REPO, env: {} }, undefined, undefined, eras)
+      expect(conn.protocolVersion).toBe('2025-11-25')
+      const { spec: legacy, trace } = legacySpec('unprobed-legacy', 'refuse')
+      await served(await connect(legacy, undefined, undefined, eras))
+      expect(methods(trace)).toEqual(HANDSHAKE)
+    } finally {
+      delete process.env.TUTTI_NO_ERA_PROBE
+    }
+  })
+})
+
 describe('UpstreamEras', () => {
   const probed = { key: 'k', command: 'node', args: ['server.js'], cwd: '/releases/abc' }
 

@@ -1,6 +1,7 @@
 import { SdkError, SdkErrorCode, type Client, type Transport } from '@modelcontextprotocol/client'
 import { ErrorCodes, TuttiError } from '../errors.js'
 import { MODERN_REVISION } from '../mcp-wire.js'
+import { NO_ERA_PROBE_ENV, switchedOff } from '../names.js'
 import { CallRelays } from './call-relays.js'
 import { connectFailure, seconds, StartupTimeout } from './connection-failures.js'
 import { httpTransport } from './http-transport.js'
@@ -90,7 +91,8 @@ async function dial(plan: ConnectPlan, tried: (a: Connected) => Connected): Prom
     return http
   }
   const probed = { key: spec.key, command: spec.command, args: spec.args, cwd: spec.cwd }
-  const known = (await eras?.isLegacy(probed)) ?? false
+  // TUTTI_NO_ERA_PROBE=1: the SDK client's plain 2025 connect, as before tutti probed
+  const known = switchedOff(NO_ERA_PROBE_ENV) || ((await eras?.isLegacy(probed)) ?? false)
   const startupMs = spec.timeouts?.startupMs ?? UPSTREAM_LIMITS.connectTimeoutMs
   const first = tried(attemptOf(plan, { timeoutMs: Math.min(ERA_PROBE_MS, Math.ceil(startupMs / 3)) }))
   try {

@@ -164,14 +164,8 @@ export class UpstreamConnection implements RouteClient {
   relay(method: RelayMethod, params: Record<string, unknown>, options: RouteCallOptions): Promise<RelayResult> {
     const listen = this.listen
     // 2026-07-28 has no resources/subscribe: the link's stream listens for the resource instead
-    if (listen && (method === 'resources/subscribe' || method === 'resources/unsubscribe')) {
-      const uri = String(params.uri)
-      const change = () => (method === 'resources/subscribe' ? listen.subscribe(uri) : listen.unsubscribe(uri))
-      return this.inFlightWhile(async () => {
-        await change()
-        return {}
-      })
-    }
+    if (listen && (method === 'resources/subscribe' || method === 'resources/unsubscribe'))
+      return this.inFlightWhile(() => listen.relay(method, String(params.uri)))
     const rounds = this.roundsOf(options)
     const sent = { signal: options.signal, timeout: this.callTimeoutMs, ...(rounds && { allowInputRequired: true }) }
     const request = (meta?: Record<string, unknown>) =>

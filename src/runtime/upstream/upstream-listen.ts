@@ -10,6 +10,8 @@ export const LISTEN_LIMITS = {
   reopenMs: [250, 1_000, 5_000, 30_000],
   /** Resources one link listens to: as many as a session may subscribe to over all connectors. */
   maxResources: 1_000,
+  /** A stream not acknowledged by then is given up (and tried again): it must not hold up a connect. */
+  ackMs: 10_000,
 } as const
 
 /**
@@ -63,6 +65,12 @@ export class UpstreamListen {
     return this.change(() => this.resources.delete(uri))
   }
 
+  /** resources/subscribe or unsubscribe as relayed to this upstream: the empty result once the stream is acked. */
+  async relay(method: 'resources/subscribe' | 'resources/unsubscribe', uri: string): Promise<Record<string, never>> {
+    await (method === 'resources/subscribe' ? this.subscribe(uri) : this.unsubscribe(uri))
+    return {}
+  }
+
   /** The connection is closing: the stream ends with it, and is not opened again. */
   close(): void {
     this.closed = true
@@ -85,7 +93,7 @@ export class UpstreamListen {
     if (this.closed) return
     const filter = this.filter()
     const previous = this.current
-    const next = filter ? await this.client.listen(filter) : undefined
+    const next = filter ? await this.client.listen(filter, { timeout: LISTEN_LIMITS.ackMs }) : undefined
     if (this.closed) {
       // opened while the connection closed: it goes with the connection if it cannot be closed itself
       void next?.close().catch(() => undefined)
