@@ -23,7 +23,8 @@ export function renderDaemonStatus(status: DaemonStatus): string {
   if (status.connectors.length === 0) lines.push('connectors: none installed')
   for (const c of status.connectors) {
     const activation = c.activation && c.activation !== 'eager' ? `${c.activation} ` : ''
-    const pid = c.pid ? ` (pid ${c.pid})` : ''
+    const link = [c.pid ? `pid ${c.pid}` : '', c.protocolVersion ? `MCP ${c.protocolVersion}` : ''].filter(Boolean)
+    const pid = link.length ? ` (${link.join(', ')})` : ''
     const upstream = c.upstream && c.upstream !== 'none' ? `, ${activation}upstream ${c.upstream}${pid}` : ''
     const restarts = c.restarts ? `, ${c.restarts} restart${c.restarts === 1 ? '' : 's'}` : ''
     const status = c.status === 'ready' && c.reason ? `ready (${c.reason})` : c.status

@@ -4,7 +4,7 @@ import { eventually } from '../support/eventually.js'
 import { modernNewsConnector } from '../support/fixture-connector.js'
 import { installed, prepared } from '../support/in-process.js'
 import { MODERN_META, modernClient, modernPost, type Binding } from '../support/mcp-clients.js'
-import { cleanupState, tempStateDir } from '../support/tutti.js'
+import { cleanupState, control, tempStateDir } from '../support/tutti.js'
 
 /**
  * A stdio upstream that speaks 2026-07-28 (test/fixtures/modern-news-server.mjs, SDK v2's serveStdio):
@@ -55,6 +55,10 @@ describe('a stdio upstream that speaks 2026-07-28, through tutti', () => {
     expect(texts(await modern.callTool({ name: 'news_era', arguments: {} }))).toBe('2026-07-28')
     const legacy = await legacyAsker('red')
     expect(texts(await legacy.callTool({ name: 'news_era', arguments: {} }))).toBe('2026-07-28')
+    // the status says which revision tutti speaks to it
+    const status = await control(dir, 'status')
+    const news = status.connectors.find((c: { key: string }) => c.key === 'news')
+    expect(news).toMatchObject({ upstream: 'running', protocolVersion: '2026-07-28' })
   })
 
   it('its input_required round reaches a 2026-07-28 caller under its own key, and the answer goes back', async () => {

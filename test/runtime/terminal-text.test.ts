@@ -68,3 +68,39 @@ it('both tables escape every manifest and upstream string, and keep their column
   expect(status).not.toMatch(RAW_CONTROL)
   expect(status).toContain('k x\\x1b]0;t\\x07\\x9b2J: failed')
 })
+
+it('a running upstream says its pid and the MCP revision tutti speaks to it', () => {
+  const status = renderDaemonStatus({
+    running: true,
+    pid: 1,
+    port: 2,
+    productVersion: '1',
+    protocolVersion: 1,
+    uptimeMs: 0,
+    sessions: 0,
+    sessionActivity: [],
+    connectors: [
+      {
+        key: 'news',
+        version: '1.0.0',
+        status: 'ready',
+        generation: 1,
+        tools: 4,
+        upstream: 'running',
+        pid: 42,
+        protocolVersion: '2026-07-28',
+      },
+      {
+        key: 'up',
+        version: '2.0.0',
+        status: 'ready',
+        generation: 1,
+        tools: 1,
+        upstream: 'running',
+        protocolVersion: '2025-11-25',
+      },
+    ],
+  } as never)
+  expect(status).toContain('news 1.0.0: ready, generation 1, 4 tools, upstream running (pid 42, MCP 2026-07-28)')
+  expect(status).toContain('up 2.0.0: ready, generation 1, 1 tool, upstream running (MCP 2025-11-25)')
+})

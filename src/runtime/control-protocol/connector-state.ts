@@ -38,6 +38,8 @@ export const connectorState = z.object({
   upstream: z.enum(['running', 'stopped', 'restarting', 'none']).optional(),
   /** Pid of the running stdio upstream (its process group leader). */
   pid: z.number().int().optional(),
+  /** The MCP revision tutti speaks to the running upstream: 2026-07-28 where it does, else a 2025 one. */
+  protocolVersion: z.string().optional(),
   /** Lazy connectors: how often the upstream was started. */
   starts: z.number().int().optional(),
   error: z.string().optional(),

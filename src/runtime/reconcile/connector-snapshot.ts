@@ -50,6 +50,8 @@ export interface ConnectorSnapshot {
   readonly upstream?: {
     readonly state: 'running' | 'stopped' | 'restarting'
     readonly pid?: number
+    /** The MCP revision its running link speaks. */
+    readonly protocolVersion?: string
     readonly starts: number
     readonly restarts: number
     readonly nextRetryAt?: string

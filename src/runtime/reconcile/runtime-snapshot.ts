@@ -64,6 +64,7 @@ export function runtimeSnapshot(v: RuntimeView): ConnectorSnapshot {
             starts: upstream.starts,
             restarts: upstream.restarts,
             ...(upstream.pid !== undefined ? { pid: upstream.pid } : {}),
+            ...(upstream.protocolVersion ? { protocolVersion: upstream.protocolVersion } : {}),
             ...(upstream.nextRetryAt ? { nextRetryAt: upstream.nextRetryAt } : {}),
             ...(upstream.lastError ? { lastError: upstream.lastError } : {}),
             ...(upstream.spec.kind === 'stdio' ? { command: upstream.spec.command } : {}),

@@ -25,6 +25,7 @@ export function toConnectorState(s: ConnectorSnapshot): ConnectorState {
   state.upstream = s.upstream?.state ?? 'none'
   if (s.upstream) {
     if (s.upstream.pid !== undefined) state.pid = s.upstream.pid
+    if (s.upstream.protocolVersion) state.protocolVersion = s.upstream.protocolVersion
     if (s.mcp && s.mcp.activation !== 'eager') state.starts = s.upstream.starts
     state.restarts = s.upstream.restarts
     if (s.upstream.nextRetryAt) state.nextRetryAt = s.upstream.nextRetryAt

@@ -8,6 +8,8 @@ import type { UpstreamSpec } from './upstream-spec.js'
 /** One live session with the upstream, as the supervisor uses it (UpstreamConnection in production). */
 export interface UpstreamLink extends RouteClient {
   readonly pid: number | undefined
+  /** The MCP revision the link speaks (upstream-connect.ts chose it). */
+  readonly protocolVersion?: string | undefined
   readonly closed: boolean
   listTools(): Promise<UpstreamTool[]>
   /** The tools and what else it declared; `problems`: lists that failed (served empty). */

@@ -87,6 +87,11 @@ export class UpstreamSupervisor implements RouteClient {
     return this.state === 'running' ? this.connection!.pid : undefined
   }
 
+  /** The MCP revision of the running link. */
+  get protocolVersion(): string | undefined {
+    return this.state === 'running' ? this.connection!.protocolVersion : undefined
+  }
+
   get signInTarget(): RouteSignInTarget | undefined {
     return signInTargetOf(this.spec)
   }
