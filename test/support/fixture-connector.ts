@@ -154,20 +154,20 @@ export function fullConnector(
   )
 }
 
-/** A connector around test/fixtures/app-server.mjs: an MCP App (a `ui://` page) and the tools it calls. */
-export function appConnector(key: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-app-${key}-`))
+/** A connector whose server is one SDK fixture (`test/fixtures/<fixture>`) as `server.mjs`, the SDK by file URL. */
+function sdkFixtureConnector(key: string, fixture: string, name: string, description: string): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-${name.toLowerCase()}-${key}-`))
   const source = fs
-    .readFileSync(path.join(REPO, 'test/fixtures/app-server.mjs'), 'utf8')
+    .readFileSync(path.join(REPO, 'test/fixtures', fixture), 'utf8')
     .replaceAll('__SDK_SERVER__', SDK_SERVER)
     .replaceAll('__SDK_STDIO__', SDK_STDIO)
   fs.writeFileSync(path.join(dir, 'server.mjs'), source)
   const manifest = {
     schemaVersion: 1,
     key,
-    name: `App ${key}`,
+    name: `${name} ${key}`,
     version: '1.0.0',
-    description: 'an MCP App fixture',
+    description,
     auth: { kind: 'none' },
     mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'] },
   }
@@ -175,26 +175,13 @@ export function appConnector(key: string): string {
   return dir
 }
 
+/** A connector around test/fixtures/app-server.mjs: an MCP App (a `ui://` page) and the tools it calls. */
+export const appConnector = (key: string): string =>
+  sdkFixtureConnector(key, 'app-server.mjs', 'App', 'an MCP App fixture')
+
 /** A connector around test/fixtures/modern-news-server.mjs: a stdio server that speaks 2026-07-28. */
-export function modernNewsConnector(key: string): string {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), `tutti-news-${key}-`))
-  const source = fs
-    .readFileSync(path.join(REPO, 'test/fixtures/modern-news-server.mjs'), 'utf8')
-    .replaceAll('__SDK_SERVER__', SDK_SERVER)
-    .replaceAll('__SDK_STDIO__', SDK_STDIO)
-  fs.writeFileSync(path.join(dir, 'server.mjs'), source)
-  const manifest = {
-    schemaVersion: 1,
-    key,
-    name: `News ${key}`,
-    version: '1.0.0',
-    description: 'a stdio server of the 2026-07-28 era',
-    auth: { kind: 'none' },
-    mcp: { transport: 'stdio', command: 'node', args: ['server.mjs'] },
-  }
-  fs.writeFileSync(path.join(dir, 'tutti-connector.json'), JSON.stringify(manifest, null, 2))
-  return dir
-}
+export const modernNewsConnector = (key: string): string =>
+  sdkFixtureConnector(key, 'modern-news-server.mjs', 'News', 'a stdio server of the 2026-07-28 era')
 
 /**
  * A connector around test/fixtures/conformance-server.mjs (with conformance-tools.mjs and conformance-tasks.mjs
