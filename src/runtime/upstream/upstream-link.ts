@@ -35,3 +35,17 @@ export type OpenUpstream = (
 
 export const openUpstreamConnection: OpenUpstream = (spec, signal, onStderrLine, eras) =>
   UpstreamConnection.open(spec, signal, onStderrLine, eras)
+
+/** What a supervisor (upstream-supervisor.ts) reports of its upstream. */
+export interface SupervisorEvents {
+  /** The upstream listed its table (tools, prompts, resources): after a start, and after its own list_changed. */
+  toolsListed(table: UpstreamTable, why: 'started' | 'changed'): void
+  /** A resource it was subscribed to changed (its own URI). */
+  resourceUpdated?(uri: string): void
+  /** A start failed or the upstream went away; `retryAt` when a restart is scheduled. */
+  failed(reason: string, failures: number, retryAt?: string): void
+  /** A lazy upstream was stopped (idle, or it exited); the next call starts it again. */
+  stopped(reason: string): void
+  /** The server wants an OAuth sign-in no grant answers: nothing is retried, only `connect` helps. */
+  signInRequired(reason: string): void
+}

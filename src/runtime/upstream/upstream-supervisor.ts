@@ -9,7 +9,7 @@ import { IdleStop } from './idle-stop.js'
 import { supervisedTasks } from './live-tasks.js'
 import { signInTargetOf } from './sign-in-target.js'
 import { TableListing } from './table-listing.js'
-import { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
+import { openUpstreamConnection, type OpenUpstream, type SupervisorEvents, type UpstreamLink } from './upstream-link.js'
 import type { UpstreamSpec } from './upstream-spec.js'
 
 /**
@@ -21,22 +21,9 @@ import type { UpstreamSpec } from './upstream-spec.js'
  */
 export type Activation = { kind: 'eager' } | { kind: 'lazy'; idleMs: number }
 
-export interface SupervisorEvents {
-  /** The upstream listed its table (tools, prompts, resources): after a start, and after its own list_changed. */
-  toolsListed(table: UpstreamTable, why: 'started' | 'changed'): void
-  /** A resource it was subscribed to changed (its own URI). */
-  resourceUpdated?(uri: string): void
-  /** A start failed or the upstream went away; `retryAt` when a restart is scheduled. */
-  failed(reason: string, failures: number, retryAt?: string): void
-  /** A lazy upstream was stopped (idle, or it exited); the next call starts it again. */
-  stopped(reason: string): void
-  /** The server wants an OAuth sign-in no grant answers: nothing is retried, only `connect` helps. */
-  signInRequired(reason: string): void
-}
-
 export type UpstreamState = 'running' | 'stopped' | 'restarting'
 
-export { openUpstreamConnection, type OpenUpstream, type UpstreamLink } from './upstream-link.js'
+export { openUpstreamConnection, type OpenUpstream, type SupervisorEvents, type UpstreamLink } from './upstream-link.js'
 
 export class UpstreamSupervisor implements RouteClient {
   private connection?: UpstreamLink
