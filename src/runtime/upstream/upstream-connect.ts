@@ -59,7 +59,7 @@ export async function connectUpstream(plan: ConnectPlan): Promise<Connected> {
   try {
     return await Promise.race([
       // no call's async context: a lazy upstream's pipes and streams must not carry the call that started it
-      CallRelays.outsideCalls(() => dial(plan, tried)),
+      CallRelays.outsideCalls(() => dial(plan, startupMs, tried)),
       new Promise<never>((_, reject) => {
         const named = spec.timeouts?.startupMs ? ' (mcp.timeouts.startupSeconds)' : ''
         const timedOut = () => reject(new StartupTimeout(`no initialize answer within ${seconds(startupMs)}${named}`))
@@ -83,7 +83,7 @@ export async function connectUpstream(plan: ConnectPlan): Promise<Connected> {
   }
 }
 
-async function dial(plan: ConnectPlan, tried: (a: Connected) => Connected): Promise<Connected> {
+async function dial(plan: ConnectPlan, startupMs: number, tried: (a: Connected) => Connected): Promise<Connected> {
   const { spec, eras } = plan
   if (spec.kind === 'http') {
     const http = tried(attemptOf(plan, {}))
@@ -93,7 +93,6 @@ async function dial(plan: ConnectPlan, tried: (a: Connected) => Connected): Prom
   const probed = { key: spec.key, command: spec.command, args: spec.args, cwd: spec.cwd }
   // TUTTI_NO_ERA_PROBE=1: the SDK client's plain 2025 connect, as before tutti probed
   const known = switchedOff(NO_ERA_PROBE_ENV) || ((await eras?.isLegacy(probed)) ?? false)
-  const startupMs = spec.timeouts?.startupMs ?? UPSTREAM_LIMITS.connectTimeoutMs
   const first = tried(attemptOf(plan, { timeoutMs: Math.min(ERA_PROBE_MS, Math.ceil(startupMs / 3)) }))
   try {
     await first.client.connect(first.transport, known ? { prior: { kind: 'legacy' } } : undefined)
