@@ -22,8 +22,12 @@ describe('uninstall leaves nothing of a connector behind but data it wrote', () 
     const added = await tutti(dir, ['connector', 'install', '--key', 'files', ...command])
     expect(added.stdout).toContain('installed files')
     expect(fs.readdirSync(path.join(dir, 'connectors', 'files')).sort()).toEqual(['connector.log', 'data', 'releases'])
+    // an SDK v1 server refuses server/discover: its 2025 verdict is kept, and goes with the connector
+    const verdict = path.join(dir, 'upstream-eras', 'files.json')
+    expect(fs.existsSync(verdict)).toBe(true)
     expect(await tuttiJson(dir, ['connector', 'uninstall', 'files'])).toMatchObject({ uninstalled: true, data: 'none' })
     expect(fs.existsSync(path.join(dir, 'connectors', 'files'))).toBe(false)
+    expect(fs.existsSync(verdict)).toBe(false)
     fs.rmSync(workspace, { recursive: true, force: true })
     // a connector with a CLI: its shim and the launch targets of every generation go
     await installed(dir, probeConnector('tool'))
