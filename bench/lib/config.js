@@ -10,6 +10,7 @@
 //                                before round 1 (JIT of client, gateway, upstream)
 //   BENCH_CONCURRENCY            calls in flight in the throughput run             16 [16]
 //   BENCH_LIST_CALLS             timed tools/list per era per round                 15 [5]
+//                                (60 [15] with BENCH_BASELINE: a round's mean CPU per list of each build)
 //   BENCH_LIST_WARMUP            untimed tools/list per era before the rounds        5 [2]
 //   BENCH_LIST_CONNECTORS        connectors for tools/list and daemon start        100 [100]
 //   BENCH_LIST_TOOLS             tools per fixture connector                        50 [50]
@@ -85,7 +86,7 @@ export function loadConfig() {
     bursts: Math.max(1, int('BENCH_BURSTS', q(6, 2))),
     warmupBurst: int('BENCH_WARMUP_BURST', q(3000, 300)),
     concurrency: Math.max(1, int('BENCH_CONCURRENCY', 16)),
-    listCalls: Math.max(1, int('BENCH_LIST_CALLS', q(15, 5))),
+    listCalls: Math.max(1, int('BENCH_LIST_CALLS', baseline ? q(60, 15) : q(15, 5))),
     listWarmup: int('BENCH_LIST_WARMUP', q(5, 2)),
     listConnectors: Math.min(1000, Math.max(1, int('BENCH_LIST_CONNECTORS', 100))),
     listTools: Math.min(1000, Math.max(1, int('BENCH_LIST_TOOLS', 50))),

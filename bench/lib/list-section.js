@@ -4,9 +4,11 @@
 // is the median over rounds of each round's median. The state dir is handed
 // to section "start", which restarts this daemon with the same connectors.
 // With BENCH_BASELINE, the baseline build's daemon gets the same connectors in
-// a state dir of its own, and its two eras join the rounds.
+// a state dir of its own, and its two eras join the rounds; both daemons are
+// started again before each round after the first (list-restart.js).
 import { performance } from 'node:perf_hooks'
 import { LEGACY, MODERN } from './clients.js'
+import { restartDaemons } from './list-restart.js'
 import { listCall, listRound, roundOrder } from './list-rounds.js'
 import { sequentialLatency } from './measure.js'
 import { connectRaw, rawListTools } from './raw/client.js'
@@ -192,6 +194,8 @@ export async function runListSection(ctx, progress) {
     }
     const base = daemons[1]?.conns ?? []
     for (let r = 0; r < cfg.rounds; r++) {
+      // with a baseline, every round after the first is on two new daemon processes (list-restart.js)
+      if (base.length && r > 0) await restartDaemons(ctx, daemons, { round: r, total }, progress)
       const medians = await listRound(cfg, roundOrder(conns, r), { total, round: r, callByCall: base.length > 0 })
       for (const [c, { median, cpuMs }] of medians) {
         c.row.rounds.push(median)
