@@ -111,6 +111,23 @@ describe('install from npm, server.json and plugin packages', () => {
     expect(await callBoth('every_echo', { message: 'npm' })).toEqual(['Echo: npm', 'Echo: npm'])
   })
 
+  // a published server on SDK v2 (@modelcontextprotocol/server 2.x): it answers the era probe, so the link is
+  // 2026-07-28, with no legacy verdict kept; callers of both eras list its tools over that one link
+  it.concurrent('npm:@upstash/context7-mcp, an SDK v2 server, is reached over 2026-07-28', async ({ expect }) => {
+    const res = await install('context7', ['npm:@upstash/context7-mcp@>=4.1.1'])
+    expect(res).toMatchObject({ key: 'context7', state: { status: 'ready' } })
+    const status = await tuttiJson(dir, ['daemon', 'status'])
+    const link = status.connectors.find((c: { key: string }) => c.key === 'context7')
+    expect(link).toMatchObject({ upstream: 'running', protocolVersion: '2026-07-28' })
+    expect(fs.existsSync(path.join(dir, 'upstream-eras', 'context7.json'))).toBe(false)
+    for (const make of [modernClient, legacyClient]) {
+      const client = await make(binding)
+      const names = (await client.listTools()).tools.map((t) => t.name).filter((n) => n.startsWith('context7_'))
+      await client.close()
+      expect(names).toContain('context7_resolve-library-id')
+    }
+  })
+
   it(
     'a server.json npm entry: packageArguments applied, ' +
       'a secret environment variable gates readiness until connect',
