@@ -8,11 +8,13 @@ import { Reconciler } from '../../src/runtime/reconcile/reconciler.js'
 import { ConnectorMCPRegistry } from '../../src/runtime/registry/connector-mcp-registry.js'
 import { ShimPublisher } from '../../src/runtime/shims/shim-publisher.js'
 import { ConnectorStore } from '../../src/runtime/store/connector-store.js'
+import { withLock } from '../../src/runtime/fs/lock.js'
 import { pruneReleases, storeAndRecord } from '../../src/runtime/store/release-pruning.js'
 import { storeRelease } from '../../src/runtime/store/release-store.js'
 import { RELEASE_KIND, sourceIdentity } from '../../src/runtime/store/source-identity.js'
 import { baseManifest, CLI_FILE, makeConnector } from '../support/connector-fixture.js'
 import { FakeDialer, tool } from '../support/fake-upstream.js'
+import { until } from '../support/eventually.js'
 import { tempStateDir } from '../support/tutti.js'
 
 /*
@@ -65,6 +67,30 @@ describe('release pruning against a concurrent install', () => {
     await sweep
     const [state] = await reconciler.reconcile(['fx'])
     expect(state).toMatchObject({ key: 'fx', status: 'ready' })
+  })
+
+  // the copy and digest are synchronous over a whole node_modules: a lock held through them was not refreshed, and
+  // on a loaded machine a concurrent install took it over (LOCK_COMPROMISED in install-sources' npm installs)
+  it('the release is copied before the releases lock is taken; only its rename and record hold it', async () => {
+    const release = await loadRelease(fixture())
+    const source = sourceIdentity(RELEASE_KIND, 'Fx')
+    let recorded: Promise<unknown> | undefined
+    const staged = () =>
+      (fs.existsSync(paths.releasesDir('fx')) ? fs.readdirSync(paths.releasesDir('fx')) : []).filter((n) =>
+        fs.existsSync(`${paths.releasesDir('fx')}/${n}/server.js`),
+      )
+    await withLock(paths.releasesLockTarget, async () => {
+      recorded = storeAndRecord(paths, release, (stored) =>
+        store.record(stored, { environment: {} }, { source, checked: { same: true } }),
+      )
+      // while another process holds the lock, the whole copy is made beside the stored releases
+      expect(await until(() => staged().length === 1)).toBe(true)
+      expect(staged()[0]).toMatch(/^\.tmp-/)
+    })
+    await recorded
+    const [entry] = staged()
+    expect(entry).toMatch(/^[0-9a-f]{64}$/)
+    expect(fs.readdirSync(paths.releasesDir('fx'))).toEqual([entry])
   })
 
   it('a prune keeps the installed digest, whatever its caller was told to keep', async () => {

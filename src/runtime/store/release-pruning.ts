@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { LoadedRelease } from '../manifest/load.js'
 import { withLock } from '../fs/lock.js'
 import type { StatePaths } from '../paths.js'
-import { removeTree, storeRelease, type StoredRelease } from './release-store.js'
+import { commitRelease, removeTree, stageRelease, type StoredRelease } from './release-store.js'
 import { readInstalled } from './state-files.js'
 
 /*
@@ -13,13 +13,22 @@ import { readInstalled } from './state-files.js'
  * deleted the release under the install that was writing it (install-keys, in the full suite).
  */
 
-/** Store `release` and record it with `record`, with no prune in between. */
+/**
+ * Store `release` and record it with `record`, with no prune in between. The copy is made before the lock is
+ * taken (release-store.ts: stageRelease), so the lock is held for the rename and the record only.
+ */
 export async function storeAndRecord<T>(
   paths: StatePaths,
   release: LoadedRelease,
   record: (stored: StoredRelease) => Promise<T>,
 ): Promise<T> {
-  return withLock(paths.releasesLockTarget, async () => record(await storeRelease(paths, release)))
+  const staged = await stageRelease(paths, release)
+  try {
+    return await withLock(paths.releasesLockTarget, async () => record(await commitRelease(paths, staged)))
+  } finally {
+    // the copy, unless it was renamed into place
+    await removeTree(staged.tmp)
+  }
 }
 
 /** Remove every release of `key` except `keep` and the digest installed now; the removed digests. */

@@ -119,12 +119,32 @@ export interface StoredRelease {
   release: LoadedRelease
 }
 
-/** Copy a validated source release into the store (idempotent per digest). */
-export async function storeRelease(paths: StatePaths, source: LoadedRelease): Promise<StoredRelease> {
+/**
+ * A release copied and digested into a temporary directory beside the stored ones, read-only already, and
+ * whether a stored release of its digest was intact when it was checked. A prune skips dot entries, so the copy
+ * needs no lock; only its commit does.
+ */
+export interface StagedRelease {
+  readonly key: string
+  readonly tmp: string
+  readonly digest: string
+  readonly entries: ReleaseEntry[]
+  readonly intact: boolean
+}
+
+/**
+ * The slow half of storing a release, done before the releases lock is taken: the copy and digest are
+ * synchronous over thousands of files, and a lock held through them is not refreshed meanwhile. On a loaded
+ * machine that went past the lock's stale period, and a concurrent install took the lock over
+ * (LOCK_COMPROMISED in install-sources' concurrent npm installs).
+ */
+export async function stageRelease(paths: StatePaths, source: LoadedRelease): Promise<StagedRelease> {
   const key = source.manifest.key
   const releasesDir = paths.releasesDir(key)
   await ensurePrivateDir(releasesDir)
   const tmp = path.join(releasesDir, `.tmp-${process.pid}-${randomBytes(4).toString('hex')}`)
+  // not recursive: a prune that removed an emptied releases dir since is an error here, never a 0755 parent
+  await fs.mkdir(tmp, { mode: 0o755 })
   try {
     const digest = await copyAndDigest(source.root, tmp, source.entries)
     // the copy is validated again (what runs is what was checked), and is the tree the digest was made of
@@ -137,26 +157,51 @@ export async function storeRelease(paths: StatePaths, source: LoadedRelease): Pr
       async (stored) => (await digestRelease(dir, stored.entries)) === digest,
       () => false,
     )
-    if (intact) {
-      await removeTree(tmp)
-    } else {
-      await removeTree(dir)
-      await readOnlyDirs(tmp, copy.entries)
-      try {
-        await fs.rename(tmp, dir)
-      } catch (err) {
-        // a concurrent install of the same content won the rename
-        if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (err as NodeJS.ErrnoException).code !== 'EEXIST')
-          throw err
-        await removeTree(tmp)
-      }
-      await fs.chmod(dir, 0o555)
-    }
-    // the stored tree is the copy's, renamed whole: its walk stands, the rest is read from where it now lies
-    return { digest, dir, release: { ...(await loadRelease(dir, { walk: false })), entries: copy.entries } }
+    await readOnlyDirs(tmp, copy.entries)
+    return { key, tmp, digest, entries: copy.entries, intact }
   } catch (err) {
     await removeTree(tmp)
     throw err
+  }
+}
+
+/**
+ * The staged copy in place, under the releases lock: the intact release of its digest kept (unless a prune has
+ * removed it since), else the copy renamed into place. The caller removes `staged.tmp` after the lock.
+ */
+export async function commitRelease(paths: StatePaths, staged: StagedRelease): Promise<StoredRelease> {
+  const { digest } = staged
+  const dir = paths.releaseDir(staged.key, digest)
+  // the releases lock is held: a prune has either removed the intact release already or does not start
+  const kept =
+    staged.intact &&
+    (await fs.lstat(dir).then(
+      () => true,
+      () => false,
+    ))
+  if (!kept) {
+    await removeTree(dir)
+    try {
+      await fs.rename(staged.tmp, dir)
+    } catch (err) {
+      // a concurrent install of the same content won the rename
+      if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (err as NodeJS.ErrnoException).code !== 'EEXIST')
+        throw err
+    }
+    await fs.chmod(dir, 0o555)
+  }
+  // the stored tree is the copy's, renamed whole: its walk stands, the rest is read from where it now lies
+  return { digest, dir, release: { ...(await loadRelease(dir, { walk: false })), entries: staged.entries } }
+}
+
+/** Copy a validated source release into the store (idempotent per digest), without the releases lock. */
+export async function storeRelease(paths: StatePaths, source: LoadedRelease): Promise<StoredRelease> {
+  const staged = await stageRelease(paths, source)
+  try {
+    return await commitRelease(paths, staged)
+  } finally {
+    // after a rename there is nothing left to remove
+    await removeTree(staged.tmp)
   }
 }
 
