@@ -93,6 +93,34 @@ describe('release pruning against a concurrent install', () => {
     expect(fs.readdirSync(paths.releasesDir('fx'))).toEqual([entry])
   })
 
+  it('two installs of the same content copied at once: the second keeps the release the first stored', async () => {
+    const release = await loadRelease(fixture())
+    const source = sourceIdentity(RELEASE_KIND, 'Fx')
+    const inodes: number[] = []
+    const installs: Promise<unknown>[] = []
+    const copies = () => fs.readdirSync(paths.releasesDir('fx')).filter((n) => n.startsWith('.tmp-'))
+    await withLock(paths.releasesLockTarget, async () => {
+      for (let i = 0; i < 2; i++)
+        installs.push(
+          storeAndRecord(paths, release, (stored) => {
+            inodes.push(fs.statSync(stored.dir).ino)
+            return store.record(stored, { environment: {} }, { source, checked: { same: true } })
+          }),
+        )
+      // both copies made read-only, their last step after finding no release of their digest, before either
+      // could store one
+      const done = (n: string) => (fs.statSync(`${paths.releasesDir('fx')}/${n}/bin`).mode & 0o777) === 0o555
+      const staged = () =>
+        copies().length === 2 && copies().every((n) => fs.existsSync(`${paths.releasesDir('fx')}/${n}/bin`) && done(n))
+      expect(await until(() => fs.existsSync(paths.releasesDir('fx')) && staged())).toBe(true)
+    })
+    await Promise.all(installs)
+    // replaced, it would have been missing for a moment under a daemon that already ran from it
+    expect(inodes).toHaveLength(2)
+    expect(inodes[1]).toBe(inodes[0])
+    expect(copies()).toEqual([])
+  })
+
   it('a prune keeps the installed digest, whatever its caller was told to keep', async () => {
     const installer = new ConnectorInstaller(paths, store)
     const first = await installer.install(fixture('1.0.0'), { env: process.env })

@@ -120,17 +120,31 @@ export interface StoredRelease {
 }
 
 /**
- * A release copied and digested into a temporary directory beside the stored ones, read-only already, and
- * whether a stored release of its digest was intact when it was checked. A prune skips dot entries, so the copy
- * needs no lock; only its commit does.
+ * A release copied and digested into a temporary directory beside the stored ones, read-only already, and what
+ * was stored under its digest when it was checked. A prune skips dot entries, so the copy needs no lock; only
+ * its commit does.
  */
 export interface StagedRelease {
   readonly key: string
   readonly tmp: string
   readonly digest: string
   readonly entries: ReleaseEntry[]
-  readonly intact: boolean
+  /** A stored release of the digest, when the copy was made: none, intact, or damaged (to be replaced). */
+  readonly found: 'none' | 'intact' | 'damaged'
 }
+
+const exists = (dir: string): Promise<boolean> =>
+  fs.lstat(dir).then(
+    () => true,
+    () => false,
+  )
+
+/** Whether the release stored at `dir` is whole and still has `digest`. */
+const intactAt = (dir: string, digest: string): Promise<boolean> =>
+  loadRelease(dir).then(
+    async (stored) => (await digestRelease(dir, stored.entries)) === digest,
+    () => false,
+  )
 
 /**
  * The slow half of storing a release, done before the releases lock is taken: the copy and digest are
@@ -153,12 +167,9 @@ export async function stageRelease(paths: StatePaths, source: LoadedRelease): Pr
       throw new TuttiError(ErrorCodes.MANIFEST_INVALID, `${source.root} changed while it was copied`)
     const dir = paths.releaseDir(key, digest)
     // a release already stored under this digest is reused only if it is still intact
-    const intact = await loadRelease(dir).then(
-      async (stored) => (await digestRelease(dir, stored.entries)) === digest,
-      () => false,
-    )
+    const found = !(await exists(dir)) ? 'none' : (await intactAt(dir, digest)) ? 'intact' : 'damaged'
     await readOnlyDirs(tmp, copy.entries)
-    return { key, tmp, digest, entries: copy.entries, intact }
+    return { key, tmp, digest, entries: copy.entries, found }
   } catch (err) {
     await removeTree(tmp)
     throw err
@@ -166,19 +177,16 @@ export async function stageRelease(paths: StatePaths, source: LoadedRelease): Pr
 }
 
 /**
- * The staged copy in place, under the releases lock: the intact release of its digest kept (unless a prune has
- * removed it since), else the copy renamed into place. The caller removes `staged.tmp` after the lock.
+ * The staged copy in place, under the releases lock: a stored release of its digest is kept if it is whole, else
+ * the copy is renamed into place. The caller removes `staged.tmp` after the lock.
  */
 export async function commitRelease(paths: StatePaths, staged: StagedRelease): Promise<StoredRelease> {
   const { digest } = staged
   const dir = paths.releaseDir(staged.key, digest)
-  // the releases lock is held: a prune has either removed the intact release already or does not start
-  const kept =
-    staged.intact &&
-    (await fs.lstat(dir).then(
-      () => true,
-      () => false,
-    ))
+  // the lock is held, so nothing removes or renames a release meanwhile. One there now is the intact one the copy
+  // found, or one a concurrent install of the same content renamed into place since (whole: a rename is), which
+  // a daemon may already run from; only one found damaged is checked again, and replaced if it still is
+  const kept = (await exists(dir)) && (staged.found !== 'damaged' || (await intactAt(dir, digest)))
   if (!kept) {
     await removeTree(dir)
     try {
