@@ -25,7 +25,7 @@ const settle = (p: Promise<unknown>) =>
   )
 
 describe('RawRequests: 2026-07-28 requests past the SDK client’s codec', () => {
-  it('sends the SDK client’s envelope under the request’s own _meta, and hands back the result as sent', async () => {
+  it('sends the SDK client’s envelope under the request’s _meta, and hands back the result as sent', async () => {
     const { wire, written, answer } = fakeWire()
     const raw = new RawRequests(wire)
     const pending = raw.request('tools/call', { name: 'slow', _meta: { progressToken: 't' } }, { timeout: 60_000 })

@@ -53,6 +53,27 @@ describe('the release store', () => {
     expect(fs.readlinkSync(path.join(stored.dir, 'lib/link.json'))).toBe('data.json')
   })
 
+  it('storing again keeps an intact release, and replaces one whose files were changed', async () => {
+    const source = await loadRelease(release())
+    const paths = statePaths(scratch())
+    const first = await storeRelease(paths, source)
+    const inode = () => fs.statSync(first.dir).ino
+    const kept = inode()
+    expect((await storeRelease(paths, source)).dir).toBe(first.dir)
+    expect(inode()).toBe(kept)
+    // damaged in place: what would run is no longer what the digest names
+    const data = path.join(first.dir, 'lib/data.json')
+    fs.chmodSync(path.join(first.dir, 'lib'), 0o755)
+    fs.chmodSync(data, 0o644)
+    fs.writeFileSync(data, '{"a":2}')
+    const again = await storeRelease(paths, source)
+    expect(again.digest).toBe(first.digest)
+    expect(inode()).not.toBe(kept)
+    expect(fs.readFileSync(data, 'utf8')).toBe('{"a":1}')
+    expect(fs.statSync(data).mode & 0o777).toBe(0o444)
+    expect(fs.readdirSync(paths.releasesDir('stored'))).toEqual([first.digest])
+  })
+
   it('a file swapped for a symlink after the walk is refused, not copied through', async () => {
     const dir = release()
     const source = await loadRelease(dir)

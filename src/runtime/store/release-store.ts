@@ -188,14 +188,9 @@ export async function commitRelease(paths: StatePaths, staged: StagedRelease): P
   // a daemon may already run from; only one found damaged is checked again, and replaced if it still is
   const kept = (await exists(dir)) && (staged.found !== 'damaged' || (await intactAt(dir, digest)))
   if (!kept) {
+    // commits hold the lock one at a time: no other rename can land between these two
     await removeTree(dir)
-    try {
-      await fs.rename(staged.tmp, dir)
-    } catch (err) {
-      // a concurrent install of the same content won the rename
-      if ((err as NodeJS.ErrnoException).code !== 'ENOTEMPTY' && (err as NodeJS.ErrnoException).code !== 'EEXIST')
-        throw err
-    }
+    await fs.rename(staged.tmp, dir)
     await fs.chmod(dir, 0o555)
   }
   // the stored tree is the copy's, renamed whole: its walk stands, the rest is read from where it now lies
